@@ -1,0 +1,280 @@
+//! The report schema shared by the twin and the host lab.
+//!
+//! A [`Report`] is what one run produced, whether it was simulated or measured: per-CPU
+//! counters named like the kernel's (`LOC`, `RES`, `CAL`, `IWI`, ticks, tick-stopped time,
+//! cpuidle usage/time/above/below), package energy, kernel messages, timekeeping staleness
+//! and the workload tables. It is serialised as versioned JSON; bump
+//! [`REPORT_SCHEMA_VERSION`] whenever a field changes meaning or disappears.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON report schema. Adding optional fields keeps the version; renaming or
+/// removing one bumps it.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Where a report's numbers come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// Simulated by the twin with this seed.
+    Twin {
+        /// The seed of the run's single RNG.
+        seed: u64,
+    },
+    /// Measured on a real Linux host.
+    Host {
+        /// `uname -n`.
+        hostname: String,
+        /// `uname -r`.
+        kernel: String,
+    },
+}
+
+/// One run, simulated or measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`REPORT_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Twin or host.
+    pub source: Source,
+    /// Scenario or run label.
+    pub label: String,
+    /// Machine name (preset name for the twin, hostname-derived for the host).
+    pub machine: String,
+    /// The kernel command line the run used, as written.
+    pub cmdline: String,
+    /// CONFIG_HZ.
+    pub hz: u32,
+    /// Length of the measured window in nanoseconds (warm-up excluded).
+    pub duration_ns: u64,
+    /// Per-CPU counters, in CPU order.
+    pub cpus: Vec<CpuReport>,
+    /// Package energy, when known.
+    pub energy: Option<EnergyReport>,
+    /// Messages the kernel printed (or, for the twin, would have printed).
+    pub messages: Vec<KernelMessage>,
+    /// How stale jiffies and coarse time got (twin only).
+    pub timekeeping: Option<TimekeepingReport>,
+    /// hrtimer interrupt statistics summed over CPUs.
+    pub hrtimer: Option<HrtimerReport>,
+    /// Workload-specific results.
+    pub workloads: Vec<WorkloadResult>,
+    /// Warnings about the measurement itself (contamination, missing counters).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Measured window in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.duration_ns as f64 / 1e9
+    }
+
+    /// Local timer interrupts per second over the whole machine.
+    pub fn loc_per_s(&self) -> f64 {
+        let total: u64 = self.cpus.iter().map(|c| c.loc).sum();
+        total as f64 / self.seconds()
+    }
+}
+
+/// Per-CPU counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuReport {
+    /// Logical CPU number.
+    pub cpu: u32,
+    /// Role of this CPU in the tick configuration.
+    pub role: CpuRole,
+    /// Local timer interrupts (x86 `LOC`, arm64 `arch_timer`).
+    pub loc: u64,
+    /// Reschedule IPIs (`RES`).
+    pub res: u64,
+    /// Function-call IPIs (`CAL`).
+    pub cal: u64,
+    /// irq_work interrupts (`IWI`).
+    pub iwi: u64,
+    /// Tick handler runs (sched_timer expiries), when known.
+    pub ticks: Option<u64>,
+    /// Nanoseconds the tick was stopped, when known.
+    pub tick_stopped_ns: Option<u64>,
+    /// Nanoseconds not idle (tasks, interrupts), when known.
+    pub busy_ns: Option<u64>,
+    /// cpuidle residency per state.
+    pub idle_states: Vec<IdleStateReport>,
+}
+
+/// How the tick configuration treats a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuRole {
+    /// Housekeeping CPU that holds (or held) the timekeeping duty.
+    Timekeeping,
+    /// Other housekeeping CPU.
+    Housekeeping,
+    /// Full dynticks (nohz_full) CPU.
+    NohzFull,
+}
+
+/// Counters of one cpuidle state on one CPU (sysfs `usage`, `time`, `above`, `below`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleStateReport {
+    /// State name (`POLL`, `C1`, `C6`, ...).
+    pub name: String,
+    /// Times entered.
+    pub usage: u64,
+    /// Residency in nanoseconds.
+    pub time_ns: u64,
+    /// Woke before the target residency.
+    pub above: u64,
+    /// A deeper state would have fitted.
+    pub below: u64,
+}
+
+/// Package energy over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergyReport {
+    /// Average package power in watts.
+    pub watts: f64,
+    /// Joules over the window.
+    pub joules: f64,
+    /// Fraction of time every core of the package was idle at once.
+    pub package_idle_fraction: f64,
+    /// Breakdown by component (name, joules), twin only.
+    pub breakdown: Vec<(String, f64)>,
+    /// True when the figure comes from a model, false when from RAPL.
+    pub modelled: bool,
+}
+
+/// A message the kernel printed or would print.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelMessage {
+    /// Simulated or boot time in nanoseconds (0 for boot messages).
+    pub at_ns: u64,
+    /// The text.
+    pub text: String,
+}
+
+/// What giving up the timekeeping duty cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimekeepingReport {
+    /// Longest interval without a jiffies update, in nanoseconds.
+    pub max_jiffies_gap_ns: u64,
+    /// Largest number of jiffies added by one update.
+    pub max_jiffies_catch_up: u64,
+    /// Worst staleness of jiffies seen by a reader (interrupt entry), in nanoseconds.
+    pub max_reader_staleness_ns: u64,
+    /// Time-weighted mean staleness of coarse time, in nanoseconds.
+    pub mean_coarse_staleness_ns: f64,
+    /// Number of duty hand-overs.
+    pub duty_handovers: u64,
+}
+
+/// hrtimer interrupt statistics (as in /proc/timer_list).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HrtimerReport {
+    /// `.nr_events` summed.
+    pub nr_events: u64,
+    /// `.nr_retries` summed.
+    pub nr_retries: u64,
+    /// `.nr_hangs` summed.
+    pub nr_hangs: u64,
+    /// Largest `.max_hang_time` in nanoseconds.
+    pub max_hang_time_ns: u64,
+    /// Longest single interrupt in nanoseconds.
+    pub max_irq_ns: u64,
+}
+
+/// Results of one workload group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadResult {
+    /// CPU hogs: nothing beyond the per-CPU counters.
+    Hogs {
+        /// CPUs that ran a hog.
+        cpus: Vec<u32>,
+    },
+    /// A frame-scheduler group.
+    Frames(FrameGroupReport),
+    /// Ping-pong between two tasks.
+    PingPong(PingPongReport),
+    /// A syscall loop.
+    Syscall(SyscallReport),
+}
+
+/// The frame table of one group (see experiments.md E2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameGroupReport {
+    /// Group name.
+    pub group: String,
+    /// Frames per second.
+    pub frequency_hz: f64,
+    /// Work units per frame.
+    pub loop_units: u64,
+    /// Flier threshold in microseconds.
+    pub flier_threshold_us: f64,
+    /// One row per CPU.
+    pub rows: Vec<FrameRow>,
+    /// Group percentiles (p50, p99, p99.9) in microseconds.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// How the host harness ran (SCHED_FIFO or timer slack), host only.
+    pub policy: Option<String>,
+}
+
+/// One CPU's row of the frame table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameRow {
+    /// CPU.
+    pub cpu: u32,
+    /// Frames completed.
+    pub frames: u64,
+    /// Minimum jitter, µs.
+    pub min_us: f64,
+    /// Maximum jitter, µs.
+    pub max_us: f64,
+    /// Frame index of the maximum.
+    pub max_frame: u64,
+    /// Mean jitter, µs.
+    pub avg_us: f64,
+    /// Standard deviation, µs.
+    pub sigma_us: f64,
+    /// Frames not finished before the next one started.
+    pub overruns: u64,
+    /// Index of the last overrun.
+    pub last_overrun: u64,
+    /// Frames above the flier threshold.
+    pub fliers: u64,
+    /// First five flier frame indices.
+    pub first_fliers: Vec<u64>,
+    /// Last flier frame index.
+    pub last_flier: Option<u64>,
+}
+
+/// Ping-pong result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PingPongReport {
+    /// `futex` or `pipe`.
+    pub method: String,
+    /// CPUs of the two sides.
+    pub cpus: (u32, u32),
+    /// Round trips done.
+    pub round_trips: u64,
+    /// Nanoseconds per context switch (half a round trip).
+    pub ns_per_switch: f64,
+    /// Nanoseconds per round trip.
+    pub ns_per_round_trip: f64,
+}
+
+/// Syscall loop result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyscallReport {
+    /// Which syscall (`getpid`).
+    pub syscall: String,
+    /// CPU it ran on, if pinned.
+    pub cpu: Option<u32>,
+    /// Calls made.
+    pub calls: u64,
+    /// Nanoseconds per call.
+    pub ns_per_call: f64,
+}

@@ -1,0 +1,331 @@
+//! Workload specifications shared by the twin and the host lab.
+//!
+//! A workload is a list of task groups, each written as a short spec string on the command
+//! line (`--workload hogs:4@4-7`) or as a table in a scenario file. The same spec runs on
+//! modelled CPUs in the twin and on pinned threads in the host lab.
+//!
+//! | spec | meaning |
+//! |---|---|
+//! | `idle` | nothing runs |
+//! | `hogs:N` / `hogs:N@LIST` | N busy-looping tasks, default or explicit placement |
+//! | `frames:FREQ@LIST:loop=UNITS[:name=G]` | a synchronized frame group: one worker per CPU |
+//! | `pingpong:futex\|pipe@A,B[:n=ROUNDS]` | two tasks waking each other, on CPUs A and B |
+//! | `syscall:getpid[@CPU][:n=CALLS]` | a raw getpid loop |
+
+use crate::cpuset::{CpuSet, parse_cpulist};
+use serde::{Deserialize, Serialize};
+
+/// One task group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TaskGroup {
+    /// Busy-looping tasks.
+    Hogs {
+        /// How many.
+        count: u32,
+        /// Explicit CPUs (one hog per listed CPU, in order); `None` for the default placement.
+        cpus: Option<CpuSet>,
+    },
+    /// A periodic frame scheduler group: every worker starts frame k at `k / frequency`.
+    Frames {
+        /// Group name used in tables.
+        name: String,
+        /// Frames per second.
+        frequency_hz: f64,
+        /// Work units per frame (cost of one unit comes from the machine).
+        loop_units: u64,
+        /// One worker per CPU.
+        cpus: CpuSet,
+    },
+    /// Two tasks waking each other.
+    PingPong {
+        /// How they wake each other.
+        method: PingPongMethod,
+        /// CPU of the first task.
+        cpu_a: u32,
+        /// CPU of the second task.
+        cpu_b: u32,
+        /// Round trips (each is two context switches).
+        round_trips: u64,
+    },
+    /// A syscall loop.
+    Syscall {
+        /// CPU to pin to, or unpinned.
+        cpu: Option<u32>,
+        /// Number of calls.
+        calls: u64,
+    },
+}
+
+/// Wake-up mechanism of a ping-pong pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PingPongMethod {
+    /// FUTEX_WAIT / FUTEX_WAKE on a shared word.
+    Futex,
+    /// A pair of pipes, one byte each way (as `perf bench sched pipe`).
+    Pipe,
+}
+
+/// A whole workload: zero or more groups (empty = idle).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Workload {
+    /// The groups, in the order given.
+    pub groups: Vec<TaskGroup>,
+}
+
+/// Why a workload spec did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("workload {spec:?}: {what}")]
+pub struct WorkloadError {
+    /// The spec string.
+    pub spec: String,
+    /// What was expected.
+    pub what: String,
+}
+
+impl Workload {
+    /// Parses one or more specs separated by `+` (`hogs:2+frames:1000@3:loop=1000`).
+    pub fn parse(spec: &str, nr_cpus: u32) -> Result<Workload, WorkloadError> {
+        let mut groups = Vec::new();
+        for part in spec.split('+') {
+            if let Some(g) = TaskGroup::parse(part.trim(), nr_cpus, groups.len())? {
+                groups.push(g);
+            }
+        }
+        Ok(Workload { groups })
+    }
+
+    /// Whether nothing runs.
+    pub fn is_idle(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Short label, e.g. `idle` or `hogs:2`.
+    pub fn label(&self) -> String {
+        if self.groups.is_empty() {
+            return "idle".into();
+        }
+        self.groups
+            .iter()
+            .map(TaskGroup::label)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+}
+
+impl TaskGroup {
+    /// Parses one spec; `idle` gives `None`. `index` names unnamed frame groups (A, B, ...).
+    pub fn parse(
+        spec: &str,
+        nr_cpus: u32,
+        index: usize,
+    ) -> Result<Option<TaskGroup>, WorkloadError> {
+        let err = |what: String| WorkloadError {
+            spec: spec.to_string(),
+            what,
+        };
+        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let mut fields = rest.split(':');
+        let head = fields.next().unwrap_or("");
+        let mut opts: Vec<(&str, &str)> = Vec::new();
+        for f in fields {
+            let (k, v) = f
+                .split_once('=')
+                .ok_or_else(|| err(format!("an option `key=value` after `:`, found {f:?}")))?;
+            opts.push((k, v));
+        }
+        let (what, at) = match head.split_once('@') {
+            Some((w, a)) => (w, Some(a)),
+            None => (head, None),
+        };
+        let cpus = |list: &str| parse_cpulist(list, nr_cpus).map_err(|e| err(e.to_string()));
+        let one_cpu = |s: &str| -> Result<u32, WorkloadError> {
+            let c: u32 = s
+                .parse()
+                .map_err(|_| err(format!("a CPU number, found {s:?}")))?;
+            if c >= nr_cpus {
+                return Err(err(format!("a CPU below {nr_cpus}, found {c}")));
+            }
+            Ok(c)
+        };
+        let take = |opts: &mut Vec<(&str, &str)>, key: &str| -> Option<String> {
+            let i = opts.iter().position(|(k, _)| *k == key)?;
+            Some(opts.remove(i).1.to_string())
+        };
+        let number = |s: &str, what: &str| -> Result<u64, WorkloadError> {
+            s.replace('_', "")
+                .parse::<u64>()
+                .map_err(|_| err(format!("{what} as a whole number, found {s:?}")))
+        };
+        let group = match kind {
+            "idle" if rest.is_empty() => return Ok(None),
+            "hogs" => {
+                let count = number(what, "the hog count")? as u32;
+                let cpus = at.map(cpus).transpose()?;
+                if let Some(c) = &cpus {
+                    if c.len() != count as usize {
+                        return Err(err(format!(
+                            "{count} CPUs after `@` (one per hog), found {} ({c})",
+                            c.len()
+                        )));
+                    }
+                } else if count > nr_cpus {
+                    return Err(err(format!(
+                        "at most {nr_cpus} hogs on {nr_cpus} CPUs, found {count}"
+                    )));
+                }
+                TaskGroup::Hogs { count, cpus }
+            }
+            "frames" => {
+                let frequency_hz: f64 = what
+                    .parse()
+                    .map_err(|_| err(format!("a frame rate in Hz, found {what:?}")))?;
+                if !(frequency_hz > 0.0 && frequency_hz <= 100_000.0) {
+                    return Err(err(format!(
+                        "a frame rate in (0, 100000] Hz, found {frequency_hz}"
+                    )));
+                }
+                let cpus = cpus(at.ok_or_else(|| err("`@CPULIST` after the frame rate".into()))?)?;
+                if cpus.is_empty() {
+                    return Err(err("at least one CPU for the frame workers".into()));
+                }
+                let loop_units = number(
+                    &take(&mut opts, "loop").ok_or_else(|| err("`:loop=UNITS`".into()))?,
+                    "loop",
+                )?;
+                let name = take(&mut opts, "name")
+                    .unwrap_or_else(|| ((b'A' + (index % 26) as u8) as char).to_string());
+                TaskGroup::Frames {
+                    name,
+                    frequency_hz,
+                    loop_units,
+                    cpus,
+                }
+            }
+            "pingpong" => {
+                let method = match what {
+                    "futex" => PingPongMethod::Futex,
+                    "pipe" => PingPongMethod::Pipe,
+                    _ => return Err(err(format!("`futex` or `pipe`, found {what:?}"))),
+                };
+                let at = at.ok_or_else(|| err("`@A,B` with the two CPUs".into()))?;
+                let (a, b) = at
+                    .split_once(',')
+                    .ok_or_else(|| err(format!("two CPUs `A,B`, found {at:?}")))?;
+                let round_trips = match take(&mut opts, "n") {
+                    Some(n) => number(&n, "n")?,
+                    None => 100_000,
+                };
+                TaskGroup::PingPong {
+                    method,
+                    cpu_a: one_cpu(a)?,
+                    cpu_b: one_cpu(b)?,
+                    round_trips,
+                }
+            }
+            "syscall" => {
+                if what != "getpid" {
+                    return Err(err(format!("`getpid`, found {what:?}")));
+                }
+                let cpu = at.map(one_cpu).transpose()?;
+                let calls = match take(&mut opts, "n") {
+                    Some(n) => number(&n, "n")?,
+                    None => 10_000_000,
+                };
+                TaskGroup::Syscall { cpu, calls }
+            }
+            _ => {
+                return Err(err(format!(
+                    "one of idle, hogs:N[@LIST], frames:HZ@LIST:loop=N, pingpong:futex|pipe@A,B, syscall:getpid[@CPU]; found {kind:?}"
+                )));
+            }
+        };
+        if let Some((k, _)) = opts.first() {
+            return Err(err(format!("no option {k:?} for {kind}")));
+        }
+        Ok(Some(group))
+    }
+
+    /// Short label for tables.
+    pub fn label(&self) -> String {
+        match self {
+            TaskGroup::Hogs { count, cpus: None } => format!("hogs:{count}"),
+            TaskGroup::Hogs {
+                count,
+                cpus: Some(c),
+            } => format!("hogs:{count}@{c}"),
+            TaskGroup::Frames {
+                name,
+                frequency_hz,
+                loop_units,
+                cpus,
+            } => {
+                format!("frames:{frequency_hz}@{cpus}:loop={loop_units}:name={name}")
+            }
+            TaskGroup::PingPong {
+                method,
+                cpu_a,
+                cpu_b,
+                ..
+            } => {
+                let m = match method {
+                    PingPongMethod::Futex => "futex",
+                    PingPongMethod::Pipe => "pipe",
+                };
+                format!("pingpong:{m}@{cpu_a},{cpu_b}")
+            }
+            TaskGroup::Syscall { cpu: Some(c), .. } => format!("syscall:getpid@{c}"),
+            TaskGroup::Syscall { cpu: None, .. } => "syscall:getpid".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_table() {
+        let ok: &[(&str, &str)] = &[
+            ("idle", "idle"),
+            ("hogs:4", "hogs:4"),
+            ("hogs:4@4-7", "hogs:4@4-7"),
+            (
+                "frames:960@4-23:loop=50000",
+                "frames:960@4-23:loop=50000:name=A",
+            ),
+            (
+                "frames:300@1:loop=1_000:name=C",
+                "frames:300@1:loop=1000:name=C",
+            ),
+            ("pingpong:pipe@0,1", "pingpong:pipe@0,1"),
+            ("syscall:getpid@3:n=5", "syscall:getpid@3"),
+            ("hogs:1+hogs:1@3", "hogs:1+hogs:1@3"),
+        ];
+        for (spec, label) in ok {
+            let w = Workload::parse(spec, 64).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(w.label(), *label);
+        }
+        let bad = [
+            "hogs",
+            "hogs:x",
+            "hogs:2@1",
+            "hogs:65",
+            "frames:0@1:loop=1",
+            "frames:200000@1:loop=1",
+            "frames:1000@1",
+            "frames:1000@64:loop=1",
+            "pingpong:tcp@0,1",
+            "pingpong:pipe@0",
+            "syscall:getppid",
+            "syscall:getpid@99",
+            "hogs:1:bogus=1",
+            "hgos:1",
+        ];
+        for spec in bad {
+            assert!(Workload::parse(spec, 64).is_err(), "{spec} should fail");
+        }
+    }
+}
