@@ -1,1 +1,64 @@
-fn main() {}
+//! The `ticklab` binary: argument parsing, progress and wiring. The work lives in the crates.
+
+mod error;
+mod host_probe_cmd;
+mod host_run_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A laboratory for the Linux kernel tick.
+#[derive(Debug, Parser)]
+#[command(name = "ticklab", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure and explain the real host.
+    Host {
+        #[command(subcommand)]
+        cmd: HostCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum HostCommand {
+    /// Describe the host's tick configuration.
+    Inspect(host_probe_cmd::InspectArgs),
+    /// Per-CPU interrupt rates over a window.
+    Irqs(host_probe_cmd::IrqsArgs),
+    /// Why is the tick running: per-CPU attribution of timer interrupts.
+    Why(host_probe_cmd::WhyArgs),
+    /// Run a workload spec on real threads.
+    Run(host_run_cmd::RunArgs),
+    /// Fit the twin to this host and print a scenario file.
+    Calibrate(host_run_cmd::CalibrateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        None => Ok(()),
+        Some(Command::Host { cmd }) => match cmd {
+            HostCommand::Inspect(a) => host_probe_cmd::inspect(&a),
+            HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),
+            HostCommand::Why(a) => host_probe_cmd::why(&a),
+            HostCommand::Run(a) => host_run_cmd::run(&a),
+            HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ticklab: {e:#}");
+            if e.downcast_ref::<error::InputError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

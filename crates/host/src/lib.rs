@@ -1,1 +1,15 @@
-//! placeholder
+//! ticklab's host lab: the real Linux machine ticklab runs on, seen in the twin's terms.
+//!
+//! * [`procfs`] — pure parsers for `/proc/timer_list`, `/proc/interrupts`, `/proc/stat` and the
+//!   cpuidle sysfs tree, tested against captured fixtures. Start here.
+//! * [`probe`] — reads the live files (with "not available: why" instead of failures) and
+//!   builds the `host inspect`, `host irqs` and `host why` views.
+//! * [`harness`] — runs the twin's workload specs on real pinned threads (`host run`).
+//! * [`calibrate`] — fits the twin's costs to this host and writes a scenario file.
+
+#![deny(missing_docs)]
+
+pub mod calibrate;
+pub mod harness;
+pub mod probe;
+pub mod procfs;

@@ -1,0 +1,31 @@
+//! Errors the binary maps to exit codes.
+//!
+//! Bad input (a malformed command line, a cpulist out of range, a scenario typo, a missing
+//! file, no permission) is an [`InputError`]: the binary prints it and exits with code 2.
+//! Everything else exits with code 1.
+
+use std::fmt;
+
+/// An error in what the user gave us; exit code 2.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl InputError {
+    /// Wraps a message naming the input and what was expected.
+    pub fn new(msg: impl Into<String>) -> Self {
+        InputError(msg.into())
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Shorthand: `Err(input_error(...))?`.
+pub fn input_error(msg: impl Into<String>) -> anyhow::Error {
+    InputError::new(msg).into()
+}
