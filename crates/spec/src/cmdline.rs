@@ -1,12 +1,46 @@
 //! The kernel command line, in the kernel's own syntax.
 //!
-//! CONTRACT (filled in by the cmdline work): [`KernelCmdline::parse`] reads a boot line such as
+//! CONTRACT: [`KernelCmdline::parse`] reads a boot line such as
 //! `nohz_full=2-19,22-39 isolcpus=domain,nohz,2-19 skew_tick=1 idle=poll` into typed fields;
 //! [`TickConfig::resolve`] turns it, together with the kernel build and the CPU count, into the
 //! effective tick configuration plus the messages the kernel would print at boot.
+//!
+//! # Syntax (what [`KernelCmdline::parse`] accepts)
+//!
+//! * Tokens are separated by ASCII whitespace. A token is `key` or `key=value`; the first `=`
+//!   splits. Double quotes group: `key="a b"` gives the value `a b`, and a token that starts with
+//!   a quote (`"key=value"`) loses its leading and trailing quote, as in the kernel's tokenizer.
+//!   An unterminated quote runs to the end of the line.
+//! * A bare `--` ends kernel parameters; everything after it is kept in
+//!   [`KernelCmdline::init_args`] (the kernel hands those to init).
+//! * Names of early and module parameters (`nohz`, `skew_tick`, `cpuidle.off`,
+//!   `haltpoll.guest_halt_poll_ns`, ...) match with `-` and `_` interchangeable, like the
+//!   kernel's `parameq`; the `__setup` ones (`nohz_full=`, `isolcpus=`, `clocksource=`,
+//!   `watchdog_thresh=`, `nowatchdog`) must be spelt exactly.
+//! * Booleans: `1/0`, `y/n`, `yes/no`, `on/off`, `true/false`, any case. (The kernel's
+//!   `kstrtobool` only looks at the first one or two characters, so it would also take `yup`;
+//!   ticklab refuses such spellings so that a typo is seen.) A bare module boolean
+//!   (`cpuidle_haltpoll.force`) means true, as in the kernel.
+//! * Integers follow the kernel's base-0 rule: `0x` prefix is hex, a leading `0` is octal,
+//!   otherwise decimal.
+//! * Cpulists use [`parse_cpulist`] (`N`, `all`, `a-b:used/group`).
+//! * Unknown parameters (`quiet`, `root=/dev/sda1`, `BOOT_IMAGE=...`) are kept as written in
+//!   [`KernelCmdline::unknown`], never an error. A known parameter with a malformed value is a
+//!   [`CmdlineError`] naming the token, its number and byte offset, and what was expected. (The
+//!   kernel would print a warning and ignore such a parameter; ticklab prefers to stop.)
+//! * Scalar parameters given twice: the last one wins (each occurrence re-runs the kernel's
+//!   handler). `nohz_full=` and `isolcpus=` are kept in line order in
+//!   [`KernelCmdline::housekeeping`], because the kernel's housekeeping setup is order dependent.
+//!
+//! # Meaning (what [`TickConfig::resolve`] decides)
+//!
+//! See the documentation of [`TickConfig::resolve`] for the rules and the boot messages. The
+//! messages use the kernel's wording; ticklab's own remarks start with `"ticklab: "`.
 
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, parse_cpulist};
+use crate::report::CpuRole;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// `idle=` override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -21,6 +55,18 @@ pub enum IdleOverride {
     Halt,
     /// `idle=nomwait`: no MWAIT states.
     NoMwait,
+}
+
+impl IdleOverride {
+    /// The `idle=` value, or `None` for [`IdleOverride::Default`].
+    pub fn as_param(self) -> Option<&'static str> {
+        match self {
+            IdleOverride::Default => None,
+            IdleOverride::Poll => Some("poll"),
+            IdleOverride::Halt => Some("halt"),
+            IdleOverride::NoMwait => Some("nomwait"),
+        }
+    }
 }
 
 /// guest halt-polling parameters (`haltpoll.*`), kernel defaults in `Default`.
@@ -47,6 +93,1138 @@ impl Default for HaltpollParams {
             guest_halt_poll_grow: 2,
             guest_halt_poll_grow_start: 50_000,
             guest_halt_poll_allow_shrink: true,
+        }
+    }
+}
+
+/// The `haltpoll.*` values given on the command line (`None` = not given, kernel default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HaltpollArgs {
+    /// `haltpoll.guest_halt_poll_ns=`.
+    pub guest_halt_poll_ns: Option<u64>,
+    /// `haltpoll.guest_halt_poll_shrink=`.
+    pub guest_halt_poll_shrink: Option<u64>,
+    /// `haltpoll.guest_halt_poll_grow=`.
+    pub guest_halt_poll_grow: Option<u64>,
+    /// `haltpoll.guest_halt_poll_grow_start=`.
+    pub guest_halt_poll_grow_start: Option<u64>,
+    /// `haltpoll.guest_halt_poll_allow_shrink=`.
+    pub guest_halt_poll_allow_shrink: Option<bool>,
+}
+
+impl HaltpollArgs {
+    /// The kernel defaults with the given values applied.
+    pub fn apply(&self) -> HaltpollParams {
+        let d = HaltpollParams::default();
+        HaltpollParams {
+            guest_halt_poll_ns: self.guest_halt_poll_ns.unwrap_or(d.guest_halt_poll_ns),
+            guest_halt_poll_shrink: self
+                .guest_halt_poll_shrink
+                .unwrap_or(d.guest_halt_poll_shrink),
+            guest_halt_poll_grow: self.guest_halt_poll_grow.unwrap_or(d.guest_halt_poll_grow),
+            guest_halt_poll_grow_start: self
+                .guest_halt_poll_grow_start
+                .unwrap_or(d.guest_halt_poll_grow_start),
+            guest_halt_poll_allow_shrink: self
+                .guest_halt_poll_allow_shrink
+                .unwrap_or(d.guest_halt_poll_allow_shrink),
+        }
+    }
+}
+
+/// A cpulist parameter value: the text as written and the CPUs it names on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpulistArg {
+    /// The list as written (`all`, `1-N`, `2-19,22-39`).
+    pub text: String,
+    /// The CPUs it names for the `nr_cpus` given to [`KernelCmdline::parse`].
+    pub cpus: CpuSet,
+}
+
+impl CpulistArg {
+    /// Whether the text uses the word `all` (kernel ≥5.13).
+    pub fn uses_all(&self) -> bool {
+        self.text.trim().eq_ignore_ascii_case("all")
+    }
+
+    /// Whether the text uses the letter `N` for the last CPU (kernel ≥5.12).
+    pub fn uses_n(&self) -> bool {
+        self.text
+            .split(',')
+            .flat_map(|item| item.split(':').next().unwrap_or("").split('-'))
+            .any(|part| part.trim() == "N")
+    }
+}
+
+/// A flag of `isolcpus=`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IsolcpusFlag {
+    /// `nohz`: the list also becomes full-dynticks (tick housekeeping), like `nohz_full=`.
+    Nohz,
+    /// `domain`: the CPUs leave the scheduler domains (the default without flags).
+    Domain,
+    /// `managed_irq`: keep managed interrupts off the CPUs where possible.
+    ManagedIrq,
+    /// A flag the kernel does not know; it skips it with a notice.
+    Unknown(String),
+}
+
+impl IsolcpusFlag {
+    fn name(&self) -> &str {
+        match self {
+            IsolcpusFlag::Nohz => "nohz",
+            IsolcpusFlag::Domain => "domain",
+            IsolcpusFlag::ManagedIrq => "managed_irq",
+            IsolcpusFlag::Unknown(s) => s,
+        }
+    }
+}
+
+/// The value of `isolcpus=[flags,]<cpulist>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IsolcpusArg {
+    /// Flags in the order written.
+    pub flags: Vec<IsolcpusFlag>,
+    /// The cpulist after the flags.
+    pub list: CpulistArg,
+}
+
+impl IsolcpusArg {
+    /// Whether the `nohz` flag was given.
+    pub fn nohz(&self) -> bool {
+        self.flags.contains(&IsolcpusFlag::Nohz)
+    }
+
+    /// Whether the list isolates from scheduler domains: the `domain` flag, or no known flag
+    /// at all (the kernel's default).
+    pub fn domain(&self) -> bool {
+        self.flags.contains(&IsolcpusFlag::Domain)
+            || !self
+                .flags
+                .iter()
+                .any(|f| !matches!(f, IsolcpusFlag::Unknown(_)))
+    }
+
+    /// Whether the `managed_irq` flag was given.
+    pub fn managed_irq(&self) -> bool {
+        self.flags.contains(&IsolcpusFlag::ManagedIrq)
+    }
+}
+
+/// One of the two parameters that set up CPU isolation (housekeeping), in line order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HousekeepingArg {
+    /// `nohz_full=<cpulist>`.
+    NohzFull(CpulistArg),
+    /// `isolcpus=[flags,]<cpulist>`.
+    Isolcpus(IsolcpusArg),
+}
+
+/// `rcu_nocbs` with or without a list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RcuNocbsArg {
+    /// Bare `rcu_nocbs`: offloading can be switched on at run time, no CPU offloaded at boot.
+    Bare,
+    /// `rcu_nocbs=<cpulist>`.
+    List(CpulistArg),
+}
+
+/// A parsed kernel command line. `None` / `false` / empty means "not given".
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KernelCmdline {
+    /// `nohz=on|off`.
+    pub nohz: Option<bool>,
+    /// `nohz_full=` and `isolcpus=` occurrences, in line order.
+    pub housekeeping: Vec<HousekeepingArg>,
+    /// `rcu_nocbs[=<cpulist>]`.
+    pub rcu_nocbs: Option<RcuNocbsArg>,
+    /// `rcu_nocb_poll`.
+    pub rcu_nocb_poll: bool,
+    /// `skew_tick=<int>`.
+    pub skew_tick: Option<i64>,
+    /// `highres=on|off`.
+    pub highres: Option<bool>,
+    /// `idle=poll|halt|nomwait`.
+    pub idle: Option<IdleOverride>,
+    /// `cpuidle.off=<int>` (non-zero = true).
+    pub cpuidle_off: Option<bool>,
+    /// `cpuidle.governor=<name>`.
+    pub cpuidle_governor: Option<String>,
+    /// `cpuidle_haltpoll.force=<bool>`.
+    pub cpuidle_haltpoll_force: Option<bool>,
+    /// `haltpoll.guest_halt_poll_*=`.
+    pub haltpoll: HaltpollArgs,
+    /// `intel_idle.max_cstate=<int>`.
+    pub intel_idle_max_cstate: Option<u32>,
+    /// `processor.max_cstate=<int>`.
+    pub processor_max_cstate: Option<u32>,
+    /// `nohz_full_aggressive[=<bool>]` (the 2023 proposal, never merged).
+    pub nohz_full_aggressive: Option<bool>,
+    /// `clocksource=<name>`.
+    pub clocksource: Option<String>,
+    /// `watchdog_thresh=<seconds>`.
+    pub watchdog_thresh: Option<u32>,
+    /// `nowatchdog`.
+    pub nowatchdog: bool,
+    /// Parameters ticklab does not interpret, as written (quotes included).
+    pub unknown: Vec<String>,
+    /// Tokens after a bare `--`, as written (arguments for init).
+    pub init_args: Vec<String>,
+}
+
+/// A known parameter with a malformed value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kernel command line, token {token_number} \"{token}\" at byte {byte_offset}: {expected}")]
+pub struct CmdlineError {
+    /// The token as written.
+    pub token: String,
+    /// 1-based number of the token on the line.
+    pub token_number: usize,
+    /// Byte offset of the token's first character in the line.
+    pub byte_offset: usize,
+    /// What was expected instead.
+    pub expected: String,
+}
+
+/// One token of the line.
+struct Token<'a> {
+    raw: &'a str,
+    number: usize,
+    offset: usize,
+    key: &'a str,
+    value: Option<&'a str>,
+}
+
+impl Token<'_> {
+    fn error(&self, expected: impl Into<String>) -> CmdlineError {
+        CmdlineError {
+            token: self.raw.to_string(),
+            token_number: self.number,
+            byte_offset: self.offset,
+            expected: expected.into(),
+        }
+    }
+
+    fn value_or(&self, expected: &str) -> Result<&str, CmdlineError> {
+        self.value.ok_or_else(|| self.error(expected))
+    }
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Splits a line like the kernel's argument tokenizer: whitespace outside double quotes ends a
+/// token; the first `=` separates key and value; quotes around a value (or around the whole
+/// token) are removed.
+fn tokenize(line: &str) -> Vec<Token<'_>> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && is_space(bytes[i]) {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let start = i;
+        let mut in_quote = false;
+        let mut equals = None;
+        while i < bytes.len() && (in_quote || !is_space(bytes[i])) {
+            match bytes[i] {
+                b'=' if equals.is_none() => equals = Some(i),
+                b'"' => in_quote = !in_quote,
+                _ => {}
+            }
+            i += 1;
+        }
+        let raw = &line[start..i];
+        // All byte positions used below are ASCII characters, so the slices stay on char
+        // boundaries.
+        let whole_quoted = bytes[start] == b'"';
+        let key_start = if whole_quoted { start + 1 } else { start };
+        let (key, value) = match equals {
+            Some(eq) if eq >= key_start => {
+                let mut v = &line[eq + 1..i];
+                if let Some(rest) = v.strip_prefix('"') {
+                    v = rest;
+                    v = v.strip_suffix('"').unwrap_or(v);
+                } else if whole_quoted {
+                    v = v.strip_suffix('"').unwrap_or(v);
+                }
+                (&line[key_start..eq], Some(v))
+            }
+            _ => {
+                let mut k = &line[key_start..i];
+                if whole_quoted {
+                    k = k.strip_suffix('"').unwrap_or(k);
+                }
+                (k, None)
+            }
+        };
+        out.push(Token {
+            raw,
+            number: out.len() + 1,
+            offset: start,
+            key,
+            value,
+        });
+    }
+    out
+}
+
+/// Kernel boolean spellings accepted by ticklab (see the module documentation).
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "1" | "y" | "yes" | "on" | "true" => Some(true),
+        "0" | "n" | "no" | "off" | "false" => Some(false),
+        _ => None,
+    }
+}
+
+const BOOL_EXPECTED: &str = "a boolean: on/off, 1/0, y/n, yes/no or true/false";
+
+/// Integer with the kernel's base-0 rule (`0x` hex, leading `0` octal, else decimal) and an
+/// optional sign.
+fn parse_int(s: &str) -> Option<i64> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, body) = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        (16, h)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = i64::from_str_radix(body, radix).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+fn parse_u32(s: &str) -> Option<u32> {
+    parse_int(s).and_then(|v| u32::try_from(v).ok())
+}
+
+/// Parameter names whose `-` and `_` are interchangeable (early and module parameters).
+fn normalize_key(key: &str) -> String {
+    key.replace('-', "_")
+}
+
+fn cpulist_value(tok: &Token<'_>, text: &str, nr_cpus: u32) -> Result<CpulistArg, CmdlineError> {
+    let cpus = parse_cpulist(text, nr_cpus)
+        .map_err(|e| tok.error(format!("{}, in cpulist item {:?}", e.what, e.item)))?;
+    Ok(CpulistArg {
+        text: text.to_string(),
+        cpus,
+    })
+}
+
+fn is_flag_word(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+        && s != "N"
+        && !s.eq_ignore_ascii_case("all")
+}
+
+fn parse_isolcpus(tok: &Token<'_>, v: &str, nr_cpus: u32) -> Result<IsolcpusArg, CmdlineError> {
+    // Leading comma-separated words are flags; the rest is the cpulist. (`N` and `all` are
+    // cpulist words, not flags.)
+    let mut flags = Vec::new();
+    let mut rest = v;
+    while let Some((word, tail)) = rest.split_once(',') {
+        if !is_flag_word(word) {
+            break;
+        }
+        flags.push(match word {
+            "nohz" => IsolcpusFlag::Nohz,
+            "domain" => IsolcpusFlag::Domain,
+            "managed_irq" => IsolcpusFlag::ManagedIrq,
+            other => IsolcpusFlag::Unknown(other.to_string()),
+        });
+        rest = tail;
+    }
+    if is_flag_word(rest) {
+        return Err(tok.error(format!(
+            "isolcpus=[flags,]<cpulist>: a cpulist after the flags, found {rest:?}"
+        )));
+    }
+    let list = cpulist_value(tok, rest, nr_cpus)?;
+    Ok(IsolcpusArg { flags, list })
+}
+
+impl KernelCmdline {
+    /// Parse a boot line for a machine with `nr_cpus` possible CPUs.
+    pub fn parse(line: &str, nr_cpus: u32) -> Result<KernelCmdline, CmdlineError> {
+        let mut c = KernelCmdline::default();
+        let mut tokens = tokenize(line).into_iter();
+        for tok in tokens.by_ref() {
+            if tok.key == "--" && tok.value.is_none() {
+                break;
+            }
+            // `__setup` parameters: exact spelling.
+            match tok.key {
+                "nohz_full" => {
+                    let v = tok.value_or("nohz_full=<cpulist>")?;
+                    let arg = cpulist_value(&tok, v, nr_cpus)?;
+                    c.housekeeping.push(HousekeepingArg::NohzFull(arg));
+                    continue;
+                }
+                "isolcpus" => {
+                    let v = tok.value_or("isolcpus=[flags,]<cpulist>")?;
+                    let arg = parse_isolcpus(&tok, v, nr_cpus)?;
+                    c.housekeeping.push(HousekeepingArg::Isolcpus(arg));
+                    continue;
+                }
+                "clocksource" => {
+                    let v = tok.value_or("clocksource=<name>")?;
+                    if v.is_empty() {
+                        return Err(tok.error("clocksource=<name> with a non-empty name"));
+                    }
+                    c.clocksource = Some(v.to_string());
+                    continue;
+                }
+                "watchdog_thresh" => {
+                    let v = tok.value_or("watchdog_thresh=<seconds>")?;
+                    let n = parse_u32(v)
+                        .ok_or_else(|| tok.error("watchdog_thresh=<seconds>, an integer >= 0"))?;
+                    c.watchdog_thresh = Some(n);
+                    continue;
+                }
+                "nowatchdog" => {
+                    if tok.value.is_some() {
+                        return Err(tok.error("bare `nowatchdog` without a value"));
+                    }
+                    c.nowatchdog = true;
+                    continue;
+                }
+                _ => {}
+            }
+            // Early and module parameters: `-` and `_` are the same.
+            let key = normalize_key(tok.key);
+            match key.as_str() {
+                "nohz" => {
+                    let v = tok.value_or("nohz=on|off")?;
+                    c.nohz = Some(
+                        parse_bool(v)
+                            .ok_or_else(|| tok.error(format!("nohz=: {BOOL_EXPECTED}")))?,
+                    );
+                }
+                "highres" => {
+                    let v = tok.value_or("highres=on|off")?;
+                    c.highres = Some(
+                        parse_bool(v)
+                            .ok_or_else(|| tok.error(format!("highres=: {BOOL_EXPECTED}")))?,
+                    );
+                }
+                "rcu_nocbs" => {
+                    c.rcu_nocbs = Some(match tok.value {
+                        None => RcuNocbsArg::Bare,
+                        Some(v) => RcuNocbsArg::List(cpulist_value(&tok, v, nr_cpus)?),
+                    });
+                }
+                "rcu_nocb_poll" => {
+                    if tok.value.is_some() {
+                        return Err(tok.error("bare `rcu_nocb_poll` without a value"));
+                    }
+                    c.rcu_nocb_poll = true;
+                }
+                "skew_tick" => {
+                    let v = tok.value_or("skew_tick=<int>")?;
+                    c.skew_tick =
+                        Some(parse_int(v).ok_or_else(|| {
+                            tok.error("skew_tick=<int>: 0 (off) or non-zero (on)")
+                        })?);
+                }
+                "idle" => {
+                    let v = tok.value_or("idle=poll|halt|nomwait")?;
+                    c.idle = Some(match v {
+                        "poll" => IdleOverride::Poll,
+                        "halt" => IdleOverride::Halt,
+                        "nomwait" => IdleOverride::NoMwait,
+                        _ => return Err(tok.error("idle=poll, idle=halt or idle=nomwait")),
+                    });
+                }
+                "cpuidle.off" => {
+                    let v = tok.value_or("cpuidle.off=<int>")?;
+                    let n = parse_int(v)
+                        .filter(|n| i32::try_from(*n).is_ok())
+                        .ok_or_else(|| tok.error("cpuidle.off=<int>, e.g. cpuidle.off=1"))?;
+                    c.cpuidle_off = Some(n != 0);
+                }
+                "cpuidle.governor" => {
+                    let v = tok.value_or("cpuidle.governor=<name>")?;
+                    // The kernel keeps at most CPUIDLE_NAME_LEN (16) bytes including the NUL.
+                    if v.is_empty() || v.len() > 15 {
+                        return Err(tok.error("cpuidle.governor=<name> of 1 to 15 characters"));
+                    }
+                    c.cpuidle_governor = Some(v.to_string());
+                }
+                "cpuidle_haltpoll.force" => {
+                    c.cpuidle_haltpoll_force = Some(module_bool(&tok)?);
+                }
+                "haltpoll.guest_halt_poll_ns" => {
+                    c.haltpoll.guest_halt_poll_ns = Some(module_uint(&tok)?);
+                }
+                "haltpoll.guest_halt_poll_shrink" => {
+                    c.haltpoll.guest_halt_poll_shrink = Some(module_uint(&tok)?);
+                }
+                "haltpoll.guest_halt_poll_grow" => {
+                    c.haltpoll.guest_halt_poll_grow = Some(module_uint(&tok)?);
+                }
+                "haltpoll.guest_halt_poll_grow_start" => {
+                    c.haltpoll.guest_halt_poll_grow_start = Some(module_uint(&tok)?);
+                }
+                "haltpoll.guest_halt_poll_allow_shrink" => {
+                    c.haltpoll.guest_halt_poll_allow_shrink = Some(module_bool(&tok)?);
+                }
+                "intel_idle.max_cstate" => {
+                    c.intel_idle_max_cstate = Some(module_uint(&tok)? as u32);
+                }
+                "processor.max_cstate" => {
+                    c.processor_max_cstate = Some(module_uint(&tok)? as u32);
+                }
+                "nohz_full_aggressive" => {
+                    c.nohz_full_aggressive = Some(match tok.value {
+                        None => true,
+                        Some(v) => parse_bool(v).ok_or_else(|| {
+                            tok.error(format!("bare nohz_full_aggressive or ={BOOL_EXPECTED}"))
+                        })?,
+                    });
+                }
+                _ => c.unknown.push(tok.raw.to_string()),
+            }
+        }
+        c.init_args = tokens.map(|t| t.raw.to_string()).collect();
+        Ok(c)
+    }
+
+    /// The first `nohz_full=` on the line, if any.
+    pub fn nohz_full(&self) -> Option<&CpulistArg> {
+        self.housekeeping.iter().find_map(|h| match h {
+            HousekeepingArg::NohzFull(a) => Some(a),
+            HousekeepingArg::Isolcpus(_) => None,
+        })
+    }
+
+    /// The first `isolcpus=` on the line, if any.
+    pub fn isolcpus(&self) -> Option<&IsolcpusArg> {
+        self.housekeeping.iter().find_map(|h| match h {
+            HousekeepingArg::Isolcpus(a) => Some(a),
+            HousekeepingArg::NohzFull(_) => None,
+        })
+    }
+}
+
+fn module_bool(tok: &Token<'_>) -> Result<bool, CmdlineError> {
+    match tok.value {
+        None | Some("") => Ok(true),
+        Some(v) => parse_bool(v).ok_or_else(|| tok.error(format!("{}=: {BOOL_EXPECTED}", tok.key))),
+    }
+}
+
+fn module_uint(tok: &Token<'_>) -> Result<u64, CmdlineError> {
+    let v = tok.value.unwrap_or("");
+    parse_u32(v).map(u64::from).ok_or_else(|| {
+        tok.error(format!(
+            "{}=<uint>, an integer from 0 to 4294967295",
+            tok.key
+        ))
+    })
+}
+
+/// Writes `key=value`, quoting the value when it holds whitespace or is needed to keep a
+/// leading quote.
+fn kv(out: &mut Vec<String>, key: &str, value: &str) {
+    if value.bytes().any(is_space) || value.starts_with('"') {
+        out.push(format!("{key}=\"{value}\""));
+    } else {
+        out.push(format!("{key}={value}"));
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+fn y_n(b: bool) -> &'static str {
+    if b { "Y" } else { "N" }
+}
+
+/// The canonical line: known parameters in a fixed order with canonical spellings
+/// (`on/off` for `nohz`/`highres`, `Y/N` for module booleans), `nohz_full=`/`isolcpus=` in
+/// their original order, then unknown parameters as written, then `-- <init args>`.
+/// Parsing the output again gives an equal [`KernelCmdline`].
+impl fmt::Display for KernelCmdline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut t: Vec<String> = Vec::new();
+        if let Some(b) = self.nohz {
+            kv(&mut t, "nohz", on_off(b));
+        }
+        for h in &self.housekeeping {
+            match h {
+                HousekeepingArg::NohzFull(a) => kv(&mut t, "nohz_full", &a.text),
+                HousekeepingArg::Isolcpus(a) => {
+                    let mut v = String::new();
+                    for fl in &a.flags {
+                        v.push_str(fl.name());
+                        v.push(',');
+                    }
+                    v.push_str(&a.list.text);
+                    kv(&mut t, "isolcpus", &v);
+                }
+            }
+        }
+        match &self.rcu_nocbs {
+            None => {}
+            Some(RcuNocbsArg::Bare) => t.push("rcu_nocbs".into()),
+            Some(RcuNocbsArg::List(a)) => kv(&mut t, "rcu_nocbs", &a.text),
+        }
+        if self.rcu_nocb_poll {
+            t.push("rcu_nocb_poll".into());
+        }
+        if let Some(s) = self.skew_tick {
+            kv(&mut t, "skew_tick", &s.to_string());
+        }
+        if let Some(b) = self.highres {
+            kv(&mut t, "highres", on_off(b));
+        }
+        if let Some(p) = self.idle.and_then(IdleOverride::as_param) {
+            kv(&mut t, "idle", p);
+        }
+        if let Some(b) = self.cpuidle_off {
+            kv(&mut t, "cpuidle.off", if b { "1" } else { "0" });
+        }
+        if let Some(g) = &self.cpuidle_governor {
+            kv(&mut t, "cpuidle.governor", g);
+        }
+        if let Some(b) = self.cpuidle_haltpoll_force {
+            kv(&mut t, "cpuidle_haltpoll.force", y_n(b));
+        }
+        let h = &self.haltpoll;
+        let uints = [
+            ("haltpoll.guest_halt_poll_ns", h.guest_halt_poll_ns),
+            ("haltpoll.guest_halt_poll_shrink", h.guest_halt_poll_shrink),
+            ("haltpoll.guest_halt_poll_grow", h.guest_halt_poll_grow),
+            (
+                "haltpoll.guest_halt_poll_grow_start",
+                h.guest_halt_poll_grow_start,
+            ),
+        ];
+        for (k, v) in uints {
+            if let Some(v) = v {
+                kv(&mut t, k, &v.to_string());
+            }
+        }
+        if let Some(b) = h.guest_halt_poll_allow_shrink {
+            kv(&mut t, "haltpoll.guest_halt_poll_allow_shrink", y_n(b));
+        }
+        if let Some(n) = self.intel_idle_max_cstate {
+            kv(&mut t, "intel_idle.max_cstate", &n.to_string());
+        }
+        if let Some(n) = self.processor_max_cstate {
+            kv(&mut t, "processor.max_cstate", &n.to_string());
+        }
+        match self.nohz_full_aggressive {
+            None => {}
+            Some(true) => t.push("nohz_full_aggressive".into()),
+            Some(false) => t.push("nohz_full_aggressive=0".into()),
+        }
+        if let Some(cs) = &self.clocksource {
+            kv(&mut t, "clocksource", cs);
+        }
+        if let Some(n) = self.watchdog_thresh {
+            kv(&mut t, "watchdog_thresh", &n.to_string());
+        }
+        if self.nowatchdog {
+            t.push("nowatchdog".into());
+        }
+        t.extend(self.unknown.iter().cloned());
+        if !self.init_args.is_empty() {
+            t.push("--".into());
+            t.extend(self.init_args.iter().cloned());
+        }
+        f.write_str(&t.join(" "))
+    }
+}
+
+/// The kernel's tick build option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NohzBuild {
+    /// `CONFIG_HZ_PERIODIC`: every CPU ticks at HZ, always.
+    Periodic,
+    /// `CONFIG_NO_HZ_IDLE`: idle CPUs may stop their tick.
+    Idle,
+    /// `CONFIG_NO_HZ_FULL`: also full dynticks for `nohz_full=` CPUs.
+    Full,
+}
+
+/// What the kernel was built with, as far as the command line's meaning depends on it.
+///
+/// The architecture is assumed to be a typical x86-64 distribution build: irq_work
+/// self-IPIs available, `CONFIG_PM_SLEEP_SMP=y` without `PM_SLEEP_SMP_NONZERO_CPU` (so the
+/// boot CPU is always removed from `nohz_full`), `CONFIG_RCU_NOCB_CPU=y`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelBuild {
+    /// Tick build option.
+    pub nohz: NohzBuild,
+    /// `CONFIG_HIGH_RES_TIMERS`.
+    pub high_res: bool,
+    /// Mainline version `(major, minor)`, e.g. `(6, 10)`.
+    pub version: (u32, u32),
+}
+
+/// The effective tick configuration of a boot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickConfig {
+    /// Dyntick-idle active: the build has NO_HZ_COMMON and `nohz=off` was not given. When
+    /// false no CPU ever stops its tick, nohz_full ones included.
+    pub nohz_idle: bool,
+    /// Effective full-dynticks CPUs (after the boot-CPU rule). They keep context tracking and
+    /// RCU offloading even when `nohz_idle` is false, but then cannot stop their tick.
+    pub nohz_full: CpuSet,
+    /// Possible CPUs minus `nohz_full` (tick housekeeping).
+    pub housekeeping: CpuSet,
+    /// CPUs isolated from scheduler domains (`isolcpus=` with `domain` or no flag).
+    pub isolated_domain: CpuSet,
+    /// CPUs whose RCU callbacks are offloaded; includes the `nohz_full` CPUs.
+    pub rcu_nocbs: CpuSet,
+    /// `rcu_nocb_poll`: offload kthreads poll instead of being woken.
+    pub rcu_nocb_poll: bool,
+    /// Per-CPU tick phase offsets (`skew_tick` non-zero).
+    pub skew_tick: bool,
+    /// High-resolution mode (build has it and not `highres=off`); false means low-res nohz or
+    /// periodic.
+    pub highres: bool,
+    /// `idle=` override.
+    pub idle: IdleOverride,
+    /// `cpuidle.off=1`: no cpuidle driver, the default idle instruction is used.
+    pub cpuidle_off: bool,
+    /// `cpuidle.governor=` as given.
+    pub governor: Option<String>,
+    /// Guest halt-polling parameters (defaults plus overrides).
+    pub haltpoll: HaltpollParams,
+    /// `cpuidle_haltpoll.force=Y`.
+    pub haltpoll_force: bool,
+    /// `nohz_full_aggressive` in force: given, dyntick-idle active and `nohz_full` non-empty.
+    pub aggressive: bool,
+    /// The CPU that initially holds the jiffies duty: the boot CPU (always housekeeping after
+    /// the boot-CPU rule), else the first housekeeping CPU.
+    pub timekeeping_cpu: u32,
+    /// Softlockup watchdog threshold in seconds (default 10; 0 with `nowatchdog`).
+    pub watchdog_thresh_s: u32,
+    /// `clocksource=` as given.
+    pub clocksource: Option<String>,
+    /// `intel_idle.max_cstate=` as given.
+    pub intel_idle_max_cstate: Option<u32>,
+    /// `processor.max_cstate=` as given.
+    pub processor_max_cstate: Option<u32>,
+}
+
+/// Prefix of remarks that are ticklab's, not the kernel's.
+pub const TICKLAB_NOTE: &str = "ticklab: ";
+
+/// Housekeeping kinds touched by a parameter (a reduced version of the kernel's types).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct HkFlags {
+    /// Tick (`nohz_full=`, `isolcpus=nohz`).
+    tick: bool,
+    /// The other kinds `nohz_full=` sets (workqueues, timers, RCU, misc, kthreads).
+    noise: bool,
+    /// Scheduler domains.
+    domain: bool,
+    /// Managed interrupts.
+    managed_irq: bool,
+}
+
+impl HkFlags {
+    fn any(self) -> bool {
+        self.tick || self.noise || self.domain || self.managed_irq
+    }
+    fn and(self, o: HkFlags) -> HkFlags {
+        HkFlags {
+            tick: self.tick && o.tick,
+            noise: self.noise && o.noise,
+            domain: self.domain && o.domain,
+            managed_irq: self.managed_irq && o.managed_irq,
+        }
+    }
+    fn or(self, o: HkFlags) -> HkFlags {
+        HkFlags {
+            tick: self.tick || o.tick,
+            noise: self.noise || o.noise,
+            domain: self.domain || o.domain,
+            managed_irq: self.managed_irq || o.managed_irq,
+        }
+    }
+}
+
+/// Known cpuidle governors.
+const GOVERNORS: [&str; 4] = ["menu", "teo", "ladder", "haltpoll"];
+
+impl TickConfig {
+    /// Resolve a parsed command line for a build and CPU count; returns the config and the boot
+    /// messages the kernel would print (as Strings, in boot order). boot_cpu is normally 0.
+    ///
+    /// Rules (kernel-tick-behaviour.md §4.1–4.2, §5, §6, §9):
+    ///
+    /// * **Housekeeping setup** runs for each `nohz_full=` / `isolcpus=` in line order.
+    ///   * Before 3.10 `nohz_full=` does not exist; before 4.15 it is handled by the tick code
+    ///     alone (last one wins) and `isolcpus=` takes no flags.
+    ///   * From 4.15: a parameter with the tick kind (`nohz_full=`, `isolcpus=nohz,...`) on a
+    ///     build without NO_HZ_FULL prints "Housekeeping: nohz unsupported. Build with
+    ///     CONFIG_NO_HZ_FULL" and is ignored as a whole (domain isolation included). `all`
+    ///     before 5.13 or `N` before 5.12 is "Housekeeping: nohz_full= or isolcpus= incorrect
+    ///     CPU range" and ignored. Housekeeping = possible minus the list; if that is empty the
+    ///     boot CPU is kept (with "Housekeeping: must include one present CPU, using boot
+    ///     CPU:N" from 5.1 on, for the first such parameter; ≥6.10 also drops the boot CPU from
+    ///     the list itself). An empty list is a no-op.
+    ///   * The first parameter wins. A later one is compared with it — before 5.18 on the
+    ///     single housekeeping mask whatever the flags, from 5.18 only where their kinds
+    ///     overlap (i.e. `isolcpus=` has `nohz`) — and, if different, "Housekeeping:
+    ///     nohz_full= must match isolcpus=" is printed and the later parameter is dropped
+    ///     entirely. So `nohz_full=` is kept when it comes first; when `isolcpus=nohz,...`
+    ///     comes first, the kernel keeps that one. (Boundary versions 5.1 and 5.18 are from
+    ///     memory of the kernel history, not verified.)
+    /// * **Boot-CPU rule** (tick init): with the typical x86 config every version removes the
+    ///   boot CPU from nohz_full with "NO_HZ: Clearing N from nohz_full range for
+    ///   timekeeping" (3.10–5.0 unconditionally, later because `PM_SLEEP_SMP=y`), then prints
+    ///   "NO_HZ: Full dynticks CPUs: <list>.".
+    /// * `nohz=off` (or a periodic build): no dyntick-idle; nohz_full CPUs stay configured
+    ///   (context tracking, RCU offload, housekeeping) but never stop their tick, because NOHZ
+    ///   mode is never activated on any CPU.
+    /// * `nohz_full_aggressive` needs dyntick-idle and a non-empty nohz_full, else it is inert
+    ///   (a ticklab note says so).
+    /// * `skew_tick`: 0 off, non-zero on (ignored before 3.4). `highres=off`: low-res mode.
+    /// * RCU: `rcu_nocbs=` ∪ nohz_full; a list the kernel cannot parse (`all`/`N` too early)
+    ///   gives "rcu_nocbs= bad CPU range, all CPUs set" and offloads every CPU.
+    ///
+    /// Message order: early parameters (`rcu_nocbs`), then housekeeping in line order, then
+    /// tick init, then ticklab notes (prefixed [`TICKLAB_NOTE`]).
+    pub fn resolve(
+        cmdline: &KernelCmdline,
+        build: &KernelBuild,
+        nr_cpus: u32,
+        boot_cpu: u32,
+    ) -> (TickConfig, Vec<String>) {
+        let v = build.version;
+        let possible = CpuSet::first_n(nr_cpus);
+        let mut early: Vec<String> = Vec::new();
+        let mut setup: Vec<String> = Vec::new();
+        let mut init: Vec<String> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        let note = |notes: &mut Vec<String>, s: String| notes.push(format!("{TICKLAB_NOTE}{s}"));
+
+        let boot_cpu = if boot_cpu < nr_cpus || nr_cpus == 0 {
+            boot_cpu
+        } else {
+            note(
+                &mut notes,
+                format!(
+                    "boot CPU {boot_cpu} is not a possible CPU (0-{}); using 0",
+                    nr_cpus - 1
+                ),
+            );
+            0
+        };
+        let too_new = |a: &CpulistArg| (a.uses_all() && v < (5, 13)) || (a.uses_n() && v < (5, 12));
+        // Restrict to possible CPUs in case the line was parsed for a different count.
+        let clip = |s: &CpuSet| s.intersection(&possible);
+
+        // --- RCU (early parameter) -------------------------------------------------------
+        let mut rcu_nocbs = CpuSet::new();
+        if let Some(RcuNocbsArg::List(a)) = &cmdline.rcu_nocbs {
+            if too_new(a) {
+                early.push("rcu_nocbs= bad CPU range, all CPUs set".into());
+                rcu_nocbs = possible.clone();
+            } else {
+                rcu_nocbs = clip(&a.cpus);
+            }
+        }
+
+        // --- Housekeeping setup (__setup parameters, line order) -------------------------
+        let mut nohz_full_mask: Option<CpuSet> = None;
+        let mut isolated_domain = CpuSet::new();
+        let full_build = build.nohz == NohzBuild::Full;
+        if v < (4, 15) {
+            for h in &cmdline.housekeeping {
+                match h {
+                    HousekeepingArg::NohzFull(a) => {
+                        if v < (3, 10) || !full_build {
+                            note(
+                                &mut notes,
+                                format!(
+                                    "nohz_full={} is not read by this kernel ({}); it goes to \
+                                     init",
+                                    a.text,
+                                    if v < (3, 10) {
+                                        "nohz_full= arrived in 3.10"
+                                    } else {
+                                        "built without CONFIG_NO_HZ_FULL"
+                                    }
+                                ),
+                            );
+                        } else if too_new(a) {
+                            setup.push("NO_HZ: Incorrect nohz_full cpumask".into());
+                        } else {
+                            nohz_full_mask = Some(clip(&a.cpus));
+                        }
+                    }
+                    HousekeepingArg::Isolcpus(a) => {
+                        if !a.flags.is_empty() || too_new(&a.list) {
+                            note(
+                                &mut notes,
+                                format!(
+                                    "isolcpus flags and the words N/all need 4.15 or later; \
+                                     this kernel ignores isolcpus={}",
+                                    a.list.text
+                                ),
+                            );
+                        } else {
+                            isolated_domain = clip(&a.list.cpus);
+                        }
+                    }
+                }
+            }
+        } else {
+            // One staging mask per kind once set; before 5.18 all kinds share one mask.
+            let split_masks = v >= (5, 18);
+            let mut set_flags = HkFlags::default();
+            let mut masks: Vec<(HkFlags, CpuSet)> = Vec::new();
+            for h in &cmdline.housekeeping {
+                let (flags, list, name) = match h {
+                    HousekeepingArg::NohzFull(a) => (
+                        HkFlags {
+                            tick: true,
+                            noise: true,
+                            ..HkFlags::default()
+                        },
+                        a,
+                        "nohz_full",
+                    ),
+                    HousekeepingArg::Isolcpus(a) => {
+                        for fl in &a.flags {
+                            if let IsolcpusFlag::Unknown(u) = fl {
+                                setup.push(format!("isolcpus: Skipped unknown flag {u}"));
+                            }
+                        }
+                        (
+                            HkFlags {
+                                tick: a.nohz(),
+                                domain: a.domain(),
+                                managed_irq: a.managed_irq(),
+                                ..HkFlags::default()
+                            },
+                            &a.list,
+                            "isolcpus",
+                        )
+                    }
+                };
+                if flags.tick && !set_flags.tick && !full_build {
+                    setup.push(
+                        "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".into(),
+                    );
+                    continue;
+                }
+                if too_new(list) {
+                    setup.push("Housekeeping: nohz_full= or isolcpus= incorrect CPU range".into());
+                    continue;
+                }
+                let mut isolated = clip(&list.cpus);
+                let mut staging = possible.difference(&isolated);
+                if staging.is_empty() && nr_cpus > 0 {
+                    staging.insert(boot_cpu);
+                    if v >= (6, 10) {
+                        isolated.remove(boot_cpu);
+                    }
+                    if !set_flags.any() && v >= (5, 1) {
+                        setup.push(format!(
+                            "Housekeeping: must include one present CPU, using boot CPU:{boot_cpu}"
+                        ));
+                    }
+                }
+                if isolated.is_empty() {
+                    continue;
+                }
+                if set_flags.any() {
+                    let clash = masks.iter().any(|(kinds, mask)| {
+                        let compare = !split_masks || kinds.and(flags).any();
+                        compare && *mask != staging
+                    });
+                    if clash {
+                        setup.push("Housekeeping: nohz_full= must match isolcpus=".into());
+                        note(
+                            &mut notes,
+                            format!(
+                                "the kernel keeps the housekeeping parameter that came first \
+                                 and drops this {name}={}",
+                                list.text
+                            ),
+                        );
+                        continue;
+                    }
+                }
+                masks.push((flags, staging.clone()));
+                if flags.tick && !set_flags.tick {
+                    nohz_full_mask = Some(isolated.clone());
+                }
+                if flags.domain && !set_flags.domain {
+                    isolated_domain = possible.difference(&staging);
+                }
+                set_flags = set_flags.or(flags);
+            }
+        }
+
+        // --- Tick init: boot-CPU rule and the full-dynticks banner -----------------------
+        let mut nohz_full = CpuSet::new();
+        if let Some(mut mask) = nohz_full_mask {
+            if mask.contains(boot_cpu) {
+                init.push(format!(
+                    "NO_HZ: Clearing {boot_cpu} from nohz_full range for timekeeping"
+                ));
+                mask.remove(boot_cpu);
+            }
+            init.push(format!("NO_HZ: Full dynticks CPUs: {}.", mask.to_cpulist()));
+            if mask.is_empty() {
+                note(
+                    &mut notes,
+                    "no CPU is left in nohz_full after the boot-CPU rule; full dynticks is \
+                     inert"
+                        .into(),
+                );
+            }
+            nohz_full = mask;
+        }
+        let housekeeping = possible.difference(&nohz_full);
+        let rcu_nocbs = rcu_nocbs.union(&nohz_full);
+
+        // --- Dyntick idle, high-res, skew ------------------------------------------------
+        let nohz_idle = build.nohz != NohzBuild::Periodic && cmdline.nohz != Some(false);
+        if build.nohz == NohzBuild::Periodic && cmdline.nohz.is_some() {
+            note(
+                &mut notes,
+                "nohz= has no effect on a CONFIG_HZ_PERIODIC build (the kernel passes it to \
+                 init)"
+                    .into(),
+            );
+        }
+        if !nohz_idle && build.nohz != NohzBuild::Periodic && !nohz_full.is_empty() {
+            note(
+                &mut notes,
+                format!(
+                    "nohz=off: CPUs {} stay nohz_full (context tracking, RCU offload) but never \
+                     stop their tick",
+                    nohz_full.to_cpulist()
+                ),
+            );
+        }
+        let highres = build.high_res && cmdline.highres != Some(false);
+        if !build.high_res && cmdline.highres.is_some() {
+            note(
+                &mut notes,
+                "highres= has no effect without CONFIG_HIGH_RES_TIMERS".into(),
+            );
+        }
+        let mut skew_tick = cmdline.skew_tick.is_some_and(|s| s != 0);
+        if skew_tick && v < (3, 4) {
+            note(
+                &mut notes,
+                "skew_tick= arrived in 3.4; this kernel passes it to init".into(),
+            );
+            skew_tick = false;
+        }
+
+        // --- Aggressive (2023 RFC) -------------------------------------------------------
+        let asked = cmdline.nohz_full_aggressive == Some(true);
+        let aggressive = asked && nohz_idle && !nohz_full.is_empty();
+        if asked && !aggressive {
+            let why = if !nohz_idle {
+                "dyntick-idle is off, so no CPU stops its tick anyway"
+            } else {
+                "there are no nohz_full CPUs, so the timekeeping CPU already stops its idle tick \
+                 under plain NO_HZ_IDLE rules"
+            };
+            note(
+                &mut notes,
+                format!("nohz_full_aggressive accepted but inert: {why}"),
+            );
+        }
+
+        // --- Idle ------------------------------------------------------------------------
+        let idle = cmdline.idle.unwrap_or_default();
+        let haltpoll_force = cmdline.cpuidle_haltpoll_force.unwrap_or(false);
+        if haltpoll_force && idle != IdleOverride::Default {
+            note(
+                &mut notes,
+                "cpuidle-haltpoll does not load when an idle= override is given".into(),
+            );
+        }
+        if let Some(g) = &cmdline.cpuidle_governor
+            && !GOVERNORS.contains(&g.as_str())
+        {
+            note(
+                &mut notes,
+                format!(
+                    "cpuidle.governor={g} names no known governor; the kernel keeps its default"
+                ),
+            );
+        }
+
+        let timekeeping_cpu = if housekeeping.contains(boot_cpu) {
+            boot_cpu
+        } else {
+            housekeeping.first().unwrap_or(boot_cpu)
+        };
+
+        let config = TickConfig {
+            nohz_idle,
+            nohz_full,
+            housekeeping,
+            isolated_domain,
+            rcu_nocbs,
+            rcu_nocb_poll: cmdline.rcu_nocb_poll,
+            skew_tick,
+            highres,
+            idle,
+            cpuidle_off: cmdline.cpuidle_off.unwrap_or(false),
+            governor: cmdline.cpuidle_governor.clone(),
+            haltpoll: cmdline.haltpoll.apply(),
+            haltpoll_force,
+            aggressive,
+            timekeeping_cpu,
+            watchdog_thresh_s: if cmdline.nowatchdog {
+                0
+            } else {
+                cmdline.watchdog_thresh.unwrap_or(10)
+            },
+            clocksource: cmdline.clocksource.clone(),
+            intel_idle_max_cstate: cmdline.intel_idle_max_cstate,
+            processor_max_cstate: cmdline.processor_max_cstate,
+        };
+        let mut messages = early;
+        messages.extend(setup);
+        messages.extend(init);
+        messages.extend(notes);
+        (config, messages)
+    }
+
+    /// The role of `cpu` in this configuration (for reports).
+    pub fn role(&self, cpu: u32) -> CpuRole {
+        if cpu == self.timekeeping_cpu {
+            CpuRole::Timekeeping
+        } else if self.nohz_full.contains(cpu) {
+            CpuRole::NohzFull
+        } else {
+            CpuRole::Housekeeping
         }
     }
 }

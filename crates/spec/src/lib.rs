@@ -20,4 +20,5 @@ pub mod cpuset;
 pub mod report;
 pub mod workload;
 
+pub use cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
 pub use cpuset::{CpuSet, parse_cpulist};
