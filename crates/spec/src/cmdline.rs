@@ -898,7 +898,7 @@ impl TickConfig {
     /// * **Boot-CPU rule** (tick init): with the typical x86 config every version removes the
     ///   boot CPU from nohz_full with "NO_HZ: Clearing N from nohz_full range for
     ///   timekeeping" (3.10–5.0 unconditionally, later because `PM_SLEEP_SMP=y`), then prints
-    ///   "NO_HZ: Full dynticks CPUs: <list>.".
+    ///   `NO_HZ: Full dynticks CPUs: <list>.`.
     /// * `nohz=off` (or a periodic build): no dyntick-idle; nohz_full CPUs stay configured
     ///   (context tracking, RCU offload, housekeeping) but never stop their tick, because NOHZ
     ///   mode is never activated on any CPU.

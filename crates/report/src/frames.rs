@@ -1,0 +1,228 @@
+//! The frame-scheduler jitter table (experiments.md E2), in its exact published layout.
+//!
+//! ```text
+//! Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)
+//! 4   3456000 0.0159 5.98 (1957035) 0.1275 0.2979 0 (0) 0
+//! ```
+//!
+//! Fields are separated by one space; the CPU number is left-aligned in three characters (so
+//! one-digit CPUs are followed by three spaces, as in the example). Times are microseconds:
+//!
+//! * `Min`, `Avg`, `Sigma`: four decimals (`0.0159`), i.e. 0.1 ns resolution, enough to tell
+//!   the small sub-microsecond values of an undisturbed CPU apart;
+//! * `Max`: two decimals (`5.98`), since the worst case is read in microseconds;
+//! * `Fliers(Frames)`: the count, then — when non-zero — the first five flier frame indices and,
+//!   if there are more fliers than listed, `..` and the last index:
+//!   `940 (2496,2497,36625,36626,45649,..3438632)`; `3 (10,11,12)`; `0`.
+//!
+//! A last line summarises the group: name, frequency, LOOP, flier threshold, the group
+//! percentiles p50 / p99 (four decimals) and p99.9 (two decimals, a tail like `Max`), and
+//! the host harness policy when known.
+
+use crate::format::fixed;
+use ticklab_spec::report::{FrameGroupReport, FrameRow};
+
+/// The header line, exactly as in experiments.md E2.
+pub const FRAME_HEADER: &str = "Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)";
+
+fn fliers(row: &FrameRow) -> String {
+    if row.fliers == 0 {
+        return "0".to_string();
+    }
+    let mut list: Vec<String> = row
+        .first_fliers
+        .iter()
+        .take(5)
+        .map(u64::to_string)
+        .collect();
+    if let Some(last) = row.last_flier
+        && row.fliers > list.len() as u64
+        && !row.first_fliers.contains(&last)
+    {
+        list.push(format!("..{last}"));
+    }
+    format!("{} ({})", row.fliers, list.join(","))
+}
+
+/// One row of the E2 table (no trailing newline).
+pub fn frame_row(row: &FrameRow) -> String {
+    format!(
+        "{:<3} {} {} {} ({}) {} {} {} ({}) {}",
+        row.cpu,
+        row.frames,
+        fixed(row.min_us, 4),
+        fixed(row.max_us, 2),
+        row.max_frame,
+        fixed(row.avg_us, 4),
+        fixed(row.sigma_us, 4),
+        row.overruns,
+        row.last_overrun,
+        fliers(row)
+    )
+}
+
+/// The whole table for one group: header, one row per CPU in report order, summary line.
+pub fn frame_table(g: &FrameGroupReport) -> String {
+    let mut out = vec![FRAME_HEADER.to_string()];
+    out.extend(g.rows.iter().map(frame_row));
+    let mut summary = format!(
+        "group {}: {} Hz, LOOP {}, fliers above {} us, {} CPUs: p50 {} us, p99 {} us, p99.9 {} us",
+        g.group,
+        fixed(g.frequency_hz, 3)
+            .trim_end_matches('0')
+            .trim_end_matches('.'),
+        g.loop_units,
+        fixed(g.flier_threshold_us, 3)
+            .trim_end_matches('0')
+            .trim_end_matches('.'),
+        g.rows.len(),
+        fixed(g.p50_us, 4),
+        fixed(g.p99_us, 4),
+        fixed(g.p999_us, 2),
+    );
+    if let Some(p) = &g.policy {
+        summary.push_str(&format!(", policy {p}"));
+    }
+    out.push(summary);
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e2_row() -> FrameRow {
+        FrameRow {
+            cpu: 4,
+            frames: 3_456_000,
+            min_us: 0.0159,
+            max_us: 5.98,
+            max_frame: 1_957_035,
+            avg_us: 0.1275,
+            sigma_us: 0.2979,
+            overruns: 0,
+            last_overrun: 0,
+            fliers: 0,
+            first_fliers: vec![],
+            last_flier: None,
+        }
+    }
+
+    fn group() -> FrameGroupReport {
+        let noisy = FrameRow {
+            cpu: 17,
+            min_us: 0.01234,
+            max_us: 48.256,
+            max_frame: 3_438_632,
+            avg_us: 1.5,
+            sigma_us: 3.04159,
+            overruns: 2,
+            last_overrun: 3_438_632,
+            fliers: 940,
+            first_fliers: vec![2496, 2497, 36625, 36626, 45649],
+            last_flier: Some(3_438_632),
+            ..e2_row()
+        };
+        let few = FrameRow {
+            cpu: 23,
+            max_us: 12.0,
+            fliers: 3,
+            first_fliers: vec![10, 11, 12],
+            last_flier: Some(12),
+            ..e2_row()
+        };
+        FrameGroupReport {
+            group: "A".to_string(),
+            frequency_hz: 960.0,
+            loop_units: 50_000,
+            flier_threshold_us: 10.0,
+            rows: vec![e2_row(), noisy, few],
+            p50_us: 0.0921,
+            p99_us: 0.8312,
+            p999_us: 9.876,
+            policy: Some("SCHED_FIFO 50".to_string()),
+        }
+    }
+
+    #[test]
+    fn e2_example_row_is_reproduced_exactly() {
+        assert_eq!(
+            FRAME_HEADER,
+            "Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)"
+        );
+        assert_eq!(
+            frame_row(&e2_row()),
+            "4   3456000 0.0159 5.98 (1957035) 0.1275 0.2979 0 (0) 0"
+        );
+    }
+
+    #[test]
+    fn flier_lists() {
+        let g = group();
+        assert!(frame_row(&g.rows[1]).ends_with(" 940 (2496,2497,36625,36626,45649,..3438632)"));
+        assert!(frame_row(&g.rows[2]).ends_with(" 3 (10,11,12)"));
+        // More fliers than listed but the last one unknown: no `..` part.
+        let r = FrameRow {
+            fliers: 7,
+            first_fliers: vec![1, 2, 3, 4, 5],
+            last_flier: None,
+            ..e2_row()
+        };
+        assert!(frame_row(&r).ends_with(" 7 (1,2,3,4,5)"));
+        // Exactly five fliers: the last is already listed.
+        let r = FrameRow {
+            fliers: 5,
+            first_fliers: vec![1, 2, 3, 4, 5],
+            last_flier: Some(5),
+            ..e2_row()
+        };
+        assert!(frame_row(&r).ends_with(" 5 (1,2,3,4,5)"));
+        // Six fliers: five listed, then the sixth as the last.
+        let r = FrameRow {
+            fliers: 6,
+            first_fliers: vec![1, 2, 3, 4, 5],
+            last_flier: Some(9),
+            ..e2_row()
+        };
+        assert!(frame_row(&r).ends_with(" 6 (1,2,3,4,5,..9)"));
+    }
+
+    #[test]
+    fn wide_cpu_numbers_keep_single_space_separation() {
+        let r = FrameRow {
+            cpu: 63,
+            ..e2_row()
+        };
+        assert!(frame_row(&r).starts_with("63  3456000 "));
+        let r = FrameRow {
+            cpu: 127,
+            ..e2_row()
+        };
+        assert!(frame_row(&r).starts_with("127 3456000 "));
+        let r = FrameRow {
+            cpu: 1023,
+            ..e2_row()
+        };
+        assert!(frame_row(&r).starts_with("1023 3456000 "));
+    }
+
+    #[test]
+    fn group_snapshot() {
+        insta::assert_snapshot!(frame_table(&group()));
+    }
+
+    #[test]
+    fn summary_without_policy() {
+        let mut g = group();
+        g.policy = None;
+        g.frequency_hz = 666.0;
+        let out = frame_table(&g);
+        let last = out.lines().last().unwrap();
+        assert_eq!(
+            last,
+            "group A: 666 Hz, LOOP 50000, fliers above 10 us, 3 CPUs: p50 0.0921 us, p99 0.8312 us, p99.9 9.88 us"
+        );
+    }
+}
