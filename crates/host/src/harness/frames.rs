@@ -1,0 +1,225 @@
+//! The frame-scheduler harness: one pinned worker per CPU, all starting frame k at
+//! t0 + k / FREQ (experiments.md E2).
+//!
+//! Each worker
+//!
+//! 1. pins itself, switches to SCHED_FIFO when permitted (else sets its timer slack to 1 ns so
+//!    the kernel does not batch its wake-ups by the default 50 µs), and calibrates the work
+//!    unit under that final policy;
+//! 2. sleeps with `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` to each frame start —
+//!    never relative, so lateness does not accumulate;
+//! 3. runs LOOP units and records wake-up latency (wake − start) and jitter
+//!    ((completion − start) − LOOP × calibrated minimum unit cost).
+//!
+//! A frame that completes after the next frame's start is an overrun; the next frame then
+//! starts immediately (its sleep target is already past) and is not skipped, so the frame
+//! count is always ⌈duration × FREQ⌉ unless the run is stopped early.
+
+use std::hint::black_box;
+
+use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
+use super::run::Gate;
+use super::stats::{FrameSample, FrameStats};
+use super::stop::Stop;
+use super::work::{Calibration, calibrate, work};
+use super::{HarnessError, os_error};
+
+/// How a frame worker got its timely wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakePolicy {
+    /// SCHED_FIFO at this priority.
+    Fifo(i32),
+    /// SCHED_OTHER with the timer slack set to 1 ns; `fifo_refused` tells whether SCHED_FIFO
+    /// was tried and refused (as opposed to not asked for).
+    TimerSlack {
+        /// SCHED_FIFO was requested but not permitted.
+        fifo_refused: bool,
+    },
+}
+
+impl WakePolicy {
+    /// Short description for the report (`SCHED_FIFO 50`, `SCHED_OTHER, timerslack 1 ns`).
+    pub fn describe(self) -> String {
+        match self {
+            WakePolicy::Fifo(p) => format!("SCHED_FIFO {p}"),
+            WakePolicy::TimerSlack {
+                fifo_refused: false,
+            } => "SCHED_OTHER, timerslack 1 ns".into(),
+            WakePolicy::TimerSlack { fifo_refused: true } => {
+                "SCHED_OTHER, timerslack 1 ns (SCHED_FIFO not permitted)".into()
+            }
+        }
+    }
+}
+
+/// What a frame worker is asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct FramePlan {
+    /// Frames per second.
+    pub frequency_hz: f64,
+    /// Work units per frame.
+    pub loop_units: u64,
+    /// Frames to run: ⌈duration × frequency⌉.
+    pub frames: u64,
+    /// Flier threshold in nanoseconds.
+    pub flier_threshold_ns: i64,
+    /// SCHED_FIFO priority to try, or `None` to go straight to timer slack.
+    pub fifo_priority: Option<i32>,
+}
+
+impl FramePlan {
+    /// Start of frame `k` relative to t0, in nanoseconds.
+    pub fn offset_ns(&self, k: u64) -> u64 {
+        (k as f64 * 1e9 / self.frequency_hz).round() as u64
+    }
+}
+
+/// Number of frames whose start falls inside a window of `duration_ns` (at least one):
+/// ⌈duration × FREQ⌉, computed with the same rounding as the frame starts themselves.
+pub fn frames_in(duration_ns: u64, frequency_hz: f64) -> u64 {
+    let offset = |k: u64| (k as f64 * 1e9 / frequency_hz).round() as u64;
+    let mut n = (duration_ns as f64 * frequency_hz / 1e9).ceil().max(1.0) as u64;
+    while n > 1 && offset(n - 1) >= duration_ns {
+        n -= 1;
+    }
+    while offset(n) < duration_ns {
+        n += 1;
+    }
+    n
+}
+
+/// One worker's results.
+#[derive(Debug, Clone)]
+pub struct FrameWorkerOutput {
+    /// The CPU it ran on.
+    pub cpu: u32,
+    /// Its row statistics.
+    pub stats: FrameStats,
+    /// Its calibration.
+    pub calibration: Calibration,
+    /// Undisturbed frame duration used for jitter, ns.
+    pub undisturbed_ns: u64,
+    /// How it was scheduled.
+    pub policy: WakePolicy,
+}
+
+fn set_policy(fifo: Option<i32>) -> Result<WakePolicy, HarnessError> {
+    if let Some(prio) = fifo {
+        match set_fifo(prio) {
+            Ok(()) => return Ok(WakePolicy::Fifo(prio)),
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                set_timer_slack(1).map_err(|e| os_error("prctl(PR_SET_TIMERSLACK, 1)", e))?;
+                return Ok(WakePolicy::TimerSlack { fifo_refused: true });
+            }
+            Err(e) => {
+                return Err(os_error(
+                    &format!("sched_setscheduler(SCHED_FIFO, {prio})"),
+                    e,
+                ));
+            }
+        }
+    }
+    set_timer_slack(1).map_err(|e| os_error("prctl(PR_SET_TIMERSLACK, 1)", e))?;
+    Ok(WakePolicy::TimerSlack {
+        fifo_refused: false,
+    })
+}
+
+/// Body of one frame worker thread. Waits at `gate` (even when its setup failed, so the other
+/// threads are never left waiting), then runs until all frames are done or `stop` / `abort`
+/// is set.
+pub(crate) fn worker(
+    cpu: u32,
+    plan: FramePlan,
+    gate: &Gate,
+    stop: &Stop,
+    abort: &Stop,
+) -> Result<FrameWorkerOutput, HarnessError> {
+    let setup = (|| {
+        pin_to(cpu).map_err(|e| os_error(&format!("pinning a frame worker to CPU {cpu}"), e))?;
+        let policy = set_policy(plan.fifo_priority)?;
+        let calibration = calibrate(50, 20_000_000);
+        Ok::<_, HarnessError>((policy, calibration))
+    })();
+    let t0 = gate.wait();
+    let (policy, calibration) = setup?;
+    let undisturbed_ns = calibration.undisturbed_ns(plan.loop_units);
+    let mut stats = FrameStats::new(plan.flier_threshold_ns);
+    'frames: for k in 0..plan.frames {
+        if stop.is_set() || abort.is_set() {
+            break;
+        }
+        let start = t0 + plan.offset_ns(k);
+        while !sleep_until(start) {
+            if stop.is_set() || abort.is_set() {
+                break 'frames;
+            }
+        }
+        let wake = now_ns();
+        black_box(work(plan.loop_units, k));
+        let done = now_ns();
+        stats.record(FrameSample {
+            frame: k,
+            wakeup_ns: wake as i64 - start as i64,
+            jitter_ns: (done - start) as i64 - undisturbed_ns as i64,
+            overrun: done > t0 + plan.offset_ns(k + 1),
+        });
+    }
+    Ok(FrameWorkerOutput {
+        cpu,
+        stats,
+        calibration,
+        undisturbed_ns,
+        policy,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_counts_at_the_boundaries() {
+        // (duration ns, Hz, frames)
+        let table: &[(u64, f64, u64)] = &[
+            (1_000_000_000, 1000.0, 1000),
+            (1_000_000_001, 1000.0, 1001),
+            (999_999_999, 1000.0, 1000),
+            (3_600_000_000_000, 960.0, 3_456_000),
+            (3_600_000_000_000, 666.0, 2_397_600),
+            (3_600_000_000_000, 300.0, 1_080_000),
+            (10_000_000, 1.0, 1),
+            (1_500_000_000, 2.0, 3),
+            (100_000_000, 100_000.0, 10_000),
+            (1_000_000_000, 333.333, 334),
+        ];
+        for &(d, f, n) in table {
+            assert_eq!(frames_in(d, f), n, "{d} ns at {f} Hz");
+        }
+    }
+
+    #[test]
+    fn frame_offsets_do_not_drift() {
+        let plan = FramePlan {
+            frequency_hz: 960.0,
+            loop_units: 0,
+            frames: 3_456_000,
+            flier_threshold_ns: 10_000,
+            fifo_priority: None,
+        };
+        assert_eq!(plan.offset_ns(0), 0);
+        assert_eq!(plan.offset_ns(1), 1_041_667);
+        assert_eq!(plan.offset_ns(960), 1_000_000_000);
+        assert_eq!(plan.offset_ns(3_456_000), 3_600_000_000_000);
+    }
+
+    #[test]
+    fn policy_names() {
+        assert_eq!(WakePolicy::Fifo(50).describe(), "SCHED_FIFO 50");
+        assert!(
+            WakePolicy::TimerSlack { fifo_refused: true }
+                .describe()
+                .contains("not permitted")
+        );
+    }
+}

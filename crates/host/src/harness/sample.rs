@@ -1,0 +1,402 @@
+//! Snapshots of the machine around a run, and what their difference says.
+//!
+//! [`Snapshot::take`] reads `/proc/interrupts`, `/proc/stat`, the cpuidle sysfs tree and the
+//! RAPL package counter (through the parsers in [`crate::procfs`]); the pure functions below
+//! turn a start/end pair into [`CpuReport`]s, an [`EnergyReport`] and contamination warnings.
+//! Anything unreadable degrades into `None` plus a warning, never into a failed run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ticklab_spec::report::{CpuReport, CpuRole, EnergyReport, IdleStateReport};
+
+use crate::procfs::{
+    Cpuidle, Interrupts, IrqKind, ProcStat, parse_interrupts, parse_stat, read_cpuidle,
+};
+
+use super::os::now_ns;
+
+/// The RAPL package zone.
+pub const RAPL_ZONE: &str = "/sys/class/powercap/intel-rapl:0";
+
+/// The machine's counters at one instant.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// `CLOCK_MONOTONIC` when taken.
+    pub at_ns: u64,
+    /// `/proc/interrupts`, if readable.
+    pub interrupts: Option<Interrupts>,
+    /// `/proc/stat`, if readable.
+    pub stat: Option<ProcStat>,
+    /// The cpuidle tree.
+    pub cpuidle: Cpuidle,
+    /// RAPL package energy counter in µJ, if present.
+    pub energy_uj: Option<u64>,
+}
+
+fn read_u64(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+impl Snapshot {
+    /// Reads everything now.
+    pub fn take() -> Snapshot {
+        let interrupts = std::fs::read_to_string("/proc/interrupts")
+            .ok()
+            .and_then(|t| parse_interrupts(&t).ok());
+        let stat = std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|t| parse_stat(&t).ok());
+        Snapshot {
+            at_ns: now_ns(),
+            interrupts,
+            stat,
+            cpuidle: read_cpuidle(Path::new("/sys/devices/system/cpu")),
+            energy_uj: read_u64(&Path::new(RAPL_ZONE).join("energy_uj")),
+        }
+    }
+}
+
+/// Nanoseconds per `/proc/stat` tick (`USER_HZ`, normally 100).
+pub fn ns_per_user_tick() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        1_000_000_000 / hz as u64
+    } else {
+        10_000_000
+    }
+}
+
+/// Busy and stolen time of one CPU between two snapshots, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuTime {
+    /// user + nice + system + irq + softirq.
+    pub busy_ns: u64,
+    /// steal: time the hypervisor ran something else while this vCPU wanted to run.
+    pub steal_ns: u64,
+}
+
+/// Per-CPU busy and steal time between two `/proc/stat` readings.
+pub fn cpu_times(start: &ProcStat, end: &ProcStat, ns_per_tick: u64) -> BTreeMap<u32, CpuTime> {
+    let mut out = BTreeMap::new();
+    for (cpu, e) in &end.cpus {
+        let Some((_, s)) = start.cpus.iter().find(|(c, _)| c == cpu) else {
+            continue;
+        };
+        let busy =
+            |t: &crate::procfs::stat::CpuTimes| t.user + t.nice + t.system + t.irq + t.softirq;
+        out.insert(
+            *cpu,
+            CpuTime {
+                busy_ns: busy(e).saturating_sub(busy(s)) * ns_per_tick,
+                steal_ns: e.steal.saturating_sub(s.steal) * ns_per_tick,
+            },
+        );
+    }
+    out
+}
+
+fn irq_delta(start: Option<&Interrupts>, end: Option<&Interrupts>, kind: IrqKind, cpu: u32) -> u64 {
+    let count = |i: Option<&Interrupts>| i.and_then(|i| i.count(i.row_of(kind)?, cpu));
+    match (count(start), count(end)) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    }
+}
+
+/// One [`CpuReport`] per CPU in `cpus` from a start/end pair. CPUs in `nohz_full` get
+/// [`CpuRole::NohzFull`], the others [`CpuRole::Housekeeping`] (user space cannot see which CPU
+/// holds the timekeeping duty at a given moment).
+pub fn cpu_reports(
+    start: &Snapshot,
+    end: &Snapshot,
+    cpus: &[u32],
+    nohz_full: &[u32],
+) -> Vec<CpuReport> {
+    let times = match (&start.stat, &end.stat) {
+        (Some(s), Some(e)) => cpu_times(s, e, ns_per_user_tick()),
+        _ => BTreeMap::new(),
+    };
+    cpus.iter()
+        .map(|&cpu| {
+            let d = |k| irq_delta(start.interrupts.as_ref(), end.interrupts.as_ref(), k, cpu);
+            CpuReport {
+                cpu,
+                role: if nohz_full.contains(&cpu) {
+                    CpuRole::NohzFull
+                } else {
+                    CpuRole::Housekeeping
+                },
+                loc: d(IrqKind::LocalTimer),
+                res: d(IrqKind::Reschedule),
+                cal: d(IrqKind::FunctionCall),
+                iwi: d(IrqKind::IrqWork),
+                ticks: None,
+                tick_stopped_ns: None,
+                busy_ns: times.get(&cpu).map(|t| t.busy_ns),
+                idle_states: idle_deltas(&start.cpuidle, &end.cpuidle, cpu),
+            }
+        })
+        .collect()
+}
+
+/// cpuidle counters of `cpu` accumulated between the two readings.
+pub fn idle_deltas(start: &Cpuidle, end: &Cpuidle, cpu: u32) -> Vec<IdleStateReport> {
+    let (Some(s), Some(e)) = (
+        start.cpus.iter().find(|c| c.cpu == cpu),
+        end.cpus.iter().find(|c| c.cpu == cpu),
+    ) else {
+        return Vec::new();
+    };
+    e.states
+        .iter()
+        .map(|es| {
+            let ss = s.states.iter().find(|x| x.index == es.index);
+            let d = |f: fn(&crate::procfs::cpuidle::IdleState) -> Option<u64>| {
+                f(es)
+                    .unwrap_or(0)
+                    .saturating_sub(ss.and_then(f).unwrap_or(0))
+            };
+            IdleStateReport {
+                name: es
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("state{}", es.index)),
+                usage: d(|x| x.usage),
+                time_ns: d(|x| x.time_us) * 1000,
+                above: d(|x| x.above),
+                below: d(|x| x.below),
+            }
+        })
+        .collect()
+}
+
+/// Package energy between two RAPL readings (µJ), allowing for one wrap of the counter at
+/// `max_range_uj`. `package_idle_fraction` is the lower bound 1 − Σ busy fraction (Bonferroni),
+/// the best user space can say without package C-state counters.
+pub fn energy_between(
+    start_uj: u64,
+    end_uj: u64,
+    max_range_uj: Option<u64>,
+    window_ns: u64,
+    busy_fraction_sum: f64,
+) -> Option<EnergyReport> {
+    let delta = if end_uj >= start_uj {
+        end_uj - start_uj
+    } else {
+        max_range_uj?.checked_sub(start_uj)? + end_uj
+    };
+    if window_ns == 0 {
+        return None;
+    }
+    let joules = delta as f64 / 1e6;
+    Some(EnergyReport {
+        watts: joules / (window_ns as f64 / 1e9),
+        joules,
+        package_idle_fraction: (1.0 - busy_fraction_sum).clamp(0.0, 1.0),
+        breakdown: Vec::new(),
+        modelled: false,
+    })
+}
+
+/// How much busy time the workload itself explains on each CPU.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExpectedBusy {
+    /// Busy nanoseconds the workload's pinned threads may account for, per CPU.
+    pub per_cpu: BTreeMap<u32, u64>,
+    /// Busy nanoseconds of unpinned threads, which may land on any CPU.
+    pub floating_ns: u64,
+}
+
+impl ExpectedBusy {
+    /// Adds `ns` of expected busy time on `cpu`.
+    pub fn add(&mut self, cpu: u32, ns: u64) {
+        *self.per_cpu.entry(cpu).or_default() += ns;
+    }
+}
+
+/// Warnings about load the workload does not explain, and about stolen time.
+///
+/// A CPU is contaminated when it was busier than the workload explains by more than 5 % of the
+/// window plus two `/proc/stat` ticks (its resolution). Unpinned work is first charged against
+/// the excess. Steal above 2 % of the window on any CPU is reported too: the hypervisor ran
+/// something else while this guest wanted the CPU.
+pub fn contamination_warnings(
+    times: &BTreeMap<u32, CpuTime>,
+    expected: &ExpectedBusy,
+    window_ns: u64,
+    ns_per_tick: u64,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if window_ns == 0 {
+        return out;
+    }
+    let tolerance = window_ns / 20 + 2 * ns_per_tick;
+    let mut floating = expected.floating_ns;
+    let pct = |ns: u64| 100.0 * ns as f64 / window_ns as f64;
+    for (&cpu, t) in times {
+        let explained = expected
+            .per_cpu
+            .get(&cpu)
+            .copied()
+            .unwrap_or(0)
+            .min(window_ns);
+        let mut excess = t.busy_ns.saturating_sub(explained);
+        let absorbed = excess.min(floating);
+        floating -= absorbed;
+        excess -= absorbed;
+        if excess > tolerance {
+            out.push(format!(
+                "CPU {cpu} was {:.1} % busy where the workload explains {:.1} %: other load contaminated the run",
+                pct(t.busy_ns),
+                pct(explained)
+            ));
+        }
+        if t.steal_ns > window_ns / 50 {
+            out.push(format!(
+                "CPU {cpu}: the hypervisor stole {:.1} % of the window (steal time)",
+                pct(t.steal_ns)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: u64 = 10_000_000;
+
+    fn times(v: &[(u32, u64, u64)]) -> BTreeMap<u32, CpuTime> {
+        v.iter()
+            .map(|&(c, b, s)| {
+                (
+                    c,
+                    CpuTime {
+                        busy_ns: b,
+                        steal_ns: s,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn contamination_table() {
+        let w = 10_000_000_000; // 10 s; tolerance 0.5 s + 20 ms
+        let mut hog0 = ExpectedBusy::default();
+        hog0.add(0, w);
+        let floating = ExpectedBusy {
+            floating_ns: 2_000_000_000,
+            ..Default::default()
+        };
+        // (times, expected, number of warnings, a word the first must contain)
+        let table: Vec<(BTreeMap<u32, CpuTime>, ExpectedBusy, usize, &str)> = vec![
+            (
+                times(&[(0, 0, 0), (1, 0, 0)]),
+                ExpectedBusy::default(),
+                0,
+                "",
+            ),
+            (
+                times(&[(0, 520_000_000, 0)]),
+                ExpectedBusy::default(),
+                0,
+                "",
+            ),
+            (
+                times(&[(0, 530_000_000, 0)]),
+                ExpectedBusy::default(),
+                1,
+                "CPU 0",
+            ),
+            (
+                times(&[(0, w, 0), (1, 3_000_000_000, 0)]),
+                hog0.clone(),
+                1,
+                "CPU 1 was 30.0 %",
+            ),
+            (times(&[(0, w, 0), (1, 100_000_000, 0)]), hog0, 0, ""),
+            (times(&[(1, 2_400_000_000, 0)]), floating.clone(), 0, ""),
+            (times(&[(1, 2_600_000_000, 0)]), floating, 1, "CPU 1"),
+            (
+                times(&[(0, 0, 200_000_000)]),
+                ExpectedBusy::default(),
+                0,
+                "",
+            ),
+            (
+                times(&[(0, 0, 210_000_000)]),
+                ExpectedBusy::default(),
+                1,
+                "stole 2.1 %",
+            ),
+        ];
+        for (i, (t, e, n, word)) in table.into_iter().enumerate() {
+            let got = contamination_warnings(&t, &e, w, TICK);
+            assert_eq!(got.len(), n, "case {i}: {got:?}");
+            if n > 0 {
+                assert!(got[0].contains(word), "case {i}: {got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn energy_table() {
+        let e = energy_between(1_000_000, 3_000_000, None, 1_000_000_000, 0.25).unwrap();
+        assert_eq!((e.joules, e.watts, e.modelled), (2.0, 2.0, false));
+        assert_eq!(e.package_idle_fraction, 0.75);
+        // Wrapped once.
+        let e = energy_between(9_000_000, 1_000_000, Some(10_000_000), 2_000_000_000, 3.0).unwrap();
+        assert_eq!(
+            (e.joules, e.watts, e.package_idle_fraction),
+            (2.0, 1.0, 0.0)
+        );
+        // Wrapped without a known range, or no window: unknown.
+        assert_eq!(energy_between(9, 1, None, 1_000, 0.0), None);
+        assert_eq!(energy_between(1, 9, None, 0, 0.0), None);
+    }
+
+    #[test]
+    fn cpu_times_and_reports_from_text() {
+        let s = parse_stat(
+            "cpu 0 0 0 0\ncpu0 100 0 50 1000 0 5 5 1 0 0\ncpu1 10 0 0 900 0 0 0 0 0 0\n",
+        )
+        .unwrap();
+        let e = parse_stat(
+            "cpu 0 0 0 0\ncpu0 200 1 60 1100 3 5 6 4 0 0\ncpu1 10 0 0 1000 0 0 0 0 0 0\n",
+        )
+        .unwrap();
+        let t = cpu_times(&s, &e, TICK);
+        assert_eq!(
+            t[&0],
+            CpuTime {
+                busy_ns: 112 * TICK,
+                steal_ns: 3 * TICK
+            }
+        );
+        assert_eq!(t[&1], CpuTime::default());
+        let irq = |loc0: u64| {
+            parse_interrupts(&format!(
+                "           CPU0       CPU1\nLOC:  {loc0}  7   Local timer interrupts\nRES: 1 2 Rescheduling interrupts\n"
+            ))
+            .unwrap()
+        };
+        let snap = |i, st| Snapshot {
+            at_ns: 0,
+            interrupts: Some(i),
+            stat: Some(st),
+            cpuidle: Cpuidle::default(),
+            energy_uj: None,
+        };
+        let r = cpu_reports(&snap(irq(10), s), &snap(irq(260), e), &[0, 1], &[1]);
+        assert_eq!(
+            (r[0].loc, r[0].res, r[0].cal, r[0].role),
+            (250, 0, 0, CpuRole::Housekeeping)
+        );
+        assert_eq!((r[1].loc, r[1].role), (0, CpuRole::NohzFull));
+        assert!(r[0].busy_ns.is_some());
+    }
+}

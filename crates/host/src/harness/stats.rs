@@ -1,0 +1,450 @@
+//! Streaming statistics of the frame table (experiments.md E2) and latency percentiles.
+//!
+//! A frame worker produces one [`FrameSample`] per frame; [`FrameStats`] folds them into the
+//! row's numbers without keeping the samples (an hour at 960 Hz is 3.4 M frames per CPU):
+//!
+//! * min / max (and the frame index of the first maximum) / mean / sigma of the jitter,
+//!   with the mean and the *population* standard deviation kept by Welford's update;
+//! * overruns — frames whose completion came after the next frame's start — and the last one;
+//! * fliers — frames whose jitter is strictly above the threshold — with the first five and the
+//!   last frame index, as in `940 (2496,2497,36625,36626,45649,..3438632)`;
+//! * HdrHistograms (3 significant digits) of jitter and of wake-up latency for percentiles.
+//!
+//! Jitter can come out slightly negative when a frame's work ran faster than the calibrated
+//! minimum; min/avg/sigma keep the signed value, the histograms clamp it at zero and
+//! [`FrameStats::negative`] counts such frames.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use ticklab_spec::report::FrameRow;
+
+/// How many leading flier frame indices a row keeps.
+pub const FIRST_FLIERS: usize = 5;
+
+/// What one frame measured, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSample {
+    /// Frame index k (the frame started at t0 + k / FREQ).
+    pub frame: u64,
+    /// Wake time − frame start.
+    pub wakeup_ns: i64,
+    /// (Completion − frame start) − undisturbed duration.
+    pub jitter_ns: i64,
+    /// Completed after the next frame's start.
+    pub overrun: bool,
+}
+
+/// Running statistics of one frame worker (one row of the frame table).
+#[derive(Debug, Clone)]
+pub struct FrameStats {
+    flier_threshold_ns: i64,
+    frames: u64,
+    min_ns: i64,
+    max_ns: i64,
+    max_frame: u64,
+    mean_ns: f64,
+    m2: f64,
+    overruns: u64,
+    last_overrun: u64,
+    fliers: u64,
+    first_fliers: Vec<u64>,
+    last_flier: Option<u64>,
+    negative: u64,
+    jitter: Histogram<u64>,
+    wakeup: Histogram<u64>,
+    min_wakeup_ns: i64,
+}
+
+/// An auto-resizing histogram with 3 significant digits.
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new(3).expect("3 significant digits is a valid HdrHistogram precision")
+}
+
+/// Records into an auto-resizing histogram. (`saturating_record` would clamp to the
+/// histogram's *current* range, which starts at 2 ns, instead of growing it.)
+fn record(h: &mut Histogram<u64>, v: u64) {
+    if h.record(v).is_err() {
+        h.saturating_record(v);
+    }
+}
+
+impl FrameStats {
+    /// Empty statistics; a frame is a flier when its jitter is strictly above the threshold.
+    pub fn new(flier_threshold_ns: i64) -> Self {
+        FrameStats {
+            flier_threshold_ns,
+            frames: 0,
+            min_ns: i64::MAX,
+            max_ns: i64::MIN,
+            max_frame: 0,
+            mean_ns: 0.0,
+            m2: 0.0,
+            overruns: 0,
+            last_overrun: 0,
+            fliers: 0,
+            first_fliers: Vec::with_capacity(FIRST_FLIERS),
+            last_flier: None,
+            negative: 0,
+            jitter: new_histogram(),
+            wakeup: new_histogram(),
+            min_wakeup_ns: i64::MAX,
+        }
+    }
+
+    /// Folds in one frame.
+    pub fn record(&mut self, s: FrameSample) {
+        self.frames += 1;
+        let j = s.jitter_ns;
+        if j < self.min_ns {
+            self.min_ns = j;
+        }
+        if j > self.max_ns {
+            self.max_ns = j;
+            self.max_frame = s.frame;
+        }
+        let delta = j as f64 - self.mean_ns;
+        self.mean_ns += delta / self.frames as f64;
+        self.m2 += delta * (j as f64 - self.mean_ns);
+        if s.overrun {
+            self.overruns += 1;
+            self.last_overrun = s.frame;
+        }
+        if j > self.flier_threshold_ns {
+            self.fliers += 1;
+            if self.first_fliers.len() < FIRST_FLIERS {
+                self.first_fliers.push(s.frame);
+            }
+            self.last_flier = Some(s.frame);
+        }
+        if j < 0 {
+            self.negative += 1;
+        }
+        record(&mut self.jitter, j.max(0) as u64);
+        record(&mut self.wakeup, s.wakeup_ns.max(0) as u64);
+        self.min_wakeup_ns = self.min_wakeup_ns.min(s.wakeup_ns);
+    }
+
+    /// Frames recorded.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Frames whose jitter came out below zero.
+    pub fn negative(&self) -> u64 {
+        self.negative
+    }
+
+    /// Histogram of jitter (ns, clamped at 0).
+    pub fn jitter_histogram(&self) -> &Histogram<u64> {
+        &self.jitter
+    }
+
+    /// Histogram of wake-up latency (ns, clamped at 0).
+    pub fn wakeup_histogram(&self) -> &Histogram<u64> {
+        &self.wakeup
+    }
+
+    /// Wake-up latency summary of this worker.
+    pub fn wakeup_summary(&self) -> LatencySummary {
+        let mut s = LatencySummary::from_histogram(&self.wakeup);
+        if self.frames > 0 {
+            // The exact signed minimum beats the histogram's bucket floor.
+            s.min_us = self.min_wakeup_ns as f64 / 1e3;
+        }
+        s
+    }
+
+    /// Population standard deviation of the jitter in nanoseconds.
+    pub fn sigma_ns(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            (self.m2 / self.frames as f64).sqrt()
+        }
+    }
+
+    /// The frame-table row for `cpu` (times in µs). An empty worker gives a row of zeros with
+    /// `frames == 0`.
+    pub fn row(&self, cpu: u32) -> FrameRow {
+        let empty = self.frames == 0;
+        let us = |ns: i64| if empty { 0.0 } else { ns as f64 / 1e3 };
+        FrameRow {
+            cpu,
+            frames: self.frames,
+            min_us: us(self.min_ns),
+            max_us: us(self.max_ns),
+            max_frame: self.max_frame,
+            avg_us: self.mean_ns / 1e3,
+            sigma_us: self.sigma_ns() / 1e3,
+            overruns: self.overruns,
+            last_overrun: self.last_overrun,
+            fliers: self.fliers,
+            first_fliers: self.first_fliers.clone(),
+            last_flier: self.last_flier,
+        }
+    }
+}
+
+/// Percentiles of a latency distribution, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Number of samples.
+    pub samples: u64,
+    /// Smallest value.
+    pub min_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest value.
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a histogram of nanoseconds (all zeros when it is empty).
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencySummary {
+                samples: 0,
+                min_us: 0.0,
+                p50_us: 0.0,
+                p99_us: 0.0,
+                p999_us: 0.0,
+                max_us: 0.0,
+            };
+        }
+        let q = |p: f64| percentile_ns(h, p) as f64 / 1e3;
+        LatencySummary {
+            samples: h.len(),
+            min_us: h.min() as f64 / 1e3,
+            p50_us: q(50.0),
+            p99_us: q(99.0),
+            p999_us: q(99.9),
+            max_us: h.max() as f64 / 1e3,
+        }
+    }
+}
+
+/// The value at percentile `p` (0–100) of a histogram of nanoseconds: the smallest recorded
+/// value such that at least `p` % of samples are at or below it (within the histogram's
+/// 3-digit precision). 0 for an empty histogram.
+pub fn percentile_ns(h: &Histogram<u64>, p: f64) -> u64 {
+    if h.is_empty() {
+        0
+    } else {
+        h.value_at_percentile(p)
+    }
+}
+
+/// Merges per-worker histograms into one group histogram.
+pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogram<u64> {
+    let mut all = new_histogram();
+    for h in parts {
+        all.add(h)
+            .expect("auto-resizing histograms of equal precision always merge");
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(frame: u64, jitter_ns: i64) -> FrameSample {
+        FrameSample {
+            frame,
+            wakeup_ns: jitter_ns.max(0),
+            jitter_ns,
+            overrun: false,
+        }
+    }
+
+    #[test]
+    fn empty_row_is_zero_with_no_frames() {
+        let s = FrameStats::new(10_000);
+        let r = s.row(3);
+        assert_eq!(r.cpu, 3);
+        assert_eq!(r.frames, 0);
+        assert_eq!(
+            (r.min_us, r.max_us, r.avg_us, r.sigma_us),
+            (0.0, 0.0, 0.0, 0.0)
+        );
+        assert_eq!((r.overruns, r.last_overrun, r.fliers), (0, 0, 0));
+        assert!(r.first_fliers.is_empty());
+        assert_eq!(r.last_flier, None);
+        assert_eq!(s.wakeup_summary().samples, 0);
+    }
+
+    #[test]
+    fn min_max_mean_sigma() {
+        let mut s = FrameStats::new(10_000);
+        // 2, 4, 4, 4, 5, 5, 7, 9 µs: mean 5, population sigma 2.
+        for (k, us) in [2, 4, 4, 4, 5, 5, 7, 9].into_iter().enumerate() {
+            s.record(sample(k as u64, us * 1000));
+        }
+        let r = s.row(0);
+        assert_eq!(r.frames, 8);
+        assert_eq!(r.min_us, 2.0);
+        assert_eq!(r.max_us, 9.0);
+        assert_eq!(r.max_frame, 7);
+        assert!((r.avg_us - 5.0).abs() < 1e-12);
+        assert!((r.sigma_us - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn max_frame_is_the_first_maximum() {
+        let mut s = FrameStats::new(10_000);
+        for (k, j) in [5, 9, 9, 1].into_iter().enumerate() {
+            s.record(sample(k as u64, j));
+        }
+        assert_eq!(s.row(0).max_frame, 1);
+    }
+
+    #[test]
+    fn single_frame_has_zero_sigma() {
+        let mut s = FrameStats::new(10_000);
+        s.record(sample(0, 1234));
+        let r = s.row(0);
+        assert_eq!(
+            (r.min_us, r.max_us, r.avg_us, r.sigma_us),
+            (1.234, 1.234, 1.234, 0.0)
+        );
+    }
+
+    #[test]
+    fn flier_threshold_is_strict() {
+        // (jitter ns, is a flier) around a 10 µs threshold.
+        let table = [(9_999, false), (10_000, false), (10_001, true), (-5, false)];
+        for (j, flier) in table {
+            let mut s = FrameStats::new(10_000);
+            s.record(sample(0, j));
+            assert_eq!(s.row(0).fliers, flier as u64, "jitter {j}");
+        }
+    }
+
+    #[test]
+    fn flier_bookkeeping_keeps_first_five_and_last() {
+        // (flier frames, expected first, expected last)
+        let table: &[(&[u64], &[u64], Option<u64>)] = &[
+            (&[], &[], None),
+            (&[7], &[7], Some(7)),
+            (&[1, 2, 3, 4, 5], &[1, 2, 3, 4, 5], Some(5)),
+            (&[1, 2, 3, 4, 5, 6], &[1, 2, 3, 4, 5], Some(6)),
+            (
+                &[2496, 2497, 36625, 36626, 45649, 50000, 3438632],
+                &[2496, 2497, 36625, 36626, 45649],
+                Some(3438632),
+            ),
+        ];
+        for (fliers, first, last) in table {
+            let mut s = FrameStats::new(10_000);
+            let end = fliers.last().copied().unwrap_or(10) + 3;
+            for k in 0..end {
+                let j = if fliers.contains(&k) { 50_000 } else { 100 };
+                s.record(sample(k, j));
+            }
+            let r = s.row(0);
+            assert_eq!(r.fliers, fliers.len() as u64);
+            assert_eq!(&r.first_fliers[..], *first);
+            assert_eq!(r.last_flier, *last);
+            assert_eq!(r.frames, end);
+        }
+    }
+
+    #[test]
+    fn overruns_count_and_last() {
+        let mut s = FrameStats::new(10_000);
+        for k in 0..10 {
+            s.record(FrameSample {
+                frame: k,
+                wakeup_ns: 1,
+                jitter_ns: 1,
+                overrun: k == 3 || k == 8,
+            });
+        }
+        let r = s.row(0);
+        assert_eq!((r.overruns, r.last_overrun), (2, 8));
+    }
+
+    #[test]
+    fn negative_jitter_is_kept_signed_and_counted() {
+        let mut s = FrameStats::new(10_000);
+        s.record(sample(0, -300));
+        s.record(sample(1, 700));
+        let r = s.row(0);
+        assert_eq!(r.min_us, -0.3);
+        assert!((r.avg_us - 0.2).abs() < 1e-12);
+        assert_eq!(s.negative(), 1);
+        assert_eq!(s.jitter_histogram().min(), 0);
+    }
+
+    #[test]
+    fn percentiles_at_the_edges() {
+        let mut h = new_histogram();
+        for v in 1..=10_000u64 {
+            record(&mut h, v * 100);
+        }
+        // (percentile, expected ns within 0.1 %)
+        let table = [
+            (0.0, 100),
+            (50.0, 500_000),
+            (99.0, 990_000),
+            (99.9, 999_000),
+            (100.0, 1_000_000),
+        ];
+        for (p, want) in table {
+            let got = percentile_ns(&h, p) as f64;
+            assert!(
+                (got - want as f64).abs() <= want as f64 * 1e-3,
+                "p{p}: {got} vs {want}"
+            );
+        }
+        assert_eq!(percentile_ns(&Histogram::<u64>::new(3).unwrap(), 50.0), 0);
+    }
+
+    #[test]
+    fn histograms_grow_instead_of_clamping() {
+        let mut s = FrameStats::new(10_000);
+        for (k, j) in [3_000, 2_000_000_000].into_iter().enumerate() {
+            s.record(FrameSample {
+                frame: k as u64,
+                wakeup_ns: j,
+                jitter_ns: j,
+                overrun: false,
+            });
+        }
+        assert_eq!(s.jitter_histogram().min(), 3_000);
+        assert!(s.wakeup_histogram().max() >= 2_000_000_000);
+    }
+
+    #[test]
+    fn summary_and_merge() {
+        let mut a = FrameStats::new(10_000);
+        let mut b = FrameStats::new(10_000);
+        for k in 0..100 {
+            a.record(FrameSample {
+                frame: k,
+                wakeup_ns: 2_000,
+                jitter_ns: 1_000,
+                overrun: false,
+            });
+            b.record(FrameSample {
+                frame: k,
+                wakeup_ns: 60_000,
+                jitter_ns: 3_000,
+                overrun: false,
+            });
+        }
+        let all = merged([a.jitter_histogram(), b.jitter_histogram()]);
+        assert_eq!(all.len(), 200);
+        let s = LatencySummary::from_histogram(&all);
+        assert_eq!(s.samples, 200);
+        assert!((s.p50_us - 1.0).abs() < 0.01, "{s:?}");
+        assert!((s.p99_us - 3.0).abs() < 0.01);
+        let w = b.wakeup_summary();
+        assert_eq!((w.min_us, w.samples), (60.0, 100));
+        assert!((w.p50_us - 60.0).abs() < 0.1);
+    }
+}
