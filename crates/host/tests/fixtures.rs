@@ -23,7 +23,7 @@ fn fixture(rel: &str) -> String {
 
 #[test]
 fn timer_list_v0_10_captured() {
-    let tl = parse_timer_list(&fixture("x86-kvm-6.18/timer_list")).unwrap();
+    let tl = parse_timer_list(&fixture("x86-kvm-6.18/proc/timer_list")).unwrap();
     assert_eq!(tl.version.as_deref(), Some("v0.10"));
     assert!(tl.unparsed.is_empty(), "{:?}", tl.unparsed);
     assert_eq!(tl.cpus.len(), 2);
@@ -96,7 +96,7 @@ fn timer_list_v0_8_handmade_lowres() {
 
 #[test]
 fn interrupts_x86_captured() {
-    let irqs = parse_interrupts(&fixture("x86-kvm-6.18/interrupts")).unwrap();
+    let irqs = parse_interrupts(&fixture("x86-kvm-6.18/proc/interrupts")).unwrap();
     assert_eq!(irqs.cpus, vec![0, 1]);
     for kind in [
         IrqKind::LocalTimer,
@@ -129,7 +129,7 @@ fn interrupts_arm64_handmade() {
 
 #[test]
 fn stat_captured() {
-    let st = parse_stat(&fixture("x86-kvm-6.18/stat")).unwrap();
+    let st = parse_stat(&fixture("x86-kvm-6.18/proc/stat")).unwrap();
     assert_eq!(st.cpus.iter().map(|c| c.0).collect::<Vec<_>>(), vec![0, 1]);
     assert_eq!(st.total.columns, 10);
     assert!(st.intr_total.is_some() && st.ctxt.is_some() && st.procs_running.is_some());

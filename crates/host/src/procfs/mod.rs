@@ -9,6 +9,7 @@
 //! * [`interrupts`] — `/proc/interrupts` (x86 and arm64), with architecture-neutral
 //!   [`interrupts::IrqKind`] lookups.
 //! * [`stat`] — `/proc/stat`.
+//! * [`kconfig`] — the kernel build configuration (`CONFIG_HZ`, `CONFIG_NO_HZ_*`).
 //! * [`cpuidle`] — the cpuidle sysfs tree.
 //! * [`trace`] — the text of a tracefs `trace` file (timer, irq_vectors, power and sched
 //!   events).
@@ -18,12 +19,14 @@
 
 pub mod cpuidle;
 pub mod interrupts;
+pub mod kconfig;
 pub mod stat;
 pub mod timer_list;
 pub mod trace;
 
 pub use cpuidle::{Cpuidle, read_cpuidle};
 pub use interrupts::{Interrupts, IrqKind, parse_interrupts};
+pub use kconfig::{Kconfig, parse_kconfig};
 pub use stat::{ProcStat, parse_stat};
 pub use timer_list::{TimerList, is_tick_timer_callback, parse_timer_list};
 pub use trace::{TraceText, parse_trace};
