@@ -1,0 +1,671 @@
+//! The menu governor (§9.3), the default cpuidle governor of NO_HZ kernels.
+//!
+//! # Design note
+//!
+//! menu predicts how long the CPU will stay idle and picks the deepest state that pays off
+//! within that prediction and within the latency limit. The prediction has three parts:
+//!
+//! 1. **Next timer.** The sleep length (time to the next timer if the tick were stopped).
+//! 2. **Correction factor.** A per-bucket running average of measured ÷ expected idle time,
+//!    where the bucket is the order of magnitude of the sleep length ([`which_bucket`]). It is
+//!    a fixed-point number: [`UNITY`] = 1024 × 8 means 1.0. Each update keeps 7/8 of the old
+//!    value and adds 1024 × measured ÷ expected ([`updated_factor`]), so it converges on
+//!    8 × 1024 × the average ratio.
+//! 3. **Typical interval.** If the last 8 measured idle durations cluster (standard deviation
+//!    ≤ 20 µs, or mean > 6 × standard deviation with at least 6 samples left), their mean caps
+//!    the prediction. Upper outliers are dropped one value at a time, down to three quarters
+//!    of the samples ([`typical_interval_us`]).
+//!
+//! The tick decision follows: the tick is kept when the choice is POLL or the prediction is
+//! shorter than a tick, and the state is then stepped down until it fits before the next
+//! programmed event (`delta_next`, which includes the tick). With the tick already stopped a
+//! short prediction is distrusted and `delta_next` used instead, so that a CPU is not left in
+//! a shallow state for a long tickless sleep.
+//!
+//! This is the behaviour of the ~5.4–5.10 kernels without I/O-wait buckets or the performance
+//! multiplier (their effect vanishes with no I/O waiters: the latency limit becomes
+//! `min(PM QoS, predicted)` while the tick runs). The 6.x rewrite that skips reading the
+//! sleep length when the typical interval is short is not modelled. Like the kernel, a fresh
+//! [`Menu`] has an all-zero interval history, so its first predictions are 0 and it polls
+//! until eight idle periods have been recorded.
+
+use super::{Governor, IdleStateParams, Reflect, SelectInput, Selection};
+
+/// Number of correction-factor buckets (orders of magnitude of the sleep length).
+pub const BUCKETS: usize = 6;
+/// Length of the idle-interval history.
+pub const INTERVALS: usize = 8;
+/// Fixed-point resolution of one correction sample.
+pub const RESOLUTION: u64 = 1024;
+/// Decay of the correction running average: each update keeps `1 - 1/DECAY`.
+pub const DECAY: u64 = 8;
+/// A correction factor of 1.0.
+pub const UNITY: u64 = RESOLUTION * DECAY;
+/// Idle periods at least this long count as perfectly predicted (50 ms).
+pub const MAX_INTERESTING_NS: u64 = 50_000_000;
+/// Variance (µs²) under which the interval history is accepted outright (σ ≤ 20 µs).
+pub const TYPICAL_MAX_VARIANCE_US2: u64 = 400;
+
+/// Correction bucket of a sleep length: <10 µs, <100 µs, <1 ms, <10 ms, <100 ms, longer.
+pub fn which_bucket(sleep_ns: u64) -> usize {
+    match sleep_ns {
+        0..10_000 => 0,
+        10_000..100_000 => 1,
+        100_000..1_000_000 => 2,
+        1_000_000..10_000_000 => 3,
+        10_000_000..100_000_000 => 4,
+        _ => 5,
+    }
+}
+
+/// `sleep_ns × factor ÷ UNITY`, rounded to nearest and saturating.
+pub fn scale_by_factor(sleep_ns: u64, factor: u32) -> u64 {
+    let product = u128::from(sleep_ns) * u128::from(factor);
+    u64::try_from((product + u128::from(UNITY / 2)) / u128::from(UNITY)).unwrap_or(u64::MAX)
+}
+
+/// The correction factor after one idle period that lasted `measured_ns` (already capped at
+/// `expected_ns`) when `expected_ns` was the sleep length.
+pub fn updated_factor(old: u32, measured_ns: u64, expected_ns: u64) -> u32 {
+    let kept = u64::from(old) - u64::from(old) / DECAY;
+    let sample = if expected_ns > 0 && measured_ns < MAX_INTERESTING_NS {
+        // measured ≤ expected, so the sample is at most RESOLUTION.
+        (u128::from(RESOLUTION) * u128::from(measured_ns) / u128::from(expected_ns)) as u64
+    } else {
+        RESOLUTION
+    };
+    u32::try_from(kept + sample).unwrap_or(u32::MAX)
+}
+
+/// The typical idle interval (µs) of a history, if it has one (see the module note).
+pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
+    let mut threshold = u32::MAX;
+    loop {
+        let (mut sum, mut count, mut max) = (0u64, 0u64, 0u32);
+        for &v in intervals.iter().filter(|&&v| v <= threshold) {
+            sum += u64::from(v);
+            count += 1;
+            max = max.max(v);
+        }
+        // count ≥ 6: the first pass keeps all 8 and the loop stops before dropping below 6.
+        let avg = sum / count;
+        let variance = intervals
+            .iter()
+            .filter(|&&v| v <= threshold)
+            .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
+            .sum::<u128>()
+            / u128::from(count);
+        let tight_relative =
+            u128::from(avg) * u128::from(avg) > 36 * variance && 4 * count >= 3 * INTERVALS as u64;
+        if tight_relative || variance <= u128::from(TYPICAL_MAX_VARIANCE_US2) {
+            return Some(avg as u32);
+        }
+        if 4 * count <= 3 * INTERVALS as u64 {
+            return None;
+        }
+        threshold = max - 1;
+    }
+}
+
+/// Per-CPU state of the menu governor.
+#[derive(Clone, Debug)]
+pub struct Menu {
+    correction: [u32; BUCKETS],
+    /// Last measured idle durations in µs, a ring.
+    intervals: [u32; INTERVALS],
+    next_interval: usize,
+    /// Bucket and sleep length of the last selection, used by the next reflect.
+    bucket: usize,
+    next_timer_ns: u64,
+    tick_period_ns: u64,
+}
+
+impl Default for Menu {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Menu {
+    /// A governor as enabled on a CPU: correction factors 1.0, empty (all-zero) history.
+    pub fn new() -> Self {
+        Menu {
+            correction: [UNITY as u32; BUCKETS],
+            intervals: [0; INTERVALS],
+            next_interval: 0,
+            bucket: 0,
+            next_timer_ns: 0,
+            tick_period_ns: 0,
+        }
+    }
+
+    /// The correction factors (fixed point, [`UNITY`] = 1.0), by bucket.
+    pub fn correction_factors(&self) -> &[u32; BUCKETS] {
+        &self.correction
+    }
+
+    /// The interval history in µs (a ring; order is not meaningful).
+    pub fn intervals_us(&self) -> &[u32; INTERVALS] {
+        &self.intervals
+    }
+
+    /// The idle duration menu would predict for `sleep_length_ns`: the corrected sleep length,
+    /// capped by the typical interval.
+    pub fn predict_ns(&self, sleep_length_ns: u64) -> u64 {
+        let corrected = scale_by_factor(
+            sleep_length_ns,
+            self.correction[which_bucket(sleep_length_ns)],
+        );
+        match typical_interval_us(&self.intervals) {
+            Some(us) => corrected.min(u64::from(us) * 1_000),
+            None => corrected,
+        }
+    }
+}
+
+impl Governor for Menu {
+    fn name(&self) -> &'static str {
+        "menu"
+    }
+
+    fn select(&mut self, states: &[IdleStateParams], input: &SelectInput) -> Selection {
+        let sleep = input.sleep_length_ns;
+        let tick = input.tick_period_ns;
+        self.next_timer_ns = sleep;
+        self.tick_period_ns = tick;
+        self.bucket = which_bucket(sleep);
+
+        let Some(first) = states.first() else {
+            return Selection {
+                state: 0,
+                stop_tick: true,
+            };
+        };
+        // State 0 will be used no matter what: return it, keeping the tick if it polls.
+        let shallow_only = states.len() == 1
+            || input.latency_req_ns == 0
+            || ((sleep < states[1].target_residency_ns
+                || input.latency_req_ns < states[1].exit_latency_ns)
+                && !first.disabled);
+        if shallow_only {
+            return Selection {
+                state: 0,
+                stop_tick: !first.polling,
+            };
+        }
+
+        let mut predicted = self.predict_ns(sleep);
+        let mut latency_req = input.latency_req_ns;
+        if input.tick_stopped {
+            if predicted < tick {
+                predicted = input.delta_next_ns;
+            }
+        } else {
+            latency_req = latency_req.min(predicted);
+        }
+
+        let mut chosen: Option<usize> = None;
+        for (i, s) in states.iter().enumerate() {
+            if s.disabled {
+                continue;
+            }
+            let current = *chosen.get_or_insert(i);
+            if s.target_residency_ns > predicted {
+                // Prefer a real state to busy polling if a timer is due late enough.
+                if states[current].polling
+                    && s.exit_latency_ns <= latency_req
+                    && s.target_residency_ns <= sleep
+                {
+                    predicted = s.target_residency_ns;
+                    chosen = Some(i);
+                    break;
+                }
+                if predicted < tick {
+                    break;
+                }
+                if !input.tick_stopped {
+                    // Shallow so far: keep the tick and let the next iteration decide.
+                    predicted = states[current].target_residency_ns;
+                    break;
+                }
+                // Tick stopped: don't get stuck shallow if this state fits the next event.
+                let state = if states[current].target_residency_ns < tick
+                    && s.target_residency_ns <= input.delta_next_ns
+                {
+                    i
+                } else {
+                    current
+                };
+                return Selection {
+                    state,
+                    stop_tick: true,
+                };
+            }
+            if s.exit_latency_ns > latency_req {
+                break;
+            }
+            chosen = Some(i);
+        }
+        let mut state = chosen.unwrap_or(0);
+
+        let mut stop_tick = true;
+        if (states[state].polling || predicted < tick) && !input.tick_stopped {
+            stop_tick = false;
+            // The tick stays: step down to a state that fits before the next event.
+            if state > 0 && states[state].target_residency_ns > input.delta_next_ns {
+                for i in (0..state).rev() {
+                    if states[i].disabled {
+                        continue;
+                    }
+                    state = i;
+                    if states[i].target_residency_ns <= input.delta_next_ns {
+                        break;
+                    }
+                }
+            }
+        }
+        Selection { state, stop_tick }
+    }
+
+    fn reflect(&mut self, states: &[IdleStateParams], r: &Reflect) {
+        let target = &states[r.state];
+        let measured = if r.woken_by_tick && self.next_timer_ns > self.tick_period_ns {
+            // nohz promised no event within the tick, yet the tick woke us: the tick was not
+            // stopped after all, so the CPU might have slept long. Count it as long.
+            9 * MAX_INTERESTING_NS / 10
+        } else if target.polling && r.poll_timed_out {
+            // A better prediction would have slept until the timer.
+            self.next_timer_ns
+        } else if r.residency_ns > target.exit_latency_ns.saturating_mul(2) {
+            r.residency_ns - target.exit_latency_ns
+        } else {
+            // Too short to have really reached the state: assume no exit latency was paid.
+            r.residency_ns / 2
+        };
+        let measured = measured.min(self.next_timer_ns);
+        let factor = &mut self.correction[self.bucket];
+        *factor = updated_factor(*factor, measured, self.next_timer_ns);
+        self.intervals[self.next_interval] = u32::try_from(measured / 1_000).unwrap_or(u32::MAX);
+        self.next_interval = (self.next_interval + 1) % INTERVALS;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::{TICK, skx};
+    use super::*;
+
+    /// Intervals with no typical value (checked in `typical_table`).
+    const SPREAD: [u32; INTERVALS] = [1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000];
+
+    fn menu_with(intervals: [u32; INTERVALS]) -> Menu {
+        Menu {
+            intervals,
+            ..Menu::new()
+        }
+    }
+
+    fn input(sleep: u64, delta_next: u64, tick_stopped: bool, latency: u64) -> SelectInput {
+        SelectInput {
+            sleep_length_ns: sleep,
+            delta_next_ns: delta_next,
+            tick_stopped,
+            latency_req_ns: latency,
+            tick_period_ns: TICK,
+        }
+    }
+
+    fn sel(state: usize, stop_tick: bool) -> Selection {
+        Selection { state, stop_tick }
+    }
+
+    #[test]
+    fn bucket_boundaries() {
+        let table = [
+            (0, 0),
+            (9_999, 0),
+            (10_000, 1),
+            (99_999, 1),
+            (100_000, 2),
+            (999_999, 2),
+            (1_000_000, 3),
+            (9_999_999, 3),
+            (10_000_000, 4),
+            (99_999_999, 4),
+            (100_000_000, 5),
+            (u64::MAX, 5),
+        ];
+        for (ns, bucket) in table {
+            assert_eq!(which_bucket(ns), bucket, "{ns}");
+        }
+    }
+
+    #[test]
+    fn typical_table() {
+        let rep = |a: u32, b: u32| [a, b, a, b, a, b, a, b];
+        let table: &[([u32; INTERVALS], Option<u32>)] = &[
+            ([500; 8], Some(500)),
+            ([0; 8], Some(0)),
+            // σ exactly 20 µs is accepted on the absolute rule.
+            (rep(480, 520), Some(500)),
+            (rep(0, 40), Some(20)),
+            // σ 21 µs with a small mean fails both rules; dropping the four maxima leaves
+            // four zeros, which pass the absolute rule.
+            (rep(0, 42), Some(0)),
+            // mean exactly 6σ fails the relative rule; after dropping the maxima the four
+            // 500s are tight.
+            (rep(500, 700), Some(500)),
+            // mean just above 6σ passes with all eight samples.
+            (rep(501, 701), Some(601)),
+            // One upper outlier is discarded.
+            (
+                [1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 90_000],
+                Some(1_000),
+            ),
+            // Two outliers: 6 samples left, still allowed.
+            (
+                [1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 80_000, 90_000],
+                Some(1_000),
+            ),
+            // Three distinct outliers: would need to go below 6 samples.
+            (
+                [1_000, 1_000, 1_000, 1_000, 1_000, 70_000, 80_000, 90_000],
+                None,
+            ),
+            (SPREAD, None),
+            // Saturated samples do not overflow.
+            ([u32::MAX; 8], Some(u32::MAX)),
+        ];
+        for (intervals, want) in table {
+            assert_eq!(typical_interval_us(intervals), *want, "{intervals:?}");
+        }
+    }
+
+    #[test]
+    fn factor_table() {
+        let unity = UNITY as u32;
+        let table: &[(u32, u64, u64, u32)] = &[
+            // (old, measured, expected, new)
+            (unity, 1_000_000, 1_000_000, unity),
+            (unity, 0, 1_000_000, unity - 1_024),
+            (unity, 500_000, 1_000_000, unity - 1_024 + 512),
+            (unity, 45_000_000, 100_000_000, unity - 1_024 + 460),
+            // At or beyond MAX_INTERESTING: a perfect prediction whatever the ratio.
+            (unity, MAX_INTERESTING_NS, 10 * MAX_INTERESTING_NS, unity),
+            (
+                unity,
+                MAX_INTERESTING_NS - 1,
+                10 * MAX_INTERESTING_NS,
+                unity - 1_024 + 102,
+            ),
+            (0, 0, 0, 1_024),
+            (7, 0, 10, 7),
+        ];
+        for &(old, measured, expected, new) in table {
+            assert_eq!(
+                updated_factor(old, measured, expected),
+                new,
+                "{old} {measured}"
+            );
+        }
+        assert_eq!(scale_by_factor(1_000, unity), 1_000);
+        assert_eq!(scale_by_factor(1_000, unity / 2), 500);
+        assert_eq!(scale_by_factor(3, 4_096 + 1), 2, "1.5 rounds to nearest");
+        assert_eq!(scale_by_factor(u64::MAX, unity), u64::MAX);
+        assert_eq!(scale_by_factor(u64::MAX, unity + 1), u64::MAX, "saturates");
+    }
+
+    type SelectCase<'a> = (
+        &'a [IdleStateParams],
+        u64,
+        u64,
+        bool,
+        u64,
+        Selection,
+        &'a str,
+    );
+
+    #[test]
+    fn select_table() {
+        let s = skx();
+        let mut c1e_off = skx();
+        c1e_off[2].disabled = true;
+        let mut poll_off = skx();
+        poll_off[0].disabled = true;
+        let max = u64::MAX;
+        // (states, sleep, delta_next, tick_stopped, latency, expected, why)
+        #[rustfmt::skip]
+        let table: &[SelectCase] = &[
+            (&s, 1_999, TICK, false, max, sel(0, false), "sleep below C1 residency: POLL"),
+            (&s, 2_000, TICK, false, max, sel(1, false), "residency == predicted fits"),
+            (&s, 100_000, TICK, false, 0, sel(0, false), "latency 0: POLL only"),
+            (&s, 100_000, TICK, false, 1_999, sel(0, false), "latency below C1 exit"),
+            (&s, 100_000, TICK, false, 2_000, sel(1, false), "latency == C1 exit"),
+            (&s, 100_000, TICK, false, 10_000, sel(2, false), "latency == C1E exit"),
+            (&s, 100_000, TICK, false, 9_999, sel(1, false), "latency just below C1E exit"),
+            (&s, 100_000, TICK, false, max, sel(2, false), "C6 residency too long"),
+            (&s, 5 * TICK, 5 * TICK, false, max, sel(3, true), "long sleep: deepest, stop"),
+            (&s, TICK, TICK, false, max, sel(3, true), "predicted == tick: stop"),
+            (&s, TICK - 1, TICK - 1, false, max, sel(3, false), "predicted < tick: keep"),
+            (&s, TICK - 1, 600_000, false, max, sel(3, false), "C6 fits delta_next exactly"),
+            (&s, TICK - 1, 599_999, false, max, sel(2, false), "step down to fit delta_next"),
+            (&c1e_off, 100_000, TICK, false, max, sel(1, false), "disabled C1E skipped"),
+            (&c1e_off, TICK - 1, 500_000, false, max, sel(1, false), "step-down skips C1E"),
+            (&poll_off, 1_999, TICK, false, max, sel(1, false), "POLL disabled: C1 anyway"),
+            (&s, 5 * TICK, 5 * TICK, true, max, sel(3, true), "tick stopped"),
+            (&s, 5 * TICK, 5 * TICK, false, 133_000, sel(3, true), "latency == C6 exit"),
+            (&s, 5 * TICK, 5 * TICK, false, 132_999, sel(2, true), "latency caps at C1E"),
+            (&s, max, max, true, max, sel(3, true), "no timer at all"),
+        ];
+        for &(states, sleep, delta_next, stopped, latency, want, what) in table {
+            let mut m = menu_with(SPREAD);
+            let got = m.select(states, &input(sleep, delta_next, stopped, latency));
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    #[test]
+    fn all_states_disabled_falls_back_to_state_zero() {
+        let states: Vec<_> = skx().into_iter().map(|s| s.with_disabled(true)).collect();
+        let mut m = menu_with(SPREAD);
+        let got = m.select(&states, &input(5 * TICK, 5 * TICK, false, u64::MAX));
+        // Nothing is enabled: state 0, and since it polls the tick is kept.
+        assert_eq!(got, sel(0, false));
+    }
+
+    #[test]
+    fn prefer_a_real_state_over_polling() {
+        let states = [
+            IdleStateParams::poll(),
+            IdleStateParams::new("C1", 1_000, 2_000),
+        ];
+        // Typical interval 1 µs → predicted 1 µs, below C1's residency.
+        for (sleep, want) in [(2_000, sel(1, false)), (1_999, sel(0, false))] {
+            let mut m = menu_with([1; INTERVALS]);
+            let got = m.select(&states, &input(sleep, TICK, false, u64::MAX));
+            assert_eq!(got, want, "sleep {sleep}");
+        }
+        // Latency limit (min(QoS, predicted) = 1 µs) admits C1's 1 µs exit exactly.
+        let mut strict = states.clone();
+        strict[1].exit_latency_ns = 1_001;
+        let mut m = menu_with([1; INTERVALS]);
+        assert_eq!(
+            m.select(&strict, &input(100_000, TICK, false, u64::MAX)),
+            sel(0, false)
+        );
+    }
+
+    #[test]
+    fn stopped_tick_distrusts_short_predictions() {
+        let s = skx();
+        // Typical 1 µs would pick POLL with a running tick...
+        let mut m = menu_with([1; INTERVALS]);
+        assert_eq!(
+            m.select(&s, &input(5 * TICK, TICK, false, u64::MAX)),
+            sel(0, false)
+        );
+        // ...but with the tick stopped the time to the next event is used instead.
+        let mut m = menu_with([1; INTERVALS]);
+        assert_eq!(
+            m.select(&s, &input(5 * TICK, 5 * TICK, true, u64::MAX)),
+            sel(3, true)
+        );
+        let mut m = menu_with([1; INTERVALS]);
+        assert_eq!(
+            m.select(&s, &input(5 * TICK, 599_999, true, u64::MAX)),
+            sel(2, true)
+        );
+    }
+
+    #[test]
+    fn stopped_tick_promotes_from_shallow_when_the_event_is_far() {
+        let mut s = skx();
+        s[3].target_residency_ns = 2 * TICK;
+        // predicted 1.5 ticks ≥ tick; C6 needs 2 ticks.
+        let mut m = menu_with(SPREAD);
+        let far = m.select(&s, &input(3 * TICK / 2, 2 * TICK, true, u64::MAX));
+        assert_eq!(far, sel(3, true), "C6 fits the time to the next event");
+        let near = m.select(&s, &input(3 * TICK / 2, 2 * TICK - 1, true, u64::MAX));
+        assert_eq!(near, sel(2, true));
+        // With the tick running, the shallow state is kept along with the tick.
+        let running = m.select(&s, &input(3 * TICK / 2, TICK, false, u64::MAX));
+        assert_eq!(running, sel(2, false));
+    }
+
+    #[test]
+    fn fresh_menu_polls_until_history_fills() {
+        let s = skx();
+        let mut m = Menu::new();
+        let i = input(10 * TICK, TICK, false, u64::MAX);
+        assert_eq!(m.select(&s, &i), sel(0, false));
+        for _ in 0..INTERVALS {
+            assert_eq!(m.select(&s, &i).state, 0);
+            m.reflect(
+                &s,
+                &Reflect {
+                    state: 0,
+                    residency_ns: 62_500,
+                    woken_by_tick: false,
+                    poll_timed_out: true,
+                },
+            );
+        }
+        // Each timed-out poll counted as a full sleep: history says 10 ms.
+        assert_eq!(m.intervals_us(), &[10_000; INTERVALS]);
+        assert_eq!(m.select(&s, &i), sel(3, true));
+    }
+
+    fn reflect_once(states: &[IdleStateParams], sleep: u64, r: Reflect) -> Menu {
+        let mut m = menu_with(SPREAD);
+        m.select(states, &input(sleep, TICK, false, u64::MAX));
+        m.reflect(states, &r);
+        m
+    }
+
+    #[test]
+    fn reflect_table() {
+        let s = skx();
+        let r = |state, residency_ns, woken_by_tick, poll_timed_out| Reflect {
+            state,
+            residency_ns,
+            woken_by_tick,
+            poll_timed_out,
+        };
+        let unity = UNITY as u32;
+        // (sleep, reflect, bucket, new factor, recorded µs)
+        let table: &[(u64, Reflect, usize, u32, u32)] = &[
+            // Tick wake although nohz promised nothing within the tick: a long sample.
+            (
+                100_000_000,
+                r(3, 1_000_000, true, false),
+                5,
+                unity - 1_024 + 460,
+                45_000,
+            ),
+            // ...capped at the sleep length.
+            (20_000_000, r(3, 1_000_000, true, false), 4, unity, 20_000),
+            // Sleep length exactly one tick: an ordinary sample.
+            (
+                TICK,
+                r(3, 500_000, true, false),
+                3,
+                unity - 1_024 + 375,
+                367,
+            ),
+            // Timed-out POLL counts as the full sleep.
+            (5 * TICK, r(0, 62_500, false, true), 3, unity, 5_000),
+            // POLL that ended by a wakeup: the residency.
+            (
+                5 * TICK,
+                r(0, 62_500, false, false),
+                3,
+                unity - 1_024 + 12,
+                62,
+            ),
+            // Exit latency deducted when the residency exceeds twice it...
+            (
+                5 * TICK,
+                r(3, 266_001, false, false),
+                3,
+                unity - 1_024 + 27,
+                133,
+            ),
+            // ...halved otherwise.
+            (
+                5 * TICK,
+                r(3, 266_000, false, false),
+                3,
+                unity - 1_024 + 27,
+                133,
+            ),
+            (
+                5 * TICK,
+                r(3, 100_000, false, false),
+                3,
+                unity - 1_024 + 10,
+                50,
+            ),
+            // Longer than the sleep length (another wake source is impossible, but the
+            // exit latency can overshoot): capped at 1.0.
+            (5 * TICK, r(3, 9 * TICK, false, false), 3, unity, 5_000),
+        ];
+        for &(sleep, refl, bucket, factor, recorded) in table {
+            let m = reflect_once(&s, sleep, refl);
+            assert_eq!(m.correction_factors()[bucket], factor, "{sleep} {refl:?}");
+            assert_eq!(m.intervals_us()[0], recorded, "{sleep} {refl:?}");
+            for (b, &f) in m.correction_factors().iter().enumerate() {
+                if b != bucket {
+                    assert_eq!(f, unity, "only the selected bucket moves");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn learns_a_periodic_wakeup() {
+        // Something wakes the CPU every 300 µs although the next timer is 10 ms away.
+        let s = skx();
+        let mut m = Menu::new();
+        let i = input(10 * TICK, TICK, false, u64::MAX);
+        let poll_limit = m.poll_limit_ns(&s, TICK);
+        assert_eq!(poll_limit, 20_000);
+        let mut last = m.select(&s, &i);
+        for _ in 0..64 {
+            // POLL gives up before the wakeup; other states see it.
+            let polled = s[last.state].polling;
+            m.reflect(
+                &s,
+                &Reflect {
+                    state: last.state,
+                    residency_ns: if polled { poll_limit } else { 300_000 },
+                    woken_by_tick: false,
+                    poll_timed_out: polled,
+                },
+            );
+            last = m.select(&s, &i);
+        }
+        // The typical interval caps the prediction below C6's 600 µs: C1E, tick kept.
+        assert_eq!(last, sel(2, false));
+        assert!(m.predict_ns(10 * TICK) < 600_000);
+    }
+}

@@ -1,0 +1,340 @@
+//! cpuidle: idle states as the governors see them, and the governors themselves.
+//!
+//! # Design note
+//!
+//! In the kernel's idle loop (§9.1 of `kernel-tick-behaviour.md`) a governor is asked two
+//! questions each time a CPU goes idle: which state to enter, and whether the tick may be
+//! stopped. It is told what happened afterwards. Here those are [`Governor::select`] and
+//! [`Governor::reflect`], with plain-data inputs ([`SelectInput`], [`Reflect`]) and a
+//! plain-data answer ([`Selection`]), so that a governor is a pure state machine the twin can
+//! run without any clock or callback. The twin computes the inputs (sleep length and
+//! `delta_next` from §3.4, the PM QoS limit) and acts on the answer (enter the state, keep or
+//! stop the tick, bound a POLL spin with [`Governor::poll_limit_ns`]).
+//!
+//! * [`menu`]: the default with NO_HZ; predicts the idle duration from the next timer,
+//!   per-magnitude correction factors and a repeating-interval detector.
+//! * [`haltpoll`]: for KVM guests; an adaptive poll window in front of HLT.
+//! * [`ladder`]: for periodic-tick systems; steps one state deeper or shallower at a time.
+//!
+//! [`AnyGovernor`] dispatches statically over the three. [`default_governor`] applies the
+//! kernel's rating rule.
+//!
+//! Governors are deterministic and never allocate in `select` or `reflect`. All times are in
+//! nanoseconds: this follows the kernels (≥ 5.8) that moved cpuidle from microseconds to
+//! nanoseconds; where a rule is stated in microseconds (menu's interval statistics) it is
+//! kept in microseconds.
+//!
+//! State tables are ordered shallowest first, as drivers register them. On x86 state 0 is the
+//! POLL state ([`IdleStateParams::poll`]).
+
+pub mod haltpoll;
+pub mod ladder;
+pub mod menu;
+
+use std::borrow::Cow;
+
+pub use haltpoll::Haltpoll;
+pub use ladder::Ladder;
+pub use menu::Menu;
+use ticklab_spec::cmdline::HaltpollParams;
+
+/// The most states a cpuidle driver may register (`CPUIDLE_STATE_MAX`).
+pub const CPUIDLE_STATE_MAX: usize = 10;
+
+/// Deeper states with a target residency below this are not used to bound a POLL spin (§9.2).
+pub const POLL_MIN_NS: u64 = 10_000;
+
+/// One cpuidle state as the governors see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleStateParams {
+    /// State name as in sysfs (`POLL`, `C1`, `C6`, `haltpoll idle`, ...).
+    pub name: Cow<'static, str>,
+    /// Worst-case time to leave the state (sysfs `latency`, here in ns).
+    pub exit_latency_ns: u64,
+    /// Minimum residency for the state to pay off (sysfs `residency`, here in ns).
+    pub target_residency_ns: u64,
+    /// The state busy-polls (CPUIDLE_FLAG_POLLING): the CPU spins with the polling flag set.
+    pub polling: bool,
+    /// Disabled by the user (sysfs `disable`) or the driver; governors never pick it, except
+    /// state 0 when nothing else is enabled.
+    pub disabled: bool,
+}
+
+impl IdleStateParams {
+    /// An enabled, non-polling state.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        exit_latency_ns: u64,
+        target_residency_ns: u64,
+    ) -> Self {
+        IdleStateParams {
+            name: name.into(),
+            exit_latency_ns,
+            target_residency_ns,
+            polling: false,
+            disabled: false,
+        }
+    }
+
+    /// The POLL state: no exit latency, no target residency, busy polling (§9.2).
+    pub fn poll() -> Self {
+        IdleStateParams {
+            polling: true,
+            ..Self::new("POLL", 0, 0)
+        }
+    }
+
+    /// This state with `disabled` set as given.
+    pub fn with_disabled(mut self, disabled: bool) -> Self {
+        self.disabled = disabled;
+        self
+    }
+}
+
+/// The two states of the cpuidle-haltpoll driver (§9.4): POLL, then HLT with 1 µs exit
+/// latency and 1 µs target residency.
+pub fn haltpoll_driver_states() -> [IdleStateParams; 2] {
+    [
+        IdleStateParams::poll(),
+        IdleStateParams::new("haltpoll idle", 1_000, 1_000),
+    ]
+}
+
+/// What the idle loop tells the governor at selection time.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectInput {
+    /// Time to the next timer event if the tick were stopped (`tick_nohz_get_sleep_length`);
+    /// `u64::MAX` for none.
+    pub sleep_length_ns: u64,
+    /// Time to the next event already programmed, including the tick if it keeps running.
+    pub delta_next_ns: u64,
+    /// The tick is already stopped.
+    pub tick_stopped: bool,
+    /// PM QoS resume-latency limit (`u64::MAX` = none; 0 = only POLL).
+    pub latency_req_ns: u64,
+    /// The tick period (`TICK_NSEC`).
+    pub tick_period_ns: u64,
+}
+
+/// A governor's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// Index of the state to enter.
+    pub state: usize,
+    /// Whether the tick may be stopped (ignored by the idle loop if it is already stopped).
+    pub stop_tick: bool,
+}
+
+/// What happened after the state was left.
+#[derive(Clone, Copy, Debug)]
+pub struct Reflect {
+    /// Index of the state actually entered.
+    pub state: usize,
+    /// Time spent in the state, from entry to wakeup including the exit latency.
+    pub residency_ns: u64,
+    /// The wakeup was the tick (`tick_nohz_idle_got_tick`).
+    pub woken_by_tick: bool,
+    /// The state was POLL and the spin ended because the poll limit ran out.
+    pub poll_timed_out: bool,
+}
+
+/// A cpuidle governor: one instance per CPU.
+pub trait Governor {
+    /// The governor's name as in `available_governors`.
+    fn name(&self) -> &'static str;
+    /// Chooses the state to enter and whether to stop the tick. `states` must not be empty.
+    fn select(&mut self, states: &[IdleStateParams], input: &SelectInput) -> Selection;
+    /// Learns from the idle period that just ended.
+    fn reflect(&mut self, states: &[IdleStateParams], r: &Reflect);
+    /// For the POLL state: how long to spin before giving up (poll_limit_ns rule of §9.2, or
+    /// the haltpoll window).
+    fn poll_limit_ns(&self, states: &[IdleStateParams], tick_period_ns: u64) -> u64 {
+        default_poll_limit_ns(states, tick_period_ns)
+    }
+}
+
+/// The POLL spin limit when the governor sets none (§9.2): the target residency of the first
+/// enabled state after state 0 whose residency is at least [`POLL_MIN_NS`], capped at a
+/// sixteenth of the tick; a whole tick period if no state qualifies.
+pub fn default_poll_limit_ns(states: &[IdleStateParams], tick_period_ns: u64) -> u64 {
+    states
+        .iter()
+        .skip(1)
+        .filter(|s| !s.disabled)
+        .find(|s| s.target_residency_ns >= POLL_MIN_NS)
+        .map_or(tick_period_ns, |s| {
+            s.target_residency_ns.min(tick_period_ns / 16)
+        })
+}
+
+/// Any of the implemented governors, dispatched statically.
+#[derive(Clone, Debug)]
+pub enum AnyGovernor {
+    /// The menu governor.
+    Menu(Menu),
+    /// The haltpoll governor.
+    Haltpoll(Haltpoll),
+    /// The ladder governor.
+    Ladder(Ladder),
+}
+
+impl Governor for AnyGovernor {
+    fn name(&self) -> &'static str {
+        match self {
+            AnyGovernor::Menu(g) => g.name(),
+            AnyGovernor::Haltpoll(g) => g.name(),
+            AnyGovernor::Ladder(g) => g.name(),
+        }
+    }
+
+    fn select(&mut self, states: &[IdleStateParams], input: &SelectInput) -> Selection {
+        match self {
+            AnyGovernor::Menu(g) => g.select(states, input),
+            AnyGovernor::Haltpoll(g) => g.select(states, input),
+            AnyGovernor::Ladder(g) => g.select(states, input),
+        }
+    }
+
+    fn reflect(&mut self, states: &[IdleStateParams], r: &Reflect) {
+        match self {
+            AnyGovernor::Menu(g) => g.reflect(states, r),
+            AnyGovernor::Haltpoll(g) => g.reflect(states, r),
+            AnyGovernor::Ladder(g) => g.reflect(states, r),
+        }
+    }
+
+    fn poll_limit_ns(&self, states: &[IdleStateParams], tick_period_ns: u64) -> u64 {
+        match self {
+            AnyGovernor::Menu(g) => g.poll_limit_ns(states, tick_period_ns),
+            AnyGovernor::Haltpoll(g) => g.poll_limit_ns(states, tick_period_ns),
+            AnyGovernor::Ladder(g) => g.poll_limit_ns(states, tick_period_ns),
+        }
+    }
+}
+
+/// A fresh governor by name (`menu`, `haltpoll`, `ladder`); `haltpoll` takes its module
+/// parameters from `haltpoll`. `None` for unknown or unimplemented governors (e.g. `teo`).
+pub fn governor_by_name(name: &str, haltpoll: HaltpollParams) -> Option<AnyGovernor> {
+    match name {
+        "menu" => Some(AnyGovernor::Menu(Menu::new())),
+        "haltpoll" => Some(AnyGovernor::Haltpoll(Haltpoll::new(haltpoll))),
+        "ladder" => Some(AnyGovernor::Ladder(Ladder::new())),
+        _ => None,
+    }
+}
+
+/// The governors the kernel knows, in registration order.
+pub const KNOWN_GOVERNORS: [&str; 4] = ["ladder", "menu", "teo", "haltpoll"];
+
+/// A governor's rating (§9.3): the highest-rated registered governor becomes the default.
+/// Ladder rates above menu when the tick cannot be stopped (`nohz` off).
+pub fn governor_rating(name: &str, nohz: bool) -> Option<u32> {
+    match name {
+        "menu" => Some(20),
+        "teo" => Some(19),
+        "ladder" => Some(if nohz { 10 } else { 25 }),
+        "haltpoll" => Some(9),
+        _ => None,
+    }
+}
+
+/// The governor the kernel starts with: the one the driver asks for if it is known (the
+/// cpuidle-haltpoll driver asks for `haltpoll`), else the highest rating.
+pub fn default_governor(nohz: bool, driver_prefers: Option<&str>) -> &'static str {
+    if let Some(name) = driver_prefers.and_then(|p| KNOWN_GOVERNORS.into_iter().find(|&g| g == p)) {
+        return name;
+    }
+    KNOWN_GOVERNORS
+        .into_iter()
+        .max_by_key(|&g| governor_rating(g, nohz))
+        .expect("KNOWN_GOVERNORS is not empty")
+}
+
+/// Test fixtures shared by the governor tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::IdleStateParams;
+
+    /// An intel_idle table for Skylake-SP: POLL, C1 (2/2 µs), C1E (10/20 µs), C6 (133/600 µs).
+    pub fn skx() -> Vec<IdleStateParams> {
+        vec![
+            IdleStateParams::poll(),
+            IdleStateParams::new("C1", 2_000, 2_000),
+            IdleStateParams::new("C1E", 10_000, 20_000),
+            IdleStateParams::new("C6", 133_000, 600_000),
+        ]
+    }
+
+    /// HZ=1000.
+    pub const TICK: u64 = 1_000_000;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{TICK, skx};
+    use super::*;
+
+    #[test]
+    fn default_governor_by_rating_and_driver() {
+        let table: &[(bool, Option<&str>, &str)] = &[
+            (true, None, "menu"),
+            (false, None, "ladder"),
+            (true, Some("haltpoll"), "haltpoll"),
+            (false, Some("haltpoll"), "haltpoll"),
+            (false, Some("menu"), "menu"),
+            (true, Some("teo"), "teo"),
+            (true, Some("no-such-governor"), "menu"),
+            (false, Some("no-such-governor"), "ladder"),
+        ];
+        for &(nohz, prefers, want) in table {
+            assert_eq!(default_governor(nohz, prefers), want, "{nohz} {prefers:?}");
+        }
+    }
+
+    #[test]
+    fn ratings() {
+        assert_eq!(governor_rating("menu", true), Some(20));
+        assert_eq!(governor_rating("teo", true), Some(19));
+        assert_eq!(governor_rating("ladder", true), Some(10));
+        assert_eq!(governor_rating("ladder", false), Some(25));
+        assert_eq!(governor_rating("haltpoll", false), Some(9));
+        assert_eq!(governor_rating("performance", true), None);
+    }
+
+    #[test]
+    fn governors_by_name() {
+        for name in ["menu", "haltpoll", "ladder"] {
+            let g = governor_by_name(name, HaltpollParams::default()).expect(name);
+            assert_eq!(g.name(), name);
+        }
+        assert!(governor_by_name("teo", HaltpollParams::default()).is_none());
+        assert!(governor_by_name("", HaltpollParams::default()).is_none());
+    }
+
+    #[test]
+    fn poll_limit_rule() {
+        let hz250 = 4_000_000;
+        let mut s = skx();
+        // C1 (2 µs) is below the 10 µs floor, C1E (20 µs) qualifies.
+        assert_eq!(default_poll_limit_ns(&s, hz250), 20_000);
+        // Capped at TICK_NSEC / 16.
+        s[2].disabled = true;
+        assert_eq!(default_poll_limit_ns(&s, hz250), 250_000);
+        assert_eq!(default_poll_limit_ns(&s, TICK), 62_500);
+        // Residency exactly at the floor qualifies; one below does not.
+        s[1].target_residency_ns = POLL_MIN_NS;
+        assert_eq!(default_poll_limit_ns(&s, TICK), POLL_MIN_NS);
+        s[1].target_residency_ns = POLL_MIN_NS - 1;
+        assert_eq!(default_poll_limit_ns(&s, TICK), 62_500);
+        // Nothing qualifies: a whole tick.
+        s[3].disabled = true;
+        assert_eq!(default_poll_limit_ns(&s, hz250), hz250);
+        assert_eq!(
+            default_poll_limit_ns(&haltpoll_driver_states(), hz250),
+            hz250
+        );
+        // State 0 itself never counts.
+        let only = [IdleStateParams::new("C6", 133_000, 600_000)];
+        assert_eq!(default_poll_limit_ns(&only, hz250), hz250);
+    }
+}
