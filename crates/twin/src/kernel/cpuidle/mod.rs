@@ -144,7 +144,8 @@ pub trait Governor {
     fn name(&self) -> &'static str;
     /// Chooses the state to enter and whether to stop the tick. `states` must not be empty.
     fn select(&mut self, states: &[IdleStateParams], input: &SelectInput) -> Selection;
-    /// Learns from the idle period that just ended.
+    /// Learns from the idle period that just ended. `r.state` must index `states` (the
+    /// governors panic otherwise).
     fn reflect(&mut self, states: &[IdleStateParams], r: &Reflect);
     /// For the POLL state: how long to spin before giving up (poll_limit_ns rule of §9.2, or
     /// the haltpoll window).
