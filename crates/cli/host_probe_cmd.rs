@@ -2,7 +2,7 @@
 
 use crate::error::input_error;
 use clap::Args;
-use ticklab_host::probe::{self, inspect::InspectOptions, irqs};
+use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
@@ -29,17 +29,26 @@ pub struct IrqsArgs {
 /// `host why` arguments.
 #[derive(Debug, Args)]
 pub struct WhyArgs {
-    /// Observation window.
+    /// Observation window, e.g. `5s`, `500ms`.
     #[arg(long, default_value = "5s")]
     pub duration: String,
+    /// CPUs to report, as a kernel cpulist (`1`, `0-3,8`); default all online CPUs.
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Print JSON instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not trace; sample /proc/timer_list instead (the fallback method).
+    #[arg(long)]
+    pub no_trace: bool,
 }
 
 fn duration(text: &str) -> anyhow::Result<std::time::Duration> {
     probe::parse_duration(text).map_err(|e| input_error(format!("--duration: {e}")))
 }
 
-fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+fn print_json(value: serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
 }
 
@@ -47,7 +56,7 @@ fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
 pub fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
-        print_json(&report)
+        print_json(serde_json::to_value(&report)?)
     } else {
         print!("{report}");
         Ok(())
@@ -62,7 +71,7 @@ pub fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
         irqs::sample_window(&root, window).map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
-        print_json(&rates)
+        print_json(serde_json::to_value(&rates)?)
     } else {
         print!("{rates}");
         Ok(())
@@ -70,6 +79,36 @@ pub fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
 }
 
 /// Runs `host why`.
-pub fn why(_args: &WhyArgs) -> anyhow::Result<()> {
-    anyhow::bail!("host why is not built yet")
+pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
+    let window = duration(&args.duration)?;
+    let cpus = match &args.cpus {
+        None => None,
+        Some(list) => {
+            let set = ticklab_spec::parse_cpulist(list, u32::MAX)
+                .map_err(|e| input_error(format!("--cpus: {e}")))?;
+            if set.is_empty() {
+                return Err(input_error(format!("--cpus {list:?}: names no CPU")));
+            }
+            Some(set.iter().collect())
+        }
+    };
+    let stop = ticklab_host::harness::stop::Stop::on_signals()?;
+    let opts = why::WhyOptions {
+        window,
+        cpus,
+        no_trace: args.no_trace,
+    };
+    let report = why::observe(&opts, &stop).map_err(|e| {
+        if e.contains("is not online") {
+            input_error(format!("--cpus: {e}"))
+        } else {
+            anyhow::anyhow!(e)
+        }
+    })?;
+    if args.json {
+        print_json(serde_json::to_value(&report)?)
+    } else {
+        print!("{report}");
+        Ok(())
+    }
 }

@@ -201,7 +201,7 @@ impl HzReport {
             }
             (None, None) => {
                 if c.is_some() {
-                    parts.push("build configuration only (no measurement)".to_string());
+                    parts.push("from the build configuration only, not measured".to_string());
                 }
                 c
             }
@@ -425,7 +425,11 @@ mod tests {
 
         let r = HzReport::combine(Err("needs root".into()), Err("needs root".into()), Ok(250));
         assert_eq!(r.hz, Some(250));
-        assert!(r.basis.contains("build configuration only"), "{}", r.basis);
+        assert!(
+            r.basis.contains("from the build configuration only"),
+            "{}",
+            r.basis
+        );
 
         let r = HzReport::combine(align(1000), Err("x".into()), Ok(250));
         assert_eq!(r.hz, Some(1000));

@@ -642,6 +642,10 @@ fn count_names(names: &[String]) -> String {
         .join(", ")
 }
 
+fn yesno(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
 fn onoff(b: Option<bool>) -> &'static str {
     match b {
         Some(true) => "on",
@@ -764,7 +768,7 @@ impl fmt::Display for Inspection {
         match &self.build {
             Probe::Ok(b) => writeln!(
                 f,
-                "{:<14} NO_HZ {}  HIGH_RES_TIMERS {}  haltpoll governor built {}, driver built {}  (from {})",
+                "{:<14} NO_HZ {}  HIGH_RES_TIMERS {}  haltpoll built: governor {}, driver {}  (from {})",
                 "build",
                 match b.nohz {
                     Some(NohzBuild::Full) => "full (NO_HZ_FULL)",
@@ -773,8 +777,8 @@ impl fmt::Display for Inspection {
                     None => "?",
                 },
                 onoff(Some(b.high_res)),
-                onoff(Some(b.haltpoll.0)),
-                onoff(Some(b.haltpoll.1)),
+                yesno(b.haltpoll.0),
+                yesno(b.haltpoll.1),
                 b.source
             )?,
             Probe::NotAvailable(w) => na(f, "build", w)?,

@@ -14,6 +14,8 @@
 pub mod hz;
 pub mod inspect;
 pub mod irqs;
+pub mod tracefs;
+pub mod why;
 
 use serde::Serialize;
 use std::io;
