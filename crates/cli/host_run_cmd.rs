@@ -11,7 +11,7 @@ use clap::Args;
 use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
-use ticklab_spec::report::{FrameGroupReport, Report, WorkloadResult};
+use ticklab_spec::report::WorkloadResult;
 use ticklab_spec::workload::Workload;
 
 use crate::error::input_error;
@@ -30,7 +30,7 @@ pub struct RunArgs {
     /// Print the report as JSON (the shared schema plus a `host_run` object).
     #[arg(long)]
     pub json: bool,
-    /// Frames with jitter above this many µs count as fliers.
+    /// Frames with jitter above this many us count as fliers.
     #[arg(long, default_value_t = 10.0, value_name = "US")]
     pub flier_us: f64,
     /// SCHED_FIFO priority of frame workers (used when permitted).
@@ -104,81 +104,12 @@ fn harness_error(e: HarnessError) -> anyhow::Error {
 fn us(v: f64) -> String {
     if v.abs() >= 100.0 {
         format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.3}")
     } else {
-        format!("{v:.4}")
+        format!("{v:.3}")
     }
 }
 
-/// The E2 frame table of one group.
-fn frame_table(g: &FrameGroupReport) -> String {
-    let mut s = String::from("Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)\n");
-    for r in &g.rows {
-        let fliers = if r.fliers == 0 {
-            "0".to_string()
-        } else {
-            let mut list: Vec<String> = r.first_fliers.iter().map(u64::to_string).collect();
-            if let Some(last) = r.last_flier
-                && r.fliers > r.first_fliers.len() as u64
-            {
-                list.push(format!("..{last}"));
-            }
-            format!("{} ({})", r.fliers, list.join(","))
-        };
-        s += &format!(
-            "{:<3} {} {} {} ({}) {} {} {} ({}) {}\n",
-            r.cpu,
-            r.frames,
-            us(r.min_us),
-            us(r.max_us),
-            r.max_frame,
-            us(r.avg_us),
-            us(r.sigma_us),
-            r.overruns,
-            r.last_overrun,
-            fliers
-        );
-    }
-    s
-}
-
-fn cpu_table(r: &Report) -> String {
-    let secs = r.seconds().max(1e-9);
-    let mut s = format!(
-        "{:>4} {:>9} {:>9} {:>8} {:>8} {:>6} {:>7}\n",
-        "CPU", "LOC", "LOC/s", "RES", "CAL", "IWI", "busy%"
-    );
-    for c in &r.cpus {
-        let busy = c
-            .busy_ns
-            .map(|b| format!("{:.1}", 100.0 * b as f64 / r.duration_ns.max(1) as f64))
-            .unwrap_or_else(|| "-".into());
-        s += &format!(
-            "{:>4} {:>9} {:>9.1} {:>8} {:>8} {:>6} {:>7}\n",
-            c.cpu,
-            c.loc,
-            c.loc as f64 / secs,
-            c.res,
-            c.cal,
-            c.iwi,
-            busy
-        );
-        for st in &c.idle_states {
-            s += &format!(
-                "     idle {:<10} usage {:>8} time {:>10.3} ms above {} below {}\n",
-                st.name,
-                st.usage,
-                st.time_ns as f64 / 1e6,
-                st.above,
-                st.below
-            );
-        }
-    }
-    s
-}
-
-/// Plain-text report (until the shared renderers in `ticklab_report` take over).
+/// Plain-text report: the workload results, then the shared per-CPU table (with warnings).
 fn render(run: &HostRun) -> String {
     let r = &run.report;
     let mut s = format!(
@@ -198,25 +129,11 @@ fn render(run: &HostRun) -> String {
                 s += &format!("\nhogs on CPUs {cpus:?}\n");
             }
             WorkloadResult::Frames(g) => {
-                s += &format!(
-                    "\nframes {}: {} Hz, loop={}, policy {}, fliers > {} µs\n",
-                    g.group,
-                    g.frequency_hz,
-                    g.loop_units,
-                    g.policy.as_deref().unwrap_or("?"),
-                    g.flier_threshold_us
-                );
-                s += &frame_table(g);
-                s += &format!(
-                    "jitter {}: p50 {} µs  p99 {} µs  p99.9 {} µs\n",
-                    g.group,
-                    us(g.p50_us),
-                    us(g.p99_us),
-                    us(g.p999_us)
-                );
+                s += "\n";
+                s += &ticklab_report::frame_table(g);
                 if let Some(d) = frame_details.next() {
                     s += &format!(
-                        "wakeup {}: min {} µs  p50 {} µs  p99 {} µs  max {} µs\n",
+                        "wakeup {}: min {} us  p50 {} us  p99 {} us  max {} us\n",
                         d.group,
                         us(d.wakeup.min_us),
                         us(d.wakeup.p50_us),
@@ -225,7 +142,7 @@ fn render(run: &HostRun) -> String {
                     );
                     for wk in &d.workers {
                         s += &format!(
-                            "  cpu {}: {:.3} ns/unit, undisturbed {} µs, {}\n",
+                            "  cpu {}: {:.3} ns/unit, undisturbed {} us, {}\n",
                             wk.cpu,
                             wk.ns_per_unit,
                             us(wk.undisturbed_us),
@@ -258,18 +175,6 @@ fn render(run: &HostRun) -> String {
         }
     }
     s += "\n";
-    s += &cpu_table(r);
-    match &r.energy {
-        Some(e) => {
-            s += &format!(
-                "energy: {:.3} J, {:.3} W (RAPL package)\n",
-                e.joules, e.watts
-            )
-        }
-        None => s += "energy: not measured\n",
-    }
-    for w in &r.warnings {
-        s += &format!("warning: {w}\n");
-    }
+    s += &ticklab_report::cpu_table(r);
     s
 }

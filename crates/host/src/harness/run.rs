@@ -692,7 +692,15 @@ fn assemble(
     let cmdline = std::fs::read_to_string("/proc/cmdline")
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
-    let hz = 0;
+    let hz = sample::hz_between(
+        &start,
+        &end,
+        cmdline.split_whitespace().any(|w| w == "skew_tick=1"),
+    );
+    if hz.hz.is_none() {
+        warnings.push(format!("HZ unknown (reported as 0): {}", hz.basis));
+    }
+    let hz = hz.hz.unwrap_or(0);
     Ok(HostRun {
         report: Report {
             schema_version: REPORT_SCHEMA_VERSION,

@@ -10,8 +10,10 @@ use std::path::Path;
 
 use ticklab_spec::report::{CpuReport, CpuRole, EnergyReport, IdleStateReport};
 
+use crate::probe::hz::{self, HzReport};
 use crate::procfs::{
-    Cpuidle, Interrupts, IrqKind, ProcStat, parse_interrupts, parse_stat, read_cpuidle,
+    Cpuidle, Interrupts, IrqKind, ProcStat, TimerList, parse_interrupts, parse_stat,
+    parse_timer_list, read_cpuidle,
 };
 
 use super::os::now_ns;
@@ -32,6 +34,8 @@ pub struct Snapshot {
     pub cpuidle: Cpuidle,
     /// RAPL package energy counter in µJ, if present.
     pub energy_uj: Option<u64>,
+    /// `/proc/timer_list` (root only), for HZ.
+    pub timer_list: Option<TimerList>,
 }
 
 fn read_u64(path: &Path) -> Option<u64> {
@@ -53,8 +57,29 @@ impl Snapshot {
             stat,
             cpuidle: read_cpuidle(Path::new("/sys/devices/system/cpu")),
             energy_uj: read_u64(&Path::new(RAPL_ZONE).join("energy_uj")),
+            timer_list: std::fs::read_to_string("/proc/timer_list")
+                .ok()
+                .and_then(|t| parse_timer_list(&t).ok()),
         }
     }
+}
+
+/// HZ from the two snapshots' `/proc/timer_list`: the jiffies rate over the window, checked
+/// against the tick alignment of the first snapshot (see [`crate::probe::hz`]).
+pub fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport {
+    let unreadable = || "/proc/timer_list unreadable (needs root)".to_string();
+    let alignment = start
+        .timer_list
+        .as_ref()
+        .map(|tl| hz::hz_from_timer_list(tl, skew_tick))
+        .ok_or_else(unreadable);
+    let jiffies = match (&start.timer_list, &end.timer_list) {
+        (Some(a), Some(b)) => {
+            hz::hz_from_jiffies(a, b).ok_or_else(|| "no jiffies in /proc/timer_list".to_string())
+        }
+        _ => Err(unreadable()),
+    };
+    HzReport::combine(alignment, jiffies, Err("CONFIG_HZ not consulted".into()))
 }
 
 /// Nanoseconds per `/proc/stat` tick (`USER_HZ`, normally 100).
@@ -390,6 +415,7 @@ mod tests {
             stat: Some(st),
             cpuidle: Cpuidle::default(),
             energy_uj: None,
+            timer_list: None,
         };
         let r = cpu_reports(&snap(irq(10), s), &snap(irq(260), e), &[0, 1], &[1]);
         assert_eq!(

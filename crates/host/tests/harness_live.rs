@@ -1,0 +1,333 @@
+//! Live harness runs on this host: short (well under 5 s each) and free of timing assertions,
+//! because the machine is shared and noisy. They check structure: frame counts, round trips,
+//! calls, the per-CPU section, partial reports on stop, and refusals of impossible requests.
+
+use std::time::{Duration, Instant};
+
+use ticklab_host::harness::{
+    self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, run_workload,
+};
+use ticklab_spec::report::{Report, WorkloadResult};
+use ticklab_spec::workload::{PingPongMethod, TaskGroup, Workload};
+
+/// CPUs this test may use, in order.
+fn cpus() -> Vec<u32> {
+    let allowed = harness::os::allowed_cpus().unwrap();
+    let usable = match harness::os::online_cpus() {
+        Some(o) => o.intersection(&allowed),
+        None => allowed,
+    };
+    usable.iter().collect()
+}
+
+fn workload(spec: &str) -> Workload {
+    Workload::parse(spec, harness::os::possible_cpu_count()).unwrap()
+}
+
+fn config(ms: u64) -> RunConfig {
+    RunConfig {
+        duration: Duration::from_millis(ms),
+        ..RunConfig::default()
+    }
+}
+
+fn run(spec: &str, cfg: &RunConfig) -> HostRun {
+    run_workload(&workload(spec), cfg, &Stop::new()).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+fn check_common(r: &Report) {
+    assert!(r.duration_ns > 0);
+    assert_eq!(
+        r.cpus.iter().map(|c| c.cpu).collect::<Vec<_>>(),
+        cpus(),
+        "one CpuReport per usable CPU"
+    );
+    assert!(
+        r.cpus.iter().all(|c| c.busy_ns.is_some()),
+        "/proc/stat read"
+    );
+    assert!(matches!(
+        r.source,
+        ticklab_spec::report::Source::Host { .. }
+    ));
+    if ticklab_host::probe::is_root() {
+        assert!(
+            [100, 250, 300, 1000].contains(&r.hz),
+            "HZ {} from /proc/timer_list: {:?}",
+            r.hz,
+            r.warnings
+        );
+    }
+}
+
+#[test]
+fn frames_count_is_frequency_times_duration() {
+    let cpu = *cpus().last().unwrap();
+    let out = run(&format!("frames:200@{cpu}:loop=1000"), &config(500));
+    check_common(&out.report);
+    let [WorkloadResult::Frames(g)] = &out.report.workloads[..] else {
+        panic!("{:?}", out.report.workloads)
+    };
+    assert_eq!(g.rows.len(), 1);
+    let row = &g.rows[0];
+    assert_eq!(row.cpu, cpu);
+    assert!(row.frames.abs_diff(100) <= 1, "frames {}", row.frames);
+    assert!(
+        row.min_us <= row.avg_us && row.avg_us <= row.max_us,
+        "{row:?}"
+    );
+    assert!(row.max_frame < row.frames);
+    assert!(row.first_fliers.len() <= 5 && row.fliers >= row.first_fliers.len() as u64);
+    assert!(g.p50_us <= g.p99_us && g.p99_us <= g.p999_us);
+    assert!(g.policy.as_deref().unwrap().starts_with("SCHED_"));
+    let d = &out.host_run.frame_groups[0];
+    assert_eq!(d.wakeup.samples, row.frames);
+    assert!(d.workers[0].ns_per_unit > 0.0);
+    assert!(d.wakeup.min_us <= d.wakeup.p50_us && d.wakeup.p50_us <= d.wakeup.p99_us);
+    assert_eq!(out.host_run.interrupted, None);
+}
+
+#[test]
+fn frames_on_every_cpu_share_one_group_and_timer_slack_fallback() {
+    let all = cpus();
+    let list = all.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let cfg = RunConfig {
+        fifo_priority: None,
+        lock_memory: false,
+        ..config(300)
+    };
+    let out = run(&format!("frames:100@{list}:loop=0:name=Z"), &cfg);
+    let [WorkloadResult::Frames(g)] = &out.report.workloads[..] else {
+        panic!()
+    };
+    assert_eq!(g.group, "Z");
+    assert_eq!(g.rows.iter().map(|r| r.cpu).collect::<Vec<_>>(), all);
+    for r in &g.rows {
+        assert!(r.frames.abs_diff(30) <= 1, "{r:?}");
+    }
+    assert_eq!(g.policy.as_deref(), Some("SCHED_OTHER, timerslack 1 ns"));
+    assert_eq!(out.host_run.memory_locked, None);
+}
+
+#[test]
+fn hogs_spread_and_run_for_the_window() {
+    let n = cpus().len();
+    let started = Instant::now();
+    let out = run(&format!("hogs:{n}"), &config(300));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    check_common(&out.report);
+    let [WorkloadResult::Hogs { cpus: placed }] = &out.report.workloads[..] else {
+        panic!()
+    };
+    assert_eq!(placed, &cpus());
+    assert!(out.report.duration_ns >= 300_000_000);
+}
+
+#[test]
+fn pingpong_all_methods_modes_and_placements() {
+    let all = cpus();
+    let (a, b) = (all[0], *all.last().unwrap());
+    for method in ["futex", "pipe"] {
+        for mode in [PingPongMode::Processes, PingPongMode::Threads] {
+            for (x, y) in [(a, a), (a, b)] {
+                let cfg = RunConfig {
+                    pingpong_mode: mode,
+                    ..config(4000)
+                };
+                let out = run(&format!("pingpong:{method}@{x},{y}:n=2000"), &cfg);
+                let [WorkloadResult::PingPong(p)] = &out.report.workloads[..] else {
+                    panic!()
+                };
+                let what = format!("{method} {} {x},{y}", mode.name());
+                assert_eq!(p.round_trips, 2000, "{what}");
+                assert_eq!(p.method, method);
+                assert_eq!(p.cpus, (x, y));
+                assert!(p.ns_per_round_trip > 0.0, "{what}");
+                assert_eq!(p.ns_per_switch * 2.0, p.ns_per_round_trip, "{what}");
+                assert_eq!(out.host_run.pingpong_mode, mode.name());
+                // A counted group ends the run when it is done, long before the 4 s cap.
+                assert!(out.report.duration_ns < 4_000_000_000, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn syscall_loop_counts_calls() {
+    let cpu = cpus()[0];
+    for spec in [
+        format!("syscall:getpid@{cpu}:n=200000"),
+        "syscall:getpid:n=1000".into(),
+    ] {
+        let out = run(&spec, &config(4000));
+        let [WorkloadResult::Syscall(s)] = &out.report.workloads[..] else {
+            panic!()
+        };
+        assert_eq!(s.syscall, "getpid");
+        assert!(s.ns_per_call > 0.0);
+        assert_eq!(s.calls, if spec.contains('@') { 200_000 } else { 1000 });
+        assert_eq!(s.cpu, spec.contains('@').then_some(cpu));
+    }
+}
+
+#[test]
+fn groups_run_together() {
+    let all = cpus();
+    let spec = format!(
+        "frames:100@{}:loop=100+hogs:1+syscall:getpid:n=1000",
+        all[0]
+    );
+    let out = run(&spec, &config(300));
+    let kinds: Vec<&str> = out
+        .report
+        .workloads
+        .iter()
+        .map(|w| match w {
+            WorkloadResult::Frames(_) => "frames",
+            WorkloadResult::Hogs { .. } => "hogs",
+            WorkloadResult::PingPong(_) => "pingpong",
+            WorkloadResult::Syscall(_) => "syscall",
+        })
+        .collect();
+    assert_eq!(kinds, ["frames", "hogs", "syscall"]);
+    // Frames and hogs make the run time-based: the window lasts the duration.
+    assert!(out.report.duration_ns >= 300_000_000);
+    if all.len() > 1 {
+        // The default hog avoids the frame CPU.
+        let WorkloadResult::Hogs { cpus: placed } = &out.report.workloads[1] else {
+            panic!()
+        };
+        assert_ne!(placed[0], all[0]);
+    }
+}
+
+#[test]
+fn stop_returns_a_partial_marked_report() {
+    let cpu = cpus()[0];
+    let stop = Stop::new();
+    let stopper = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            stop.request();
+        })
+    };
+    let started = Instant::now();
+    let spec = format!("frames:100@{cpu}:loop=100+hogs:1+pingpong:pipe@{cpu},{cpu}:n=1000000000");
+    let out = run_workload(&workload(&spec), &config(20_000), &stop).unwrap();
+    stopper.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped promptly"
+    );
+    assert_eq!(out.host_run.interrupted.as_deref(), Some("stop requested"));
+    assert!(
+        out.report.warnings[0].contains("interrupted"),
+        "{:?}",
+        out.report.warnings
+    );
+    let WorkloadResult::Frames(g) = &out.report.workloads[0] else {
+        panic!()
+    };
+    assert!(
+        g.rows[0].frames > 0 && g.rows[0].frames < 2000,
+        "{:?}",
+        g.rows[0]
+    );
+    let WorkloadResult::PingPong(p) = &out.report.workloads[2] else {
+        panic!()
+    };
+    assert!(p.round_trips > 0 && p.round_trips < 1_000_000_000);
+}
+
+#[test]
+fn impossible_requests_are_input_errors() {
+    let cases: Vec<(TaskGroup, &str)> = vec![
+        (
+            TaskGroup::Syscall {
+                cpu: Some(4095),
+                calls: 10,
+            },
+            "CPU 4095",
+        ),
+        (
+            TaskGroup::Syscall {
+                cpu: None,
+                calls: 0,
+            },
+            "zero calls",
+        ),
+        (
+            TaskGroup::PingPong {
+                method: PingPongMethod::Pipe,
+                cpu_a: 0,
+                cpu_b: 4000,
+                round_trips: 10,
+            },
+            "CPU 4000",
+        ),
+        (
+            TaskGroup::PingPong {
+                method: PingPongMethod::Futex,
+                cpu_a: 0,
+                cpu_b: 0,
+                round_trips: 0,
+            },
+            "zero round trips",
+        ),
+        (
+            TaskGroup::Frames {
+                name: "A".into(),
+                frequency_hz: 100_001.0,
+                loop_units: 1,
+                cpus: [0].into_iter().collect(),
+            },
+            "100001 Hz",
+        ),
+        (
+            TaskGroup::Hogs {
+                count: 1,
+                cpus: Some([3999].into_iter().collect()),
+            },
+            "CPU 3999",
+        ),
+        (
+            TaskGroup::Hogs {
+                count: 0,
+                cpus: None,
+            },
+            "zero hogs",
+        ),
+    ];
+    for (group, needle) in cases {
+        let w = Workload {
+            groups: vec![group],
+        };
+        match run_workload(&w, &config(100), &Stop::new()) {
+            Err(e @ HarnessError::Input(_)) => {
+                assert!(e.is_input());
+                let msg = e.to_string();
+                assert!(msg.contains(needle), "{msg:?} should name {needle:?}");
+            }
+            other => panic!("{needle}: expected an input error, got {other:?}"),
+        }
+    }
+    let bad_prio = RunConfig {
+        fifo_priority: Some(100),
+        ..config(100)
+    };
+    assert!(matches!(
+        run_workload(&workload("hogs:1"), &bad_prio, &Stop::new()),
+        Err(HarnessError::Input(_))
+    ));
+}
+
+#[test]
+fn json_reads_back_as_the_shared_report() {
+    let out = run("syscall:getpid:n=1000", &config(1000));
+    let text = serde_json::to_string(&out).unwrap();
+    let report: Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(report, out.report);
+    let back: HostRun = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.host_run, out.host_run);
+}
