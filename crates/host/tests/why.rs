@@ -1,0 +1,150 @@
+//! `host why`: attribution over trace fixtures, and a short live run as root.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use ticklab_host::harness::stop::Stop;
+use ticklab_host::probe::why::{self, NO_HRTIMER, WhyOptions, attribute};
+use ticklab_host::procfs::parse_trace;
+
+fn fixture(rel: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn pairs(v: &[(&str, u64)]) -> Vec<(String, u64)> {
+    v.iter().map(|(n, k)| (n.to_string(), *k)).collect()
+}
+
+#[test]
+fn handmade_idle_and_nohz_full() {
+    let trace = parse_trace(&fixture("handmade/trace_nohz_full_cpu2_3"));
+    assert_eq!(trace.skipped, 0);
+    let initially = BTreeMap::from([(2, false), (3, false)]);
+    let s = 100_000_000_000;
+    let got = attribute(&trace, s, s + 1_000_000_000, &[2, 3], &initially, &[3]);
+
+    let cpu2 = &got[0];
+    assert_eq!(cpu2.loc_traced, Some(3));
+    assert_eq!(
+        cpu2.interrupts_by_cause,
+        pairs(&[(NO_HRTIMER, 1), ("hrtimer_wakeup", 1), ("tick", 1)])
+    );
+    assert_eq!(cpu2.outside_irq, pairs(&[("watchdog_timer_fn", 1)]));
+    // Stopped from 100.002 (tick_stop) to 100.502 (switch away from idle).
+    assert_eq!(cpu2.tick_stopped_fraction, Some(0.5));
+    assert_eq!((cpu2.tick_stops, cpu2.idle_entries), (Some(1), Some(1)));
+    assert!(cpu2.stop_failures.is_empty());
+
+    let cpu3 = &got[1];
+    assert_eq!(cpu3.interrupts_by_cause, pairs(&[("tick", 1)]));
+    assert_eq!(cpu3.stop_failures, pairs(&[("POSIX_TIMER", 1)]));
+    // nohz_full: 100.1 → 100.40002 and 100.7 → 101.0.
+    let frac = cpu3.tick_stopped_fraction.unwrap();
+    assert!((frac - 0.600_020).abs() < 1e-9, "{frac}");
+    assert_eq!(cpu3.tick_stops, Some(2));
+
+    // The same CPU 3 not marked nohz_full changes nothing (it never leaves a task).
+    let again = attribute(&trace, s, s + 1_000_000_000, &[3], &initially, &[]);
+    assert_eq!(again[0].tick_stopped_fraction, cpu3.tick_stopped_fraction);
+    insta::assert_json_snapshot!("why_handmade", got);
+}
+
+#[test]
+fn captured_trace_with_a_busy_cpu() {
+    let trace = parse_trace(&fixture("x86-kvm-6.18/trace"));
+    let (start, end) = (trace.lines[0].ts_ns, trace.lines.last().unwrap().ts_ns);
+    let got = attribute(&trace, start, end, &[0, 1], &BTreeMap::new(), &[]);
+    for c in &got {
+        let by_cause: u64 = c.interrupts_by_cause.iter().map(|(_, n)| n).sum();
+        assert_eq!(Some(by_cause), c.loc_traced, "cpu {}", c.cpu);
+        let f = c.tick_stopped_fraction.unwrap();
+        assert!((0.0..=1.0).contains(&f));
+    }
+    // The fixture's tick callbacks are the 6.9+ name, attributed to "tick".
+    assert!(
+        got.iter()
+            .any(|c| c.interrupts_by_cause.iter().any(|(n, _)| n == "tick"))
+    );
+    insta::assert_json_snapshot!("why_captured", got);
+}
+
+#[test]
+fn live_trace_window() {
+    if !ticklab_host::probe::is_root() {
+        eprintln!("skipped: tracing needs root");
+        return;
+    }
+    if !std::fs::read_to_string("/proc/filesystems").is_ok_and(|s| s.contains("tracefs")) {
+        eprintln!("skipped: this kernel has no tracefs");
+        return;
+    }
+    let mounts_before = std::fs::read_to_string("/proc/mounts").unwrap();
+    let opts = WhyOptions {
+        window: Duration::from_millis(800),
+        cpus: None,
+        no_trace: false,
+    };
+    let report = why::observe(&opts, &Stop::new()).expect("observe");
+    assert!(
+        report.method.starts_with("tracefs instance"),
+        "{}",
+        report.method
+    );
+    let lost = report.missing.iter().any(|m| m.contains("lost"));
+    for c in &report.cpus {
+        let traced = c.loc_traced.expect("traced");
+        let by_cause: u64 = c.interrupts_by_cause.iter().map(|(_, n)| n).sum();
+        assert_eq!(by_cause, traced);
+        // The /proc/interrupts reads happen inside the traced window.
+        if !lost
+            && report
+                .missing
+                .iter()
+                .all(|m| !m.contains("local_timer_entry"))
+        {
+            assert!(
+                traced >= c.loc_proc.unwrap(),
+                "cpu {}: {traced} < {:?}",
+                c.cpu,
+                c.loc_proc
+            );
+        }
+    }
+    // The instance is gone and the mount table is as it was.
+    let inst = format!("instances/ticklab-{}", std::process::id());
+    assert!(!PathBuf::from("/sys/kernel/tracing").join(&inst).exists());
+    let tracefs_lines = |m: &str| m.lines().filter(|l| l.contains(" tracefs ")).count();
+    assert_eq!(
+        tracefs_lines(&std::fs::read_to_string("/proc/mounts").unwrap()),
+        tracefs_lines(&mounts_before)
+    );
+}
+
+#[test]
+fn live_sampling_fallback() {
+    if !std::path::Path::new("/proc/interrupts").exists() {
+        eprintln!("skipped: no /proc/interrupts");
+        return;
+    }
+    let opts = WhyOptions {
+        window: Duration::from_millis(300),
+        cpus: Some(vec![0]),
+        no_trace: true,
+    };
+    let report = why::observe(&opts, &Stop::new()).expect("observe");
+    assert_eq!(report.cpus.len(), 1);
+    assert!(report.cpus[0].loc_proc.is_some());
+    assert!(report.cpus[0].loc_traced.is_none());
+    if ticklab_host::probe::is_root() {
+        assert!(report.cpus[0].tick_stopped_fraction.is_some());
+    } else {
+        assert!(
+            report.missing.iter().any(|m| m.contains("needs root")),
+            "{:?}",
+            report.missing
+        );
+    }
+}
