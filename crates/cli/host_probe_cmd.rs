@@ -47,19 +47,23 @@ fn duration(text: &str) -> anyhow::Result<std::time::Duration> {
     probe::parse_duration(text).map_err(|e| input_error(format!("--duration: {e}")))
 }
 
-fn print_json(value: serde_json::Value) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(&value)?);
-    Ok(())
+/// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `host inspect`.
 pub fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
-        print_json(serde_json::to_value(&report)?)
+        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
     } else {
-        print!("{report}");
-        Ok(())
+        emit(&report.to_string())
     }
 }
 
@@ -71,10 +75,9 @@ pub fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
         irqs::sample_window(&root, window).map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
-        print_json(serde_json::to_value(&rates)?)
+        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
     } else {
-        print!("{rates}");
-        Ok(())
+        emit(&rates.to_string())
     }
 }
 
@@ -106,9 +109,8 @@ pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
         }
     })?;
     if args.json {
-        print_json(serde_json::to_value(&report)?)
+        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
     } else {
-        print!("{report}");
-        Ok(())
+        emit(&report.to_string())
     }
 }

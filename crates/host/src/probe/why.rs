@@ -492,14 +492,17 @@ impl fmt::Display for WhyReport {
         let per_s = |n: u64| n as f64 / self.elapsed_s.max(1e-9);
         for c in &self.cpus {
             writeln!(f)?;
-            write!(f, "CPU {}:", c.cpu)?;
+            let mut head = Vec::new();
             if let Some(n) = c.loc_traced {
-                write!(f, " {n} local timer interrupts traced ({:.1}/s)", per_s(n))?;
+                head.push(format!(
+                    "{n} local timer interrupts traced ({:.1}/s)",
+                    per_s(n)
+                ));
             }
             if let Some(n) = c.loc_proc {
-                write!(f, "; LOC in /proc/interrupts {n} ({:.1}/s)", per_s(n))?;
+                head.push(format!("LOC in /proc/interrupts {n} ({:.1}/s)", per_s(n)));
             }
-            writeln!(f)?;
+            writeln!(f, "CPU {}: {}", c.cpu, head.join("; "))?;
             if let Some(frac) = c.tick_stopped_fraction {
                 write!(f, "  tick stopped {:.1}% of the window", frac * 100.0)?;
                 if let Some(s) = c.tick_stops {
