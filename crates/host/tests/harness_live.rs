@@ -124,6 +124,25 @@ fn hogs_spread_and_run_for_the_window() {
 }
 
 #[test]
+fn default_hog_groups_avoid_each_other() {
+    let all = cpus();
+    if all.len() < 2 {
+        return;
+    }
+    let out = run("hogs:1+hogs:1", &config(200));
+    let placed: Vec<u32> = out
+        .report
+        .workloads
+        .iter()
+        .map(|w| match w {
+            WorkloadResult::Hogs { cpus } => cpus[0],
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(placed, [all[0], all[1]]);
+}
+
+#[test]
 fn pingpong_all_methods_modes_and_placements() {
     let all = cpus();
     let (a, b) = (all[0], *all.last().unwrap());

@@ -289,17 +289,20 @@ pub fn run_workload(
             _ => {}
         }
     }
-    let hog_cpus: Vec<Vec<u32>> = workload
-        .groups
-        .iter()
-        .map(|g| match g {
+    // Default placements also avoid each other, group by group.
+    let mut hog_cpus: Vec<Vec<u32>> = Vec::new();
+    for g in &workload.groups {
+        let placed: Vec<u32> = match g {
             TaskGroup::Hogs { cpus: Some(c), .. } => c.iter().collect(),
             TaskGroup::Hogs { count, cpus: None } => {
-                hogs::default_placement(*count, &usable, &taken)
+                let p = hogs::default_placement(*count, &usable, &taken);
+                taken.extend(&p);
+                p
             }
             _ => Vec::new(),
-        })
-        .collect();
+        };
+        hog_cpus.push(placed);
+    }
 
     let has_frames = workload
         .groups
@@ -614,6 +617,7 @@ fn assemble(
                     }
                 }
                 let (report, details) = frame_group(
+                    memory_locked,
                     name,
                     *frequency_hz,
                     *loop_units,
@@ -627,6 +631,9 @@ fn assemble(
         }
     }
 
+    if memory_locked == Some(false) {
+        warnings.push("mlockall not permitted: frame workers may take page faults".into());
+    }
     let interrupted = stop.reason().map(|r| r.name());
     if let Some(why) = &interrupted {
         warnings.insert(
@@ -733,6 +740,7 @@ fn assemble(
 
 /// The frame table of one group, and its host-only details.
 fn frame_group(
+    memory_locked: Option<bool>,
     name: &str,
     frequency_hz: f64,
     loop_units: u64,
@@ -741,7 +749,15 @@ fn frame_group(
 ) -> (FrameGroupReport, FrameGroupDetails) {
     let jitter = merged(outs.iter().map(|o| o.stats.jitter_histogram()));
     let wakeup = merged(outs.iter().map(|o| o.stats.wakeup_histogram()));
-    let mut policies: Vec<String> = outs.iter().map(|o| o.policy.describe()).collect();
+    let lock = match memory_locked {
+        Some(true) => ", mlockall",
+        Some(false) => ", mlockall refused",
+        None => "",
+    };
+    let mut policies: Vec<String> = outs
+        .iter()
+        .map(|o| format!("{}{lock}", o.policy.describe()))
+        .collect();
     policies.sort();
     policies.dedup();
     let q = |p| percentile_ns(&jitter, p) as f64 / 1e3;
