@@ -331,7 +331,9 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
             }
             let mono = session.clock == "mono";
             let method = format!(
-                "tracefs instance {} ({}clock {}), events: {}",
+                "tracefs instance {} ({}clock {}), events: {}; tick-stopped time from \
+                 tick_stop events and switches away from the idle task, starting from \
+                 /proc/timer_list .tick_stopped",
                 session.instance().display(),
                 if session.mounted_by_us() {
                     "tracefs mounted for this run, "
@@ -436,7 +438,8 @@ fn sample_fallback(
         Ok(tl) => {
             record(tl);
             format!(
-                "sampling /proc/timer_list every {} ms (the sampling itself keeps one CPU busy)",
+                "sampling /proc/timer_list every {} ms; tick-stopped time = share of samples \
+                 with .tick_stopped 1 (the sampling itself wakes the CPU it runs on)",
                 SAMPLE_PERIOD.as_millis()
             )
         }
