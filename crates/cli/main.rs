@@ -3,6 +3,7 @@
 mod error;
 mod host_probe_cmd;
 mod host_run_cmd;
+mod twin_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +18,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Simulate one configuration with the twin.
+    Sim(twin_cmd::SimArgs),
+    /// Simulate several kernel command lines side by side.
+    Compare(twin_cmd::CompareArgs),
+    /// Reproduce a published experiment (`e1`).
+    Experiment(twin_cmd::ExperimentArgs),
+    /// Measure the twin's speed (simulated events per second).
+    Bench(twin_cmd::BenchArgs),
     /// Measure and explain the real host.
     Host {
         #[command(subcommand)]
@@ -41,7 +50,16 @@ enum HostCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        None => Ok(()),
+        None => twin_cmd::experiment(&twin_cmd::ExperimentArgs {
+            name: "e1".into(),
+            duration: "30s".into(),
+            seed: 1,
+            json: false,
+        }),
+        Some(Command::Sim(a)) => twin_cmd::sim(&a),
+        Some(Command::Compare(a)) => twin_cmd::compare(&a),
+        Some(Command::Experiment(a)) => twin_cmd::experiment(&a),
+        Some(Command::Bench(a)) => twin_cmd::bench(&a),
         Some(Command::Host { cmd }) => match cmd {
             HostCommand::Inspect(a) => host_probe_cmd::inspect(&a),
             HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),

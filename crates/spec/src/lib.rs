@@ -17,7 +17,10 @@
 
 pub mod cmdline;
 pub mod cpuset;
+pub mod machine;
 pub mod report;
+pub mod scenario;
+pub mod units;
 pub mod workload;
 
 pub use cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};

@@ -1,0 +1,405 @@
+//! The modelled machine: topology, costs, cpuidle states, power and timer hardware.
+//!
+//! Every number in a preset names its source with a tag from `cost-parameters.md`'s legend:
+//! `C` (constant from code or docs), `M` (measured, quoted), `D` (derived), `E` (estimate, with
+//! the reasoning) or `CAL` (calibrated, naming the experiment it was fitted to). Presets are
+//! functions so the provenance comments sit beside the values.
+
+use serde::{Deserialize, Serialize};
+
+/// A machine the twin can run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// Preset name (`xps13-7390`).
+    pub name: String,
+    /// One line for tables.
+    pub description: String,
+    /// Sockets, cores, SMT.
+    pub topology: Topology,
+    /// Per-operation costs.
+    pub costs: Costs,
+    /// cpuidle driver name (`intel_idle`, `haltpoll`, `none`).
+    pub cpuidle_driver: String,
+    /// The driver's idle states, shallowest first. Index 0 may be a polling state.
+    pub idle_states: Vec<IdleState>,
+    /// Power model of one package.
+    pub power: PowerModel,
+    /// The per-CPU clock event device.
+    pub clockevent: ClockEventSpec,
+    /// The clocksource used for timekeeping.
+    pub clocksource: ClocksourceSpec,
+}
+
+/// CPU topology. Logical CPUs are numbered like x86 Linux enumerates them: first one thread of
+/// every core (socket by socket), then the SMT siblings, so CPU `n` and `n + cores` share a core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Sockets (packages).
+    pub sockets: u32,
+    /// Cores per socket.
+    pub cores_per_socket: u32,
+    /// Hardware threads per core.
+    pub threads_per_core: u32,
+}
+
+impl Topology {
+    /// Number of logical CPUs.
+    pub fn nr_cpus(&self) -> u32 {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+
+    /// Number of physical cores.
+    pub fn nr_cores(&self) -> u32 {
+        self.sockets * self.cores_per_socket
+    }
+
+    /// Core of a logical CPU (`0..nr_cores`).
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        cpu % self.nr_cores()
+    }
+
+    /// Socket of a logical CPU.
+    pub fn socket_of(&self, cpu: u32) -> u32 {
+        self.core_of(cpu) / self.cores_per_socket
+    }
+
+    /// Logical CPUs of a core, lowest first.
+    pub fn threads_of_core(&self, core: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..self.threads_per_core).map(move |t| core + t * self.nr_cores())
+    }
+}
+
+/// Costs of the operations the twin charges time for, in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Costs {
+    /// Interrupt entry plus exit (vector dispatch, irq_enter/irq_exit, return).
+    pub irq_entry_exit_ns: u64,
+    /// Per-tick process work (accounting, scheduler tick, RCU check), without shared locks.
+    pub tick_handler_ns: u64,
+    /// The duty CPU's jiffies + wall-time update critical section.
+    pub jiffies_update_ns: u64,
+    /// Extra cost per jiffy caught up in one update (load-average folding etc.).
+    pub jiffies_catch_up_per_tick_ns: u64,
+    /// A non-tick hrtimer callback (e.g. `hrtimer_wakeup`).
+    pub hrtimer_callback_ns: u64,
+    /// Programming the clock event device once.
+    pub clockevent_program_ns: u64,
+    /// nohz next-event computation and tick-stop bookkeeping at idle entry.
+    pub tick_stop_ns: u64,
+    /// Tick restart at idle exit (jiffies check, re-arm).
+    pub tick_restart_ns: u64,
+    /// Running one timer-wheel callback from the TIMER softirq.
+    pub wheel_timer_ns: u64,
+    /// A null syscall on a CPU without context tracking.
+    pub syscall_ns: u64,
+    /// One user/kernel transition's context-tracking cost on a nohz_full CPU.
+    pub ct_transition_ns: u64,
+    /// A context switch on one CPU.
+    pub context_switch_ns: u64,
+    /// Sending a reschedule IPI and taking it on the target.
+    pub ipi_ns: u64,
+    /// One unit of frame work (`LOOP` unit).
+    pub work_unit_ns: f64,
+    /// Moving a contended cache line between cores of one socket.
+    pub cacheline_local_ns: u64,
+    /// Moving a contended cache line across sockets.
+    pub cacheline_remote_ns: u64,
+    /// Run time of the task a background timer wakes.
+    pub background_task_ns: u64,
+}
+
+/// One cpuidle state with its power.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleState {
+    /// sysfs `name`.
+    pub name: String,
+    /// Exit latency in ns (sysfs `latency` is µs).
+    pub exit_latency_ns: u64,
+    /// Target residency in ns.
+    pub target_residency_ns: u64,
+    /// The state spins (POLL): the core stays in C0 and the polling flag is set.
+    pub polling: bool,
+    /// Power of a core resting in this state while every core of the package is idle (W).
+    pub core_w: f64,
+    /// Power of a core resting in this state while another core of the package runs (W):
+    /// client parts share one voltage plane, so a clock-gated but powered core leaks more.
+    pub core_w_pkg_active: f64,
+    /// Energy of one exit from this state (µJ): voltage/clock ramp, cache refill.
+    pub wake_energy_uj: f64,
+}
+
+/// Package power model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerModel {
+    /// A core executing (task, interrupt, or polling), one thread busy (W).
+    pub core_active_w: f64,
+    /// Extra when both SMT threads of a core execute (W).
+    pub smt_extra_w: f64,
+    /// Uncore/package power while any core executes (W).
+    pub package_active_w: f64,
+    /// Uncore/package power while every core is idle but no package C-state is reachable (W).
+    pub package_idle_w: f64,
+    /// Package C-states, shallowest first.
+    pub package_states: Vec<PackageState>,
+    /// Sustained package power limit (RAPL PL1), if it binds for this machine (W).
+    pub power_limit_w: Option<f64>,
+    /// Hardware C-state auto-demotion, if the part does it.
+    pub auto_demotion: Option<AutoDemotion>,
+}
+
+/// A package C-state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackageState {
+    /// Name (`PC6`).
+    pub name: String,
+    /// Every core must rest in this idle-state index or deeper.
+    pub min_core_state: usize,
+    /// Package power in this state (W).
+    pub power_w: f64,
+    /// Energy of one exit from this package state (µJ).
+    pub exit_energy_uj: f64,
+}
+
+/// Hardware C-state auto-demotion: a request deeper than `demote_to` is executed as `demote_to`
+/// while the core's recent idle periods are short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoDemotion {
+    /// Demote when the mean of the last `window` idle residencies of the core is below this.
+    pub min_mean_residency_ns: u64,
+    /// Idle periods averaged.
+    pub window: u32,
+    /// Index of the state requests are demoted to.
+    pub demote_to: usize,
+}
+
+/// Per-CPU clock event device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockEventSpec {
+    /// Device name (`lapic-deadline`).
+    pub name: String,
+    /// Minimum programmable delta.
+    pub min_delta_ns: u64,
+    /// Maximum programmable delta.
+    pub max_delta_ns: u64,
+}
+
+/// Timekeeping clocksource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClocksourceSpec {
+    /// Name (`tsc`).
+    pub name: String,
+    /// `max_idle_ns`: the longest the timekeeper may go without an update.
+    pub max_idle_ns: u64,
+}
+
+/// Names of the built-in machine presets.
+pub const PRESETS: &[&str] = &["xps13-7390"];
+
+/// Looks a preset up by name.
+pub fn preset(name: &str) -> Option<Machine> {
+    match name {
+        "xps13-7390" | "laptop-8" => Some(xps13_7390()),
+        _ => None,
+    }
+}
+
+fn state(
+    name: &str,
+    exit_latency_us: u64,
+    target_residency_us: u64,
+    core_w: f64,
+    core_w_pkg_active: f64,
+    wake_energy_uj: f64,
+) -> IdleState {
+    IdleState {
+        name: name.into(),
+        exit_latency_ns: exit_latency_us * 1000,
+        target_residency_ns: target_residency_us * 1000,
+        polling: false,
+        core_w,
+        core_w_pkg_active,
+        wake_energy_uj,
+    }
+}
+
+/// Dell XPS 13 7390, Intel Core i7-10510U (Comet Lake U): the E1 machine.
+///
+/// Topology: 1 socket, 4 cores, 2 threads (CPUs n and n+4 are siblings) — experiments.md E1.
+/// Idle states: intel_idle's Skylake client table (`skl_cstates`: exit latency / target
+/// residency in µs), used for Comet Lake by estimate (CML-U is not in intel_idle's id table; same
+/// Skylake core) — cost-parameters.md §4.
+///
+/// Power: no per-C-state power figures were found for SKL/CML (cost-parameters.md §4, "gap").
+/// The structure is mechanistic (core states, shared voltage plane, package states needing all
+/// cores idle, wake energy, hardware auto-demotion, RAPL limit); the values marked CAL(E1) were
+/// fitted to E1's published watts and are estimates everywhere else.
+pub fn xps13_7390() -> Machine {
+    let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
+    poll.polling = true;
+    Machine {
+        name: "xps13-7390".into(),
+        description: "Dell XPS 13 7390, i7-10510U (Comet Lake U), 4C/8T, Skylake-family C-states"
+            .into(),
+        topology: Topology {
+            sockets: 1,
+            cores_per_socket: 4,
+            threads_per_core: 2,
+        },
+        costs: Costs {
+            // E: 200-500 cycles rule of thumb plus vector entry; ~1000 cycles at ~2.5 GHz.
+            irq_entry_exit_ns: 400,
+            // E: cost-parameters §1 "full tick handling 0.5-1.5 µs, typ. ~1 µs".
+            tick_handler_ns: 1000,
+            // E: kernel-tick-behaviour §12.2 "jiffies/tk critical section ~0.2-2 µs".
+            jiffies_update_ns: 300,
+            // E: one more loop iteration of the accumulation per jiffy, a few ns.
+            jiffies_catch_up_per_tick_ns: 5,
+            // E: wakeup callback, ~0.2 µs.
+            hrtimer_callback_ns: 200,
+            // E: one MSR write (TSC deadline), native.
+            clockevent_program_ns: 100,
+            // M with ftrace overhead: tick_nohz_next_event 1.4 µs (cost-parameters §1);
+            // E: ~0.5 µs without tracing.
+            tick_stop_ns: 500,
+            // E: like stop, jiffies catch-up is charged separately.
+            tick_restart_ns: 500,
+            // E: a short kernel timer callback.
+            wheel_timer_ns: 300,
+            // E: x86 null syscall 100-250 ns without KPTI (cost-parameters §2).
+            syscall_ns: 150,
+            // D: +44 ns per syscall post-2016 (two transitions) -> ~25 per transition; E: the
+            // 2026 cyclictest datapoint suggests 100-200 on RT; take 100.
+            ct_transition_ns: 100,
+            // E: same-CPU switch ~1.4 µs per perf bench pipe half round trip (§3a, KVM 2.79 µs/op).
+            context_switch_ns: 1400,
+            // E: native IPI < 1 µs (§3a).
+            ipi_ns: 700,
+            // E: 1 ns per LOOP unit; the E2 machine overrides this.
+            work_unit_ns: 1.0,
+            // M: 20-50 ns intra-socket (core-to-core-latency, §5).
+            cacheline_local_ns: 40,
+            // M: 108-197 ns cross-socket (§5); single socket here, unused.
+            cacheline_remote_ns: 150,
+            // E: a daemon waking for a timer runs ~30 µs.
+            background_task_ns: 30_000,
+        },
+        cpuidle_driver: "intel_idle".into(),
+        idle_states: vec![
+            poll,
+            // C (skl_cstates) EL/TR; power: E/CAL(E1) — clock-gated states keep leaking.
+            state("C1", 2, 2, 0.05, 1.25, 0.5),
+            state("C1E", 10, 20, 0.04, 1.0, 1.0),
+            state("C3", 70, 100, 0.02, 0.1, 10.0),
+            state("C6", 85, 200, 0.0, 0.0, 20.0),
+            state("C7s", 124, 800, 0.0, 0.0, 25.0),
+            state("C8", 200, 800, 0.0, 0.0, 30.0),
+            state("C9", 480, 5000, 0.0, 0.0, 40.0),
+            state("C10", 890, 5000, 0.0, 0.0, 50.0),
+        ],
+        power: PowerModel {
+            // CAL(E1): 1 hog and 4 hogs rows; E: ~1 W per busy core of a 15 W 4C part.
+            core_active_w: 0.9,
+            // E: a second thread adds ~20-30 % of a core's dynamic power.
+            smt_extra_w: 0.25,
+            // CAL(E1): package (uncore, ring, LLC at active voltage) with one core busy.
+            package_active_w: 1.2,
+            // CAL(E1): all cores idle but one held shallow (nohz_full idle row).
+            package_idle_w: 0.42,
+            package_states: vec![
+                // E: package C-states track the shallowest core (index into idle_states);
+                // CAL(E1): PC10 level from the aggressive idle row (0.301 W at ~99 wakes/s).
+                PackageState {
+                    name: "PC3".into(),
+                    min_core_state: 3,
+                    power_w: 0.38,
+                    exit_energy_uj: 20.0,
+                },
+                PackageState {
+                    name: "PC6".into(),
+                    min_core_state: 4,
+                    power_w: 0.33,
+                    exit_energy_uj: 40.0,
+                },
+                PackageState {
+                    name: "PC7".into(),
+                    min_core_state: 5,
+                    power_w: 0.31,
+                    exit_energy_uj: 60.0,
+                },
+                PackageState {
+                    name: "PC8".into(),
+                    min_core_state: 6,
+                    power_w: 0.29,
+                    exit_energy_uj: 80.0,
+                },
+                PackageState {
+                    name: "PC9".into(),
+                    min_core_state: 7,
+                    power_w: 0.27,
+                    exit_energy_uj: 100.0,
+                },
+                PackageState {
+                    name: "PC10".into(),
+                    min_core_state: 8,
+                    power_w: 0.26,
+                    exit_energy_uj: 120.0,
+                },
+            ],
+            // CAL(E1): 4 and 8 hogs converge at ~6 W in both modes: a sustained limit.
+            power_limit_w: Some(6.1),
+            // E: Intel parts demote deep C-state requests to C1 when a core wakes too often
+            // (SDM: C-state auto-demotion, MSR_PKG_CST_CONFIG_CONTROL); the threshold is
+            // undocumented. CAL(E1): between the 1 kHz housekeeping tick and ~100 wakes/s.
+            auto_demotion: Some(AutoDemotion {
+                min_mean_residency_ns: 2_000_000,
+                window: 8,
+                demote_to: 1,
+            }),
+        },
+        clockevent: ClockEventSpec {
+            // C: TSC-deadline LAPIC, 1000 ns floor (kernel-tick-behaviour §8.1).
+            name: "lapic-deadline".into(),
+            min_delta_ns: 1000,
+            max_delta_ns: u64::MAX / 2,
+        },
+        clocksource: ClocksourceSpec {
+            // M: typical TSC max_idle_ns 440795312435 (cost-parameters §6).
+            name: "tsc".into(),
+            max_idle_ns: 440_795_312_435,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xps_topology_siblings() {
+        let t = xps13_7390().topology;
+        assert_eq!(t.nr_cpus(), 8);
+        assert_eq!(t.core_of(1), t.core_of(5));
+        assert_ne!(t.core_of(1), t.core_of(2));
+        assert_eq!(t.threads_of_core(3).collect::<Vec<_>>(), vec![3, 7]);
+    }
+
+    #[test]
+    fn package_states_are_ordered() {
+        let m = xps13_7390();
+        let p = &m.power.package_states;
+        for w in p.windows(2) {
+            assert!(w[0].min_core_state < w[1].min_core_state);
+            assert!(w[0].power_w >= w[1].power_w);
+        }
+        assert!(p.iter().all(|s| s.min_core_state < m.idle_states.len()));
+    }
+}

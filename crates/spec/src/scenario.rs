@@ -1,0 +1,411 @@
+//! Scenarios: machine + kernel + workload + background + run, and the TOML file format.
+//!
+//! A scenario file names a machine preset (or spells a machine out), the kernel build and
+//! command line, the workload spec and the run length:
+//!
+//! ```toml
+//! name = "my laptop, two hogs"
+//! machine = "xps13-7390"
+//! workload = "hogs:2"
+//!
+//! [kernel]
+//! version = "6.3"
+//! hz = 1000
+//! nohz = "full"
+//! cmdline = "nohz_full=all"
+//!
+//! [run]
+//! duration = "10s"
+//! seed = 1
+//! ```
+//!
+//! Unknown keys are errors (a typo must not silently fall back to a default).
+
+use crate::cmdline::NohzBuild;
+use crate::machine::{self, Machine};
+use crate::units::parse_duration;
+use crate::workload::Workload;
+use serde::{Deserialize, Serialize};
+
+/// The kernel being modelled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// Version `major.minor`, selects era switches (lock layout, governor-driven tick stop).
+    pub version: String,
+    /// CONFIG_HZ.
+    pub hz: u32,
+    /// Tick build option.
+    pub nohz: NohzBuild,
+    /// CONFIG_HIGH_RES_TIMERS.
+    #[serde(default = "yes")]
+    pub high_res: bool,
+    /// The boot command line.
+    #[serde(default)]
+    pub cmdline: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Kernel {
+    /// `(major, minor)` parsed from `version`.
+    pub fn version_tuple(&self) -> Result<(u32, u32), String> {
+        let mut it = self.version.split('.');
+        let major = it.next().and_then(|s| s.parse().ok());
+        let minor = it.next().and_then(|s| s.parse().ok());
+        match (major, minor) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(format!(
+                "kernel version {:?}: expected MAJOR.MINOR like 6.3",
+                self.version
+            )),
+        }
+    }
+
+    /// TICK_NSEC for this HZ: `(1e9 + HZ/2) / HZ`.
+    pub fn tick_nsec(&self) -> u64 {
+        tick_nsec(self.hz)
+    }
+}
+
+/// TICK_NSEC for a HZ value, rounded half up as the kernel does.
+pub fn tick_nsec(hz: u32) -> u64 {
+    (1_000_000_000 + hz as u64 / 2) / hz as u64
+}
+
+/// How a background source is armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    /// An hrtimer (ns resolution, own interrupt unless it rides another one).
+    Hrtimer,
+    /// A timer-wheel timer (jiffy granularity; runs from the tick's softirq).
+    Wheel,
+}
+
+/// Where a background source's timers live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// One independent instance on every CPU.
+    PerCpu,
+    /// Unpinned kernel work: with nohz_full it runs on housekeeping CPUs only (timer
+    /// migration / housekeeping cpumasks); otherwise on any CPU. One stream for the machine.
+    Housekeeping,
+    /// On the CPUs of `kernel.watchdog_cpumask` (housekeeping CPUs under nohz_full), one per CPU.
+    WatchdogCpus,
+}
+
+/// A background timer source: the usual kernel and user-space wakeups of an "idle" system.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundSource {
+    /// Name shown in reports (kernel callback name where there is one).
+    pub name: String,
+    /// hrtimer or timer wheel.
+    pub kind: TimerKind,
+    /// Where it runs.
+    pub placement: Placement,
+    /// Fixed period in ns (periodic source), or
+    pub period_ns: Option<u64>,
+    /// mean rate in events per second per instance (Poisson source).
+    pub rate_hz: Option<f64>,
+    /// Deferrable wheel timer: never wakes an idle CPU.
+    #[serde(default)]
+    pub deferrable: bool,
+    /// hrtimer slack (soft to hard expiry) in ns.
+    #[serde(default)]
+    pub slack_ns: u64,
+    /// The expiry wakes a task that runs `costs.background_task_ns`.
+    #[serde(default)]
+    pub wakes_task: bool,
+    /// Where the numbers come from.
+    pub provenance: String,
+}
+
+/// Run parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    /// Measured window in ns.
+    pub duration_ns: u64,
+    /// Simulated time before the window, not counted.
+    pub warmup_ns: u64,
+    /// Seed of the run's single RNG.
+    pub seed: u64,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run {
+            duration_ns: 10_000_000_000,
+            warmup_ns: 1_000_000_000,
+            seed: 1,
+        }
+    }
+}
+
+/// Everything one twin run needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Label.
+    pub name: String,
+    /// The machine.
+    pub machine: Machine,
+    /// The kernel.
+    pub kernel: Kernel,
+    /// What runs.
+    pub workload: Workload,
+    /// Background wakeup sources.
+    pub background: Vec<BackgroundSource>,
+    /// How long and with which seed.
+    pub run: Run,
+}
+
+/// Why a scenario could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("scenario {origin}: {what}")]
+pub struct ScenarioError {
+    /// File name or `--flags`.
+    pub origin: String,
+    /// What was wrong and what was expected.
+    pub what: String,
+}
+
+/// A scenario file as written (see the module docs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    name: Option<String>,
+    machine: MachineRef,
+    kernel: Kernel,
+    #[serde(default)]
+    workload: Option<String>,
+    #[serde(default)]
+    background: Option<Vec<BackgroundSource>>,
+    #[serde(default)]
+    run: RunFile,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum MachineRef {
+    Preset(String),
+    Inline(Box<Machine>),
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunFile {
+    duration: Option<String>,
+    warmup: Option<String>,
+    seed: Option<u64>,
+}
+
+impl Scenario {
+    /// Parses a scenario file's text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let err = |what: String| ScenarioError {
+            origin: origin.to_string(),
+            what,
+        };
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        let machine = match file.machine {
+            MachineRef::Preset(name) => machine::preset(&name).ok_or_else(|| {
+                err(format!(
+                    "machine {name:?}: expected a preset ({}) or a [machine] table",
+                    machine::PRESETS.join(", ")
+                ))
+            })?,
+            MachineRef::Inline(m) => *m,
+        };
+        file.kernel.version_tuple().map_err(err)?;
+        if ![100, 250, 300, 1000].contains(&file.kernel.hz) {
+            return Err(err(format!(
+                "kernel.hz = {}: expected one of 100, 250, 300, 1000",
+                file.kernel.hz
+            )));
+        }
+        let nr = machine.topology.nr_cpus();
+        let workload = match &file.workload {
+            Some(w) => Workload::parse(w, nr).map_err(|e| err(e.to_string()))?,
+            None => Workload::default(),
+        };
+        let mut run = Run::default();
+        if let Some(d) = &file.run.duration {
+            run.duration_ns = parse_duration(d).map_err(|e| err(format!("run.duration: {e}")))?;
+        }
+        if let Some(d) = &file.run.warmup {
+            run.warmup_ns = parse_duration(d).map_err(|e| err(format!("run.warmup: {e}")))?;
+        }
+        if let Some(s) = file.run.seed {
+            run.seed = s;
+        }
+        let background = file.background.unwrap_or_else(default_background);
+        Ok(Scenario {
+            name: file.name.unwrap_or_else(|| origin.to_string()),
+            machine,
+            kernel: file.kernel,
+            workload,
+            background,
+            run,
+        })
+    }
+
+    /// Serialises back to a scenario file with the machine spelled out.
+    pub fn to_toml(&self) -> String {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            name: &'a str,
+            workload: String,
+            kernel: &'a Kernel,
+            run: RunOut,
+            machine: &'a Machine,
+            background: &'a [BackgroundSource],
+        }
+        #[derive(Serialize)]
+        struct RunOut {
+            duration: String,
+            warmup: String,
+            seed: u64,
+        }
+        let out = Out {
+            name: &self.name,
+            workload: self.workload.label(),
+            kernel: &self.kernel,
+            run: RunOut {
+                duration: format!("{}ns", self.run.duration_ns),
+                warmup: format!("{}ns", self.run.warmup_ns),
+                seed: self.run.seed,
+            },
+            machine: &self.machine,
+            background: &self.background,
+        };
+        toml::to_string(&out).unwrap_or_else(|e| format!("# could not serialise: {e}\n"))
+    }
+}
+
+/// The background sources of a typical idle Linux system, used when a scenario names none.
+///
+/// Rates marked CAL(E1) were fitted on experiments.md E1's idle rows (the only published
+/// measurement of an idle machine's wakeups we have) and are estimates for other machines.
+pub fn default_background() -> Vec<BackgroundSource> {
+    vec![
+        BackgroundSource {
+            name: "watchdog_timer_fn".into(),
+            kind: TimerKind::Hrtimer,
+            placement: Placement::WatchdogCpus,
+            // C: softlockup sample period = watchdog_thresh (10 s) * 2 / 5 = 4 s.
+            period_ns: Some(4_000_000_000),
+            rate_hz: None,
+            deferrable: false,
+            slack_ns: 0,
+            wakes_task: false,
+            provenance:
+                "C: watchdog_thresh=10 s, sample period 2/5 of it (kernel-tick-behaviour §4.5)"
+                    .into(),
+        },
+        BackgroundSource {
+            name: "vmstat_update".into(),
+            kind: TimerKind::Wheel,
+            placement: Placement::PerCpu,
+            // C: vm.stat_interval = 1 s, deferrable (never wakes an idle CPU).
+            period_ns: Some(1_000_000_000),
+            rate_hz: None,
+            deferrable: true,
+            slack_ns: 0,
+            wakes_task: false,
+            provenance: "C: vm.stat_interval=1 s, deferrable (kernel-tick-behaviour §4.5)".into(),
+        },
+        BackgroundSource {
+            name: "kernel_housekeeping_timers".into(),
+            kind: TimerKind::Wheel,
+            placement: Placement::Housekeeping,
+            period_ns: None,
+            // CAL(E1): aggressive idle 98.7 irq/s minus the per-CPU user wakeups; these
+            // unbound timers (workqueues, writeback, net) go to housekeeping CPUs under
+            // nohz_full and hide inside the housekeeping tick until aggressive stops it.
+            rate_hz: Some(62.0),
+            deferrable: false,
+            slack_ns: 0,
+            wakes_task: false,
+            provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
+        },
+        BackgroundSource {
+            name: "user_hrtimers".into(),
+            kind: TimerKind::Hrtimer,
+            placement: Placement::PerCpu,
+            period_ns: None,
+            // CAL(E1): nohz_full idle 1036.7 irq/s = 1000 (housekeeping tick) + ~4.6/s on
+            // each of 8 CPUs; 50 µs default timer slack (C).
+            rate_hz: Some(4.6),
+            deferrable: false,
+            slack_ns: 50_000,
+            wakes_task: true,
+            provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
+                .into(),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_nsec_table() {
+        for (hz, ns) in [
+            (100, 10_000_000),
+            (250, 4_000_000),
+            (300, 3_333_333),
+            (1000, 1_000_000),
+        ] {
+            assert_eq!(tick_nsec(hz), ns);
+        }
+    }
+
+    #[test]
+    fn scenario_file_parses_and_rejects_typos() {
+        let text = r#"
+name = "t"
+machine = "xps13-7390"
+workload = "hogs:2"
+[kernel]
+version = "6.3"
+hz = 1000
+nohz = "full"
+cmdline = "nohz_full=all"
+[run]
+duration = "2s"
+seed = 7
+"#;
+        let s = Scenario::from_toml(text, "t.toml").unwrap();
+        assert_eq!(s.run.duration_ns, 2_000_000_000);
+        assert_eq!(s.run.seed, 7);
+        assert_eq!(s.workload.label(), "hogs:2");
+        let typo = text.replace("seed = 7", "sead = 7");
+        let e = Scenario::from_toml(&typo, "t.toml").unwrap_err();
+        assert!(e.to_string().contains("sead"), "{e}");
+        let bad_hz = text.replace("hz = 1000", "hz = 1001");
+        assert!(Scenario::from_toml(&bad_hz, "t.toml").is_err());
+        let bad_machine = text.replace("xps13-7390", "xps");
+        assert!(
+            Scenario::from_toml(&bad_machine, "t.toml")
+                .unwrap_err()
+                .to_string()
+                .contains("preset")
+        );
+    }
+
+    #[test]
+    fn toml_roundtrip() {
+        let text =
+            "machine = \"xps13-7390\"\n[kernel]\nversion = \"6.3\"\nhz = 1000\nnohz = \"idle\"\n";
+        let s = Scenario::from_toml(text, "x").unwrap();
+        let back = Scenario::from_toml(&s.to_toml(), "x").unwrap();
+        assert_eq!(back.machine, s.machine);
+        assert_eq!(back.kernel, s.kernel);
+        assert_eq!(back.background, s.background);
+    }
+}

@@ -1,0 +1,88 @@
+//! Small unit parsers shared by the CLI, scenario files and the host lab.
+
+/// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m`, `1h` or a bare number of
+/// seconds into nanoseconds. Fractions are allowed (`1.5s`).
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        format!("duration {s:?}: expected a number with a unit like 10s, 500ms, 2m")
+    })?;
+    let scale = match unit {
+        "" | "s" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        _ => {
+            return Err(format!(
+                "duration {s:?}: unknown unit {unit:?} (expected ns, us, ms, s, m or h)"
+            ));
+        }
+    };
+    let ns = value * scale;
+    if !(ns.is_finite() && ns > 0.0 && ns < 1e19) {
+        return Err(format!("duration {s:?}: expected a positive duration"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Formats nanoseconds compactly (`1.5s`, `250ms`, `40us`, `7ns`).
+pub fn format_duration(ns: u64) -> String {
+    let (v, unit) = if ns >= 1_000_000_000 {
+        (ns as f64 / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        (ns as f64, "ns")
+    };
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_table() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("10s", Some(10_000_000_000)),
+            ("10", Some(10_000_000_000)),
+            ("1.5s", Some(1_500_000_000)),
+            ("500ms", Some(500_000_000)),
+            ("250us", Some(250_000)),
+            ("1ns", Some(1)),
+            ("2m", Some(120_000_000_000)),
+            ("1h", Some(3_600_000_000_000)),
+            ("0s", None),
+            ("-1s", None),
+            ("s", None),
+            ("10x", None),
+            ("", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_duration(input).ok(), *want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn format_roundtrips() {
+        for ns in [
+            1,
+            999,
+            1_000,
+            40_000,
+            250_000_000,
+            1_500_000_000,
+            3_600_000_000_000,
+        ] {
+            assert_eq!(parse_duration(&format_duration(ns)), Ok(ns), "{ns}");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The discrete-event engine: virtual time, the event queue and the seeded RNG.
+//!
+//! Time is an integer number of nanoseconds ([`Time`]). Each modelled CPU owns a handful of
+//! event slots (its clock event device, the end of what it is running, a poll timeout), so the
+//! engine only has to answer "which CPU has the earliest pending event?". That question sits
+//! behind the [`EventQueue`] trait; the default [`TournamentTree`] answers it in O(log CPUs)
+//! per update with no allocation after construction, and [`BinaryHeapQueue`] is the plain
+//! alternative kept for comparison in the benchmark.
+//!
+//! Ties are broken by CPU number, so the order of simultaneous events is deterministic.
+
+pub mod rng;
+
+/// Simulated time in nanoseconds since the start of the run.
+pub type Time = u64;
+
+/// "Never": no event pending.
+pub const NEVER: Time = u64::MAX;
+
+/// The earliest-event index over CPUs.
+pub trait EventQueue {
+    /// Sets CPU `cpu`'s earliest pending event time (`NEVER` for none).
+    fn set(&mut self, cpu: usize, time: Time);
+    /// The earliest `(time, cpu)`, ties broken by the lower CPU; `None` when nothing is pending.
+    fn peek(&mut self) -> Option<(Time, usize)>;
+}
+
+/// A winner tree over CPUs: every internal node holds the leaf index with the smaller key.
+///
+/// Invariant: `nodes[i]` is the argmin (by `(key, cpu)`) of the leaves below node `i`;
+/// leaves `size..2*size` map to CPUs `0..size` (padding leaves hold `NEVER`).
+#[derive(Debug, Clone)]
+pub struct TournamentTree {
+    size: usize,
+    keys: Vec<Time>,
+    nodes: Vec<u32>,
+}
+
+impl TournamentTree {
+    /// A tree for `n` CPUs, all idle (`NEVER`).
+    pub fn new(n: usize) -> Self {
+        let size = n.max(1).next_power_of_two();
+        let mut nodes = vec![0u32; 2 * size];
+        for (i, node) in nodes.iter_mut().enumerate().skip(size) {
+            *node = (i - size) as u32;
+        }
+        let mut t = TournamentTree {
+            size,
+            keys: vec![NEVER; size],
+            nodes,
+        };
+        for i in (1..size).rev() {
+            t.nodes[i] = t.winner(t.nodes[2 * i], t.nodes[2 * i + 1]);
+        }
+        t
+    }
+
+    #[inline]
+    fn winner(&self, a: u32, b: u32) -> u32 {
+        // Strictly smaller key wins; equal keys go to the lower CPU (a is always the left,
+        // lower-numbered subtree).
+        if self.keys[b as usize] < self.keys[a as usize] {
+            b
+        } else {
+            a
+        }
+    }
+}
+
+impl EventQueue for TournamentTree {
+    #[inline]
+    fn set(&mut self, cpu: usize, time: Time) {
+        self.keys[cpu] = time;
+        let mut i = (cpu + self.size) / 2;
+        while i >= 1 {
+            let w = self.winner(self.nodes[2 * i], self.nodes[2 * i + 1]);
+            if self.nodes[i] == w && w as usize != cpu {
+                // The winner above did not change and it is not us: nothing further moves...
+                // unless our key got worse and we were the winner, handled by `w != cpu`.
+                break;
+            }
+            self.nodes[i] = w;
+            i /= 2;
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<(Time, usize)> {
+        let cpu = self.nodes[1] as usize;
+        let t = self.keys[cpu];
+        (t != NEVER).then_some((t, cpu))
+    }
+}
+
+/// A binary heap with lazy deletion, for comparison with [`TournamentTree`].
+#[derive(Debug, Clone)]
+pub struct BinaryHeapQueue {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Time, usize)>>,
+    current: Vec<Time>,
+}
+
+impl BinaryHeapQueue {
+    /// A queue for `n` CPUs.
+    pub fn new(n: usize) -> Self {
+        BinaryHeapQueue {
+            heap: std::collections::BinaryHeap::with_capacity(4 * n),
+            current: vec![NEVER; n],
+        }
+    }
+}
+
+impl EventQueue for BinaryHeapQueue {
+    fn set(&mut self, cpu: usize, time: Time) {
+        if self.current[cpu] == time {
+            return;
+        }
+        self.current[cpu] = time;
+        if time != NEVER {
+            self.heap.push(std::cmp::Reverse((time, cpu)));
+        }
+    }
+
+    fn peek(&mut self) -> Option<(Time, usize)> {
+        while let Some(&std::cmp::Reverse((t, cpu))) = self.heap.peek() {
+            if self.current[cpu] == t {
+                return Some((t, cpu));
+            }
+            self.heap.pop();
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn brute(keys: &[Time]) -> Option<(Time, usize)> {
+        keys.iter()
+            .enumerate()
+            .filter(|(_, t)| **t != NEVER)
+            .map(|(c, t)| (*t, c))
+            .min()
+    }
+
+    #[test]
+    fn ties_go_to_lower_cpu() {
+        let mut t = TournamentTree::new(5);
+        assert_eq!(t.peek(), None);
+        t.set(3, 10);
+        t.set(1, 10);
+        assert_eq!(t.peek(), Some((10, 1)));
+        t.set(1, NEVER);
+        assert_eq!(t.peek(), Some((10, 3)));
+        t.set(4, 9);
+        assert_eq!(t.peek(), Some((9, 4)));
+    }
+
+    proptest! {
+        #[test]
+        fn queues_agree_with_brute_force(n in 1usize..70, ops in proptest::collection::vec((0usize..70, 0u64..50), 1..300)) {
+            let mut tree = TournamentTree::new(n);
+            let mut heap = BinaryHeapQueue::new(n);
+            let mut keys = vec![NEVER; n];
+            for (cpu, t) in ops {
+                let cpu = cpu % n;
+                let t = if t == 49 { NEVER } else { t };
+                keys[cpu] = t;
+                tree.set(cpu, t);
+                heap.set(cpu, t);
+                prop_assert_eq!(tree.peek(), brute(&keys));
+                prop_assert_eq!(heap.peek(), brute(&keys));
+            }
+        }
+    }
+}

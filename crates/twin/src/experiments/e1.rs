@@ -1,0 +1,239 @@
+//! E1: `nohz_full_aggressive` on a laptop (Dell XPS 13 7390, HZ=1000, `nohz_full=all`), with
+//! and without the 2023 proposal, idle and with 1, 2, 4 and 8 hogs.
+//!
+//! The published table (experiments.md E1, from the RFC) is a calibration target for the
+//! laptop's power figures and background wakeup rates (marked CAL(E1) where they are set); the
+//! mechanisms — the housekeeping CPU that never stops its tick, the package state that needs
+//! every core idle, hog placement — produce the rest.
+
+use super::{BandCheck, within};
+use crate::sim::{SimError, simulate};
+use serde::Serialize;
+use ticklab_spec::cmdline::NohzBuild;
+use ticklab_spec::machine::xps13_7390;
+use ticklab_spec::report::Report;
+use ticklab_spec::scenario::{Kernel, Run, Scenario, default_background};
+use ticklab_spec::workload::{TaskGroup, Workload};
+
+/// The two configurations compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// `nohz_full=all`.
+    NohzFull,
+    /// `nohz_full=all nohz_full_aggressive`.
+    Aggressive,
+}
+
+impl Mode {
+    /// Both, in table order.
+    pub const ALL: [Mode; 2] = [Mode::NohzFull, Mode::Aggressive];
+
+    /// The kernel command line of this mode.
+    pub fn cmdline(self) -> &'static str {
+        match self {
+            Mode::NohzFull => "nohz_full=all",
+            Mode::Aggressive => "nohz_full=all nohz_full_aggressive",
+        }
+    }
+
+    /// JSON/table name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::NohzFull => "nohz_full",
+            Mode::Aggressive => "aggressive",
+        }
+    }
+}
+
+/// Hog counts of the experiment (0 = idle).
+pub const LOADS: [u32; 5] = [0, 1, 2, 4, 8];
+
+/// One published row: (hogs, irq/s nohz_full, irq/s aggressive, W nohz_full, W aggressive).
+pub const PUBLISHED: [(u32, f64, f64, f64, f64); 5] = [
+    (0, 1036.679, 98.685, 0.502, 0.301),
+    (1, 1047.522, 106.296, 3.436, 2.372),
+    (2, 1046.203, 127.587, 3.755, 2.372),
+    (4, 1048.590, 146.586, 6.187, 6.005),
+    (8, 1074.867, 1062.277, 6.019, 6.016),
+];
+
+/// Published `(irq/s, watts)` for a mode and load.
+pub fn published(mode: Mode, hogs: u32) -> (f64, f64) {
+    let r = PUBLISHED
+        .iter()
+        .find(|r| r.0 == hogs)
+        .copied()
+        .unwrap_or((hogs, 0.0, 0.0, 0.0, 0.0));
+    match mode {
+        Mode::NohzFull => (r.1, r.3),
+        Mode::Aggressive => (r.2, r.4),
+    }
+}
+
+/// The load label used in tables and JSON (`idle`, `1`, `2`, ...).
+pub fn load_label(hogs: u32) -> String {
+    if hogs == 0 {
+        "idle".into()
+    } else {
+        hogs.to_string()
+    }
+}
+
+/// The E1 scenario for one (mode, load).
+pub fn scenario(mode: Mode, hogs: u32, run: Run) -> Scenario {
+    let workload = if hogs == 0 {
+        Workload::default()
+    } else {
+        Workload {
+            groups: vec![TaskGroup::Hogs {
+                count: hogs,
+                cpus: None,
+            }],
+        }
+    };
+    Scenario {
+        name: format!("e1 {} {}", mode.name(), load_label(hogs)),
+        machine: xps13_7390(),
+        kernel: Kernel {
+            // The RFC was posted in May 2023, against 6.4-rc; era switches of 6.3 apply.
+            version: "6.3".into(),
+            hz: 1000,
+            nohz: NohzBuild::Full,
+            high_res: true,
+            cmdline: mode.cmdline().into(),
+        },
+        workload,
+        background: default_background(),
+        run,
+    }
+}
+
+/// One row of the E1 table as the twin predicts it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// `nohz_full` or `aggressive`.
+    pub mode: Mode,
+    /// `idle`, `1`, `2`, `4`, `8`.
+    pub load: String,
+    /// Local timer interrupts per second, whole machine.
+    pub irq_per_s: f64,
+    /// Average package watts.
+    pub watts: f64,
+    /// Published irq/s.
+    pub published_irq_per_s: f64,
+    /// Published watts.
+    pub published_watts: f64,
+    /// Longest time without a jiffies update (ms).
+    pub max_jiffies_gap_ms: f64,
+    /// Worst jiffies staleness seen at interrupt entry (ms).
+    pub max_reader_staleness_ms: f64,
+    /// Time-weighted mean coarse-time staleness (ms).
+    pub mean_coarse_staleness_ms: f64,
+    /// hrtimer hangs ("interrupt took N ns").
+    pub hrtimer_hangs: u64,
+    /// Longest interrupt (µs).
+    pub max_irq_us: f64,
+    /// Fraction of time the whole package was idle.
+    pub package_idle_fraction: f64,
+}
+
+impl Row {
+    fn from_report(mode: Mode, hogs: u32, r: &Report) -> Row {
+        let (pi, pw) = published(mode, hogs);
+        let tk = r
+            .timekeeping
+            .clone()
+            .unwrap_or(ticklab_spec::report::TimekeepingReport {
+                max_jiffies_gap_ns: 0,
+                max_jiffies_catch_up: 0,
+                max_reader_staleness_ns: 0,
+                mean_coarse_staleness_ns: 0.0,
+                duty_handovers: 0,
+            });
+        let e = r.energy.as_ref();
+        let h = r.hrtimer.as_ref();
+        Row {
+            mode,
+            load: load_label(hogs),
+            irq_per_s: r.loc_per_s(),
+            watts: e.map_or(0.0, |e| e.watts),
+            published_irq_per_s: pi,
+            published_watts: pw,
+            max_jiffies_gap_ms: tk.max_jiffies_gap_ns as f64 / 1e6,
+            max_reader_staleness_ms: tk.max_reader_staleness_ns as f64 / 1e6,
+            mean_coarse_staleness_ms: tk.mean_coarse_staleness_ns / 1e6,
+            hrtimer_hangs: h.map_or(0, |h| h.nr_hangs),
+            max_irq_us: h.map_or(0.0, |h| h.max_irq_ns as f64 / 1e3),
+            package_idle_fraction: e.map_or(0.0, |e| e.package_idle_fraction),
+        }
+    }
+}
+
+/// Runs every (mode, load) point, in parallel across `threads` OS threads (each run stays
+/// single-threaded and deterministic). `progress(done_points)` is called as points finish.
+pub fn run(
+    run: Run,
+    threads: usize,
+    progress: impl Fn(usize) + Sync,
+) -> Result<Vec<(Row, Report)>, SimError> {
+    let points: Vec<(Mode, u32)> = Mode::ALL
+        .iter()
+        .flat_map(|&m| LOADS.iter().map(move |&l| (m, l)))
+        .collect();
+    let results = crate::sweep::parallel_map(
+        &points,
+        threads,
+        |&(mode, hogs)| {
+            simulate(&scenario(mode, hogs, run), |_| {})
+                .map(|r| (Row::from_report(mode, hogs, &r), r))
+        },
+        &progress,
+    );
+    results.into_iter().collect()
+}
+
+/// The acceptance bands of the E1 issue, checked on a full set of rows.
+pub fn check(rows: &[Row]) -> Vec<BandCheck> {
+    let get = |mode: Mode, load: &str| rows.iter().find(|r| r.mode == mode && r.load == load);
+    let mut out = Vec::new();
+    for r in rows {
+        let irq_band = match (r.mode, r.load.as_str()) {
+            (Mode::NohzFull, _) | (Mode::Aggressive, "8") => 0.10,
+            _ => 0.35,
+        };
+        out.push(within(
+            format!("irq/s {} {}", r.mode.name(), r.load),
+            r.irq_per_s,
+            r.published_irq_per_s,
+            irq_band,
+        ));
+        out.push(within(
+            format!("W {} {}", r.mode.name(), r.load),
+            r.watts,
+            r.published_watts,
+            0.30,
+        ));
+    }
+    for load in ["idle", "1", "2"] {
+        if let (Some(n), Some(a)) = (get(Mode::NohzFull, load), get(Mode::Aggressive, load)) {
+            let ratio = a.watts / n.watts;
+            out.push(BandCheck {
+                what: format!("W aggressive / nohz_full, {load}"),
+                value: ratio,
+                target: 0.75,
+                band: "<= 0.75".into(),
+                ok: ratio <= 0.75,
+            });
+        }
+    }
+    if let (Some(n), Some(a)) = (get(Mode::NohzFull, "8"), get(Mode::Aggressive, "8")) {
+        out.push(within(
+            "W aggressive vs nohz_full, 8".into(),
+            a.watts,
+            n.watts,
+            0.10,
+        ));
+    }
+    out
+}

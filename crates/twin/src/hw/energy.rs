@@ -1,0 +1,342 @@
+//! The package energy meter.
+//!
+//! Power is piecewise constant between state changes, so the meter integrates exactly: every
+//! time a CPU starts or stops executing, or changes idle state, the elapsed interval is charged
+//! at the power that held during it and the new power is computed from counts.
+//!
+//! The model (values and provenance in `ticklab_spec::machine`):
+//! * a core with a thread executing (task, interrupt or POLL spinning) draws `core_active_w`,
+//!   plus `smt_extra_w` with both threads executing;
+//! * an idle core rests in the shallowest state of its threads and draws that state's
+//!   `core_w`, or `core_w_pkg_active` while another core executes (shared voltage plane);
+//! * the package draws `package_active_w` while any core executes; otherwise the deepest
+//!   package state whose `min_core_state` every core satisfies, or `package_idle_w`;
+//! * leaving a core state costs its `wake_energy_uj`; leaving a package state its
+//!   `exit_energy_uj`.
+//!
+//! Changes are scheduled with [`EnergyMeter::set`] at the instant they happen, which may lie a
+//! few microseconds after the engine's current event (an interrupt handler's end, the end of a
+//! C-state exit), and applied in time order by [`EnergyMeter::apply_until`] as the engine's
+//! clock passes them. Per CPU, changes are scheduled in time order (a CPU's handlers never
+//! overlap); across CPUs the pending heap restores the order.
+
+use crate::engine::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use ticklab_spec::machine::Machine;
+
+/// What one logical CPU is doing, as far as power is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Executing instructions (task, interrupt handler, or spinning in POLL).
+    Executing,
+    /// Resting in this idle-state index (the state the hardware actually entered).
+    Idle(u8),
+}
+
+const EXECUTING: u8 = u8::MAX;
+
+/// Joules by component.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EnergyTotals {
+    /// Uncore/package.
+    pub package_j: f64,
+    /// Cores executing.
+    pub core_active_j: f64,
+    /// Cores idle.
+    pub core_idle_j: f64,
+    /// Core and package exits.
+    pub wake_j: f64,
+    /// Time every core was idle at once (ns).
+    pub package_idle_ns: u64,
+    /// Time integrated (ns).
+    pub measured_ns: u64,
+}
+
+/// Integrates package energy over simulated time.
+#[derive(Debug, Clone)]
+pub struct EnergyMeter {
+    core_active_w: f64,
+    smt_extra_w: f64,
+    package_active_w: f64,
+    package_idle_w: f64,
+    state_w: Vec<(f64, f64, f64)>,
+    pkg_states: Vec<(u8, f64, f64)>,
+    core_of: Vec<u32>,
+    core_threads: Vec<Vec<u32>>,
+    thread: Vec<u8>,
+    core_busy: Vec<u8>,
+    core_state: Vec<u8>,
+    idle_cores_in: Vec<u32>,
+    active_cores: u32,
+    smt_busy_cores: u32,
+    /// Current package state: `None` active, `Some(usize::MAX)` idle without a PC state.
+    pkg_state: Option<usize>,
+    last: Time,
+    measuring: bool,
+    totals: EnergyTotals,
+    pending: BinaryHeap<Reverse<(Time, u64, u32, u8)>>,
+    seq: u64,
+}
+
+impl EnergyMeter {
+    /// A meter for `machine` with every CPU executing at time 0 (boot).
+    pub fn new(machine: &Machine) -> Self {
+        let topo = machine.topology;
+        let n = topo.nr_cpus() as usize;
+        let cores = topo.nr_cores() as usize;
+        let p = &machine.power;
+        let core_of: Vec<u32> = (0..n as u32).map(|c| topo.core_of(c)).collect();
+        let core_threads: Vec<Vec<u32>> = (0..cores as u32)
+            .map(|c| topo.threads_of_core(c).collect())
+            .collect();
+        let core_busy: Vec<u8> = core_threads.iter().map(|t| t.len() as u8).collect();
+        let smt_busy_cores = core_busy.iter().filter(|b| **b >= 2).count() as u32;
+        EnergyMeter {
+            core_active_w: p.core_active_w,
+            smt_extra_w: p.smt_extra_w,
+            package_active_w: p.package_active_w,
+            package_idle_w: p.package_idle_w,
+            state_w: machine
+                .idle_states
+                .iter()
+                .map(|s| (s.core_w, s.core_w_pkg_active, s.wake_energy_uj * 1e-6))
+                .collect(),
+            pkg_states: p
+                .package_states
+                .iter()
+                .map(|s| (s.min_core_state as u8, s.power_w, s.exit_energy_uj * 1e-6))
+                .collect(),
+            core_of,
+            core_threads,
+            thread: vec![EXECUTING; n],
+            core_busy,
+            core_state: vec![EXECUTING; cores],
+            idle_cores_in: vec![0; machine.idle_states.len()],
+            active_cores: cores as u32,
+            smt_busy_cores,
+            pkg_state: None,
+            last: 0,
+            measuring: false,
+            totals: EnergyTotals::default(),
+            pending: BinaryHeap::with_capacity(4 * n),
+            seq: 0,
+        }
+    }
+
+    /// Starts (or restarts) the measured window at `now`, discarding what came before.
+    pub fn start_window(&mut self, now: Time) {
+        self.apply_until(now);
+        self.charge(now);
+        self.totals = EnergyTotals::default();
+        self.measuring = true;
+    }
+
+    /// Charges up to `now` and returns the totals.
+    pub fn finish(&mut self, now: Time) -> EnergyTotals {
+        self.apply_until(now);
+        self.charge(now);
+        self.totals
+    }
+
+    fn charge(&mut self, now: Time) {
+        // Invariant: changes are applied in time order (apply_until), so time never goes back.
+        debug_assert!(now >= self.last, "energy meter time went backwards");
+        let dt = now.saturating_sub(self.last);
+        self.last = now;
+        if !self.measuring || dt == 0 {
+            return;
+        }
+        let secs = dt as f64 * 1e-9;
+        let pkg_busy = self.active_cores > 0;
+        let pkg_w = match self.pkg_state {
+            None => self.package_active_w,
+            Some(usize::MAX) => self.package_idle_w,
+            Some(i) => self.pkg_states[i].1,
+        };
+        let mut idle_w = 0.0;
+        for (s, &n) in self.idle_cores_in.iter().enumerate() {
+            if n > 0 {
+                let (w_idle, w_busy, _) = self.state_w[s];
+                idle_w += n as f64 * if pkg_busy { w_busy } else { w_idle };
+            }
+        }
+        let active_w = self.active_cores as f64 * self.core_active_w
+            + self.smt_busy_cores as f64 * self.smt_extra_w;
+        self.totals.package_j += pkg_w * secs;
+        self.totals.core_active_j += active_w * secs;
+        self.totals.core_idle_j += idle_w * secs;
+        self.totals.measured_ns += dt;
+        if !pkg_busy {
+            self.totals.package_idle_ns += dt;
+        }
+    }
+
+    /// Schedules CPU `cpu`'s change of activity at `at` (applied once the clock passes it).
+    #[inline]
+    pub fn set(&mut self, cpu: usize, at: Time, activity: Activity) {
+        let code = match activity {
+            Activity::Executing => EXECUTING,
+            Activity::Idle(s) => s,
+        };
+        self.seq += 1;
+        self.pending
+            .push(Reverse((at.max(self.last), self.seq, cpu as u32, code)));
+    }
+
+    /// Applies every scheduled change at or before `now`, in time order.
+    #[inline]
+    pub fn apply_until(&mut self, now: Time) {
+        while let Some(&Reverse((t, _, cpu, code))) = self.pending.peek() {
+            if t > now {
+                break;
+            }
+            self.pending.pop();
+            self.apply(cpu as usize, t, code);
+        }
+    }
+
+    fn apply(&mut self, cpu: usize, now: Time, code: u8) {
+        if self.thread[cpu] == code {
+            return;
+        }
+        self.charge(now);
+        let core = self.core_of[cpu] as usize;
+        let was = self.core_state[core];
+        let old = self.thread[cpu];
+        self.thread[cpu] = code;
+        if old == EXECUTING {
+            self.core_busy[core] -= 1;
+            if self.core_busy[core] == 1 {
+                self.smt_busy_cores -= 1;
+            }
+        }
+        if code == EXECUTING {
+            self.core_busy[core] += 1;
+            if self.core_busy[core] == 2 {
+                self.smt_busy_cores += 1;
+            }
+        }
+        let now_state = if self.core_busy[core] > 0 {
+            EXECUTING
+        } else {
+            self.core_threads[core]
+                .iter()
+                .map(|&t| self.thread[t as usize])
+                .min()
+                .unwrap_or(0)
+        };
+        if now_state == was {
+            return;
+        }
+        self.core_state[core] = now_state;
+        if was == EXECUTING {
+            self.active_cores -= 1;
+        } else {
+            self.idle_cores_in[was as usize] -= 1;
+            // Leaving a deeper state for a shallower one or for execution costs its exit.
+            if now_state == EXECUTING || now_state < was {
+                self.add_wake(self.state_w[was as usize].2);
+            }
+        }
+        if now_state == EXECUTING {
+            self.active_cores += 1;
+        } else {
+            self.idle_cores_in[now_state as usize] += 1;
+        }
+        self.update_package();
+    }
+
+    fn add_wake(&mut self, joules: f64) {
+        if self.measuring {
+            self.totals.wake_j += joules;
+        }
+    }
+
+    fn update_package(&mut self) {
+        let new = if self.active_cores > 0 {
+            None
+        } else {
+            let shallowest = self.idle_cores_in.iter().position(|&n| n > 0).unwrap_or(0) as u8;
+            let deepest_pc = self.pkg_states.iter().rposition(|s| s.0 <= shallowest);
+            Some(deepest_pc.unwrap_or(usize::MAX))
+        };
+        if new == self.pkg_state {
+            return;
+        }
+        if let Some(old) = self.pkg_state
+            && old != usize::MAX
+        {
+            let leaving = match new {
+                None | Some(usize::MAX) => true,
+                Some(n) => n < old,
+            };
+            if leaving {
+                self.add_wake(self.pkg_states[old].2);
+            }
+        }
+        self.pkg_state = new;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_spec::machine::xps13_7390;
+
+    fn watts(t: &EnergyTotals) -> f64 {
+        (t.package_j + t.core_active_j + t.core_idle_j + t.wake_j) / (t.measured_ns as f64 * 1e-9)
+    }
+
+    #[test]
+    fn all_idle_deep_reaches_the_deepest_package_state() {
+        let m = xps13_7390();
+        let mut e = EnergyMeter::new(&m);
+        for c in 0..8 {
+            e.set(c, 0, Activity::Idle(8));
+        }
+        e.start_window(0);
+        let t = e.finish(1_000_000_000);
+        let pc10 = m.power.package_states.last().unwrap().power_w;
+        assert!((watts(&t) - pc10).abs() < 1e-9, "{}", watts(&t));
+        assert_eq!(t.package_idle_ns, 1_000_000_000);
+    }
+
+    #[test]
+    fn one_shallow_core_holds_the_package_up() {
+        let m = xps13_7390();
+        let mut e = EnergyMeter::new(&m);
+        for c in 0..8 {
+            e.set(c, 0, Activity::Idle(8));
+        }
+        e.set(0, 0, Activity::Idle(1)); // C1: below every package state's requirement
+        e.start_window(0);
+        let t = e.finish(1_000_000_000);
+        let want = m.power.package_idle_w + m.idle_states[1].core_w;
+        assert!((watts(&t) - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn smt_and_wake_energy_are_counted() {
+        let m = xps13_7390();
+        let mut e = EnergyMeter::new(&m);
+        for c in 0..8 {
+            e.set(c, 0, Activity::Idle(8));
+        }
+        e.start_window(0);
+        e.set(1, 0, Activity::Executing);
+        e.set(5, 0, Activity::Executing);
+        let t = e.finish(1_000_000_000);
+        let p = &m.power;
+        let want = p.package_active_w + p.core_active_w + p.smt_extra_w;
+        let wake = (m.idle_states[8].wake_energy_uj
+            + p.package_states.last().unwrap().exit_energy_uj)
+            * 1e-6;
+        assert!(
+            (watts(&t) - want - wake).abs() < 1e-9,
+            "{} vs {}",
+            watts(&t),
+            want + wake
+        );
+    }
+}

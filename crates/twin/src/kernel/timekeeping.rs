@@ -1,0 +1,205 @@
+//! Timekeeping: jiffies, the duty CPU (`tick_do_timer_cpu`) and how stale time gets.
+//!
+//! Jiffy edges lie on the global TICK_NSEC grid of the monotonic clock (the run starts at an
+//! edge). Only the duty CPU, or a CPU that finds jiffies stale on interrupt entry, advances
+//! them: an update adds every whole period that has elapsed in one go (missed ticks are
+//! absorbed arithmetically, never replayed), then runs the wall-time update. Coarse clocks
+//! change only then, so they freeze while nobody does the duty — which is exactly what the
+//! `nohz_full_aggressive` proposal allows, and what [`TimekeepingStats`] measures.
+
+use crate::engine::Time;
+
+/// `INITIAL_JIFFIES`: jiffies start 300 s before the 32-bit wrap.
+pub fn initial_jiffies(hz: u32) -> u64 {
+    (u32::MAX as u64 + 1) - 300 * hz as u64
+}
+
+/// Who holds the jiffies duty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duty {
+    /// This CPU (`tick_do_timer_cpu = cpu`).
+    Cpu(u32),
+    /// Nobody (`TICK_DO_TIMER_NONE`): the next CPU whose tick fires takes it.
+    None,
+}
+
+/// What the timekeeping duty cost and how stale time got.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TimekeepingStats {
+    /// Longest interval between two jiffies updates (ns).
+    pub max_gap_ns: u64,
+    /// Most jiffies added by one update.
+    pub max_catch_up: u64,
+    /// Worst `now - last_jiffies_update` seen by a reader at interrupt entry (ns).
+    pub max_reader_staleness_ns: u64,
+    /// Integral of coarse-time staleness over time (ns²), for the time-weighted mean.
+    pub staleness_integral: f64,
+    /// Duty changes of hands.
+    pub handovers: u64,
+    /// Jiffies updates performed.
+    pub updates: u64,
+}
+
+/// Global timekeeping state.
+///
+/// Invariants: `jiffies` never decreases; `tick_next_period == last_jiffies_update + tick_nsec`;
+/// `last_jiffies_update <= now` at every update.
+#[derive(Debug, Clone)]
+pub struct Timekeeping {
+    /// TICK_NSEC.
+    pub tick_nsec: u64,
+    /// jiffies_64.
+    pub jiffies: u64,
+    /// Mono time of the jiffy edge matching `jiffies`.
+    pub last_jiffies_update: Time,
+    /// Next edge.
+    pub tick_next_period: Time,
+    /// Duty holder.
+    pub duty: Duty,
+    /// Last holder before the duty went to NONE (DO_TIMER_LAST).
+    pub last_holder: Option<u32>,
+    /// `timekeeping_max_deferment()`: the clocksource's `max_idle_ns`.
+    pub max_deferment_ns: u64,
+    last_update_at: Time,
+    window_start: Time,
+    /// Statistics since the window started.
+    pub stats: TimekeepingStats,
+}
+
+impl Timekeeping {
+    /// Boot state: time 0 is a jiffy edge, `duty` holds the duty.
+    pub fn new(hz: u32, tick_nsec: u64, duty: u32, max_deferment_ns: u64) -> Self {
+        Timekeeping {
+            tick_nsec,
+            jiffies: initial_jiffies(hz),
+            last_jiffies_update: 0,
+            tick_next_period: tick_nsec,
+            duty: Duty::Cpu(duty),
+            last_holder: None,
+            max_deferment_ns,
+            last_update_at: 0,
+            window_start: 0,
+            stats: TimekeepingStats::default(),
+        }
+    }
+
+    /// Starts the measured window.
+    pub fn start_window(&mut self, now: Time) {
+        self.stats = TimekeepingStats::default();
+        self.window_start = now;
+        self.last_update_at = now.max(self.last_update_at);
+    }
+
+    /// Mono time of jiffy `j` on the current grid.
+    #[inline]
+    pub fn jiffy_to_mono(&self, j: u64) -> Time {
+        if j >= self.jiffies {
+            self.last_jiffies_update + (j - self.jiffies) * self.tick_nsec
+        } else {
+            self.last_jiffies_update
+                .saturating_sub((self.jiffies - j) * self.tick_nsec)
+        }
+    }
+
+    /// Whether an update at `now` would advance jiffies (the lockless quick check).
+    #[inline]
+    pub fn is_due(&self, now: Time) -> bool {
+        now >= self.tick_next_period
+    }
+
+    /// Advances jiffies to `now` if due; returns the number of jiffies added.
+    #[inline]
+    pub fn update_jiffies(&mut self, now: Time) -> u64 {
+        if now < self.tick_next_period {
+            return 0;
+        }
+        let ticks = 1 + (now - self.tick_next_period) / self.tick_nsec;
+        self.last_jiffies_update += ticks * self.tick_nsec;
+        self.jiffies += ticks;
+        self.tick_next_period = self.last_jiffies_update + self.tick_nsec;
+        // Statistics: the wall-time update happens now.
+        let gap = now.saturating_sub(self.last_update_at);
+        self.stats.max_gap_ns = self.stats.max_gap_ns.max(gap);
+        self.stats.max_catch_up = self.stats.max_catch_up.max(ticks);
+        self.stats.staleness_integral += (gap as f64) * (gap as f64) / 2.0;
+        self.stats.updates += 1;
+        self.last_update_at = self.last_update_at.max(now);
+        ticks
+    }
+
+    /// A reader (interrupt entry on a tick-stopped CPU) looks at jiffies at `now`.
+    #[inline]
+    pub fn observe_reader(&mut self, now: Time) {
+        let stale = now.saturating_sub(self.last_jiffies_update);
+        self.stats.max_reader_staleness_ns = self.stats.max_reader_staleness_ns.max(stale);
+    }
+
+    /// Hands the duty to `to` (or to nobody).
+    pub fn set_duty(&mut self, to: Duty) {
+        if self.duty != to {
+            self.stats.handovers += 1;
+            self.duty = to;
+        }
+    }
+
+    /// Time-weighted mean staleness of coarse time over the window ending at `now` (ns).
+    pub fn mean_staleness(&self, now: Time) -> f64 {
+        let span = now.saturating_sub(self.window_start);
+        if span == 0 {
+            return 0.0;
+        }
+        let open = now.saturating_sub(self.last_update_at) as f64;
+        (self.stats.staleness_integral + open * open / 2.0) / span as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn initial_jiffies_wraps_after_300_seconds() {
+        assert_eq!(initial_jiffies(1000), 4_294_667_296);
+        assert_eq!(initial_jiffies(250) + 300 * 250, 1 << 32);
+    }
+
+    #[test]
+    fn update_boundaries() {
+        let mut tk = Timekeeping::new(1000, 1_000_000, 0, u64::MAX);
+        let j0 = tk.jiffies;
+        // (now, jiffies added)
+        for (now, added) in [
+            (999_999, 0),
+            (1_000_000, 1),
+            (1_999_999, 0),
+            (2_000_000, 1),
+            (7_500_000, 5),
+        ] {
+            assert_eq!(tk.update_jiffies(now), added, "now {now}");
+        }
+        assert_eq!(tk.jiffies, j0 + 7);
+        assert_eq!(tk.last_jiffies_update, 7_000_000);
+        assert_eq!(tk.tick_next_period, 8_000_000);
+        assert_eq!(tk.stats.max_catch_up, 5);
+        assert_eq!(tk.jiffy_to_mono(tk.jiffies + 3), 10_000_000);
+    }
+
+    proptest! {
+        #[test]
+        fn jiffies_never_move_backwards(steps in proptest::collection::vec(0u64..5_000_000, 1..100)) {
+            let mut tk = Timekeeping::new(250, 4_000_000, 0, u64::MAX);
+            let mut now = 0;
+            let mut last = tk.jiffies;
+            for s in steps {
+                now += s;
+                tk.update_jiffies(now);
+                prop_assert!(tk.jiffies >= last);
+                prop_assert!(tk.last_jiffies_update <= now);
+                prop_assert!(now < tk.tick_next_period);
+                prop_assert_eq!(tk.tick_next_period, tk.last_jiffies_update + tk.tick_nsec);
+                last = tk.jiffies;
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
+//! ticks and background sources, place the workload.
+
+use super::{Cpu, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
+use crate::engine::rng::streams;
+use crate::engine::{EventQueue, NEVER, TournamentTree};
+use crate::hw::clockevents::ClockEventDevice;
+use crate::hw::energy::EnergyMeter;
+use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
+use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
+use crate::kernel::sched::RunQueue;
+use crate::kernel::tick::{TickSched, skew_offset};
+use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
+use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
+use crate::workloads::default_hog_cpus;
+use ticklab_spec::cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
+use ticklab_spec::report::KernelMessage;
+use ticklab_spec::scenario::{Placement, Scenario, TimerKind};
+use ticklab_spec::workload::TaskGroup;
+
+/// Why a scenario cannot be simulated.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The kernel command line did not parse.
+    #[error("{0}")]
+    Cmdline(CmdlineError),
+    /// The scenario is inconsistent (names what and what was expected).
+    #[error("scenario: {0}")]
+    Config(String),
+    /// The twin does not model this yet (says what).
+    #[error("not modelled by the twin yet: {0}")]
+    Unsupported(String),
+}
+
+/// Room for hrtimers per CPU: tick + background sources + workload timers.
+const HRTIMER_CAPACITY: usize = 16;
+/// Room for wheel timers per CPU.
+const WHEEL_CAPACITY: usize = 16;
+
+impl Sim {
+    /// Builds the machine at boot for `scenario`.
+    pub fn new(scenario: &Scenario) -> Result<Sim, SimError> {
+        let m = &scenario.machine;
+        let k = &scenario.kernel;
+        let nr = m.topology.nr_cpus();
+        if nr == 0 || nr > 4096 {
+            return Err(SimError::Config(format!(
+                "machine has {nr} CPUs: expected 1..=4096"
+            )));
+        }
+        let version = k.version_tuple().map_err(SimError::Config)?;
+        let cmd = KernelCmdline::parse(&k.cmdline, nr)?;
+        let build = KernelBuild {
+            nohz: k.nohz,
+            high_res: k.high_res,
+            version,
+        };
+        let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
+        let mut messages: Vec<KernelMessage> = boot_msgs
+            .into_iter()
+            .map(|text| KernelMessage { at_ns: 0, text })
+            .collect();
+        if !cfg.highres && k.nohz != NohzBuild::Periodic {
+            messages.push(KernelMessage {
+                at_ns: 0,
+                text: "ticklab: highres=off is modelled with high-resolution hrtimer expiry".into(),
+            });
+        }
+        let tick_nsec = k.tick_nsec();
+        let states: Vec<IdleStateParams> = m
+            .idle_states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| IdleStateParams {
+                name: s.name.clone().into(),
+                exit_latency_ns: s.exit_latency_ns,
+                target_residency_ns: s.target_residency_ns,
+                polling: s.polling,
+                disabled: cfg
+                    .intel_idle_max_cstate
+                    .is_some_and(|max| i > max as usize),
+            })
+            .collect();
+        let nohz_idle = cfg.nohz_idle && k.nohz != NohzBuild::Periodic;
+        let driver_prefers = (m.cpuidle_driver == "haltpoll").then_some("haltpoll");
+        let gov_name = cfg
+            .governor
+            .clone()
+            .unwrap_or_else(|| default_governor(nohz_idle, driver_prefers).to_string());
+        let housekeeping: Vec<bool> = (0..nr).map(|c| cfg.housekeeping.contains(c)).collect();
+        let any_nohz_full = !cfg.nohz_full.is_empty();
+        let (mut rngs, mut global) = streams(scenario.run.seed, nr as usize);
+        let mut cpus = Vec::with_capacity(nr as usize);
+        for (c, rng) in rngs.drain(..).enumerate() {
+            let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
+                SimError::Config(format!(
+                    "cpuidle.governor={gov_name}: expected menu, ladder or haltpoll"
+                ))
+            })?;
+            let mut hrt = HrtimerCpuBase::new(HRTIMER_CAPACITY);
+            let tick_timer = hrt.init(ClockBase::Monotonic, TimerFn::Tick);
+            let offset = if cfg.skew_tick {
+                skew_offset(tick_nsec, nr, c as u32)
+            } else {
+                0
+            };
+            // The first tick after boot: the jiffy grid plus this CPU's phase.
+            hrt.start(tick_timer, tick_nsec + offset, 0);
+            cpus.push(Cpu {
+                id: c as u32,
+                slots: [NEVER; NSLOTS],
+                dev: ClockEventDevice::new(m.clockevent.min_delta_ns, m.clockevent.max_delta_ns),
+                hrt,
+                tick_timer,
+                ts: TickSched {
+                    next_tick: NEVER,
+                    ..TickSched::default()
+                },
+                wheel: TimerWheel::with_clk(k.hz, WHEEL_CAPACITY, initial_jiffies(k.hz)),
+                wheel_fns: Vec::with_capacity(WHEEL_CAPACITY),
+                expired: Vec::with_capacity(WHEEL_CAPACITY),
+                gov,
+                idle: None,
+                rq: RunQueue::default(),
+                hogs: 0,
+                bg_runnable: 0,
+                running: Running::Idle,
+                busy_since: 0,
+                busy_ns: 0,
+                nohz_full: cfg.nohz_full.contains(c as u32),
+                housekeeping: housekeeping[c],
+                timer_softirq: false,
+                loc: 0,
+                res: 0,
+                cal: 0,
+                iwi: 0,
+                cstates: vec![StateCounters::default(); states.len()],
+                residencies: [0; 16],
+                residency_idx: 0,
+                rng,
+                max_irq_ns: 0,
+                free_at: 0,
+                waking: false,
+            });
+        }
+        let tk = Timekeeping::new(
+            k.hz,
+            tick_nsec,
+            cfg.timekeeping_cpu,
+            m.clocksource.max_idle_ns,
+        );
+
+        // Background sources.
+        let mut sources = Vec::with_capacity(scenario.background.len());
+        for (s, src) in scenario.background.iter().enumerate() {
+            let mean_ns = match (src.period_ns, src.rate_hz) {
+                (Some(_), None) => 0.0,
+                (None, Some(r)) if r > 0.0 => 1e9 / r,
+                _ => {
+                    return Err(SimError::Config(format!(
+                        "background source {:?}: expected exactly one of period_ns or a positive rate_hz",
+                        src.name
+                    )));
+                }
+            };
+            let mut period_ns = src.period_ns;
+            let on: Vec<u32> = match src.placement {
+                Placement::PerCpu => (0..nr).collect(),
+                Placement::WatchdogCpus => {
+                    if cfg.watchdog_thresh_s == 0 {
+                        Vec::new()
+                    } else {
+                        // The sample period is 2/5 of the threshold.
+                        period_ns = Some(cfg.watchdog_thresh_s as u64 * 2_000_000_000 / 5);
+                        (0..nr).filter(|&c| housekeeping[c as usize]).collect()
+                    }
+                }
+                Placement::Housekeeping => {
+                    let hk: Vec<u32> = (0..nr).filter(|&c| housekeeping[c as usize]).collect();
+                    vec![hk[global.below(hk.len() as u64) as usize]]
+                }
+            };
+            for c in on {
+                let cpu = &mut cpus[c as usize];
+                let first = match period_ns {
+                    Some(p) => 1 + cpu.rng.below(p),
+                    None => cpu.rng.exp_ns(mean_ns),
+                };
+                match src.kind {
+                    TimerKind::Hrtimer => {
+                        let id = cpu
+                            .hrt
+                            .init(ClockBase::Monotonic, TimerFn::Background(s as u16));
+                        cpu.hrt.start(id, first, src.slack_ns);
+                    }
+                    TimerKind::Wheel => {
+                        let id = WheelTimerId(cpu.wheel_fns.len() as u32);
+                        cpu.wheel_fns.push(s as u16);
+                        let j = initial_jiffies(k.hz) + first.div_ceil(tick_nsec).max(1);
+                        cpu.wheel.add(id, j, src.deferrable);
+                    }
+                }
+            }
+            sources.push(SourceRt {
+                name: src.name.clone(),
+                kind: src.kind,
+                period_ns,
+                mean_ns,
+                deferrable: src.deferrable,
+                slack_ns: src.slack_ns,
+                wakes_task: src.wakes_task,
+                expiries: 0,
+            });
+        }
+
+        // Workload.
+        let mut hog_cpus = Vec::new();
+        for g in &scenario.workload.groups {
+            match g {
+                TaskGroup::Hogs {
+                    count,
+                    cpus: explicit,
+                } => {
+                    let placed = match explicit {
+                        Some(set) => set.iter().collect(),
+                        None => default_hog_cpus(*count, &m.topology, &housekeeping),
+                    };
+                    hog_cpus.extend(placed);
+                }
+                other => {
+                    return Err(SimError::Unsupported(format!(
+                        "workload {} (the twin models idle and hogs so far)",
+                        other.label()
+                    )));
+                }
+            }
+        }
+        for &c in &hog_cpus {
+            let cpu = &mut cpus[c as usize];
+            cpu.hogs += 1;
+            cpu.rq.nr_fair += 1;
+            cpu.running = Running::Hog;
+        }
+        let warmup = scenario.run.warmup_ns;
+        let mut sim = Sim {
+            scenario_name: scenario.name.clone(),
+            machine_name: m.name.clone(),
+            cmdline: k.cmdline.clone(),
+            seed: scenario.run.seed,
+            hz: k.hz,
+            tick_nsec,
+            costs: m.costs.clone(),
+            states,
+            auto_demotion: m.power.auto_demotion.clone(),
+            power_limit_w: m.power.power_limit_w,
+            nohz_idle,
+            any_nohz_full,
+            aggressive: cfg.aggressive,
+            idle_mode: cfg.idle,
+            cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
+            now: 0,
+            window_start: warmup,
+            end: warmup + scenario.run.duration_ns,
+            queue: TournamentTree::new(nr as usize),
+            cpus,
+            tk,
+            energy: EnergyMeter::new(m),
+            sources,
+            messages: std::mem::take(&mut messages),
+            hang_reported: false,
+            events: 0,
+            hog_cpus,
+            window_open: false,
+        };
+        // Boot: program every device for its first timer, then idle CPUs enter the idle loop.
+        for c in 0..nr as usize {
+            let next = sim.cpus[c].hrt.next_hard_expiry();
+            sim.cpus[c].hrt.expires_next = next;
+            let fire = sim.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
+            sim.cpus[c].slots[SLOT_DEVICE] = fire;
+            if sim.cpus[c].hogs == 0 {
+                sim.enter_idle(c, 0);
+            }
+            let t = sim.cpus[c].next_slot();
+            sim.queue.set(c, t);
+        }
+        if warmup == 0 {
+            sim.open_window(0);
+        }
+        Ok(sim)
+    }
+}
