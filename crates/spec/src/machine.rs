@@ -202,14 +202,52 @@ pub struct ClocksourceSpec {
 }
 
 /// Names of the built-in machine presets.
-pub const PRESETS: &[&str] = &["xps13-7390"];
+pub const PRESETS: &[&str] = &["xps13-7390", "kvm-guest-2"];
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Machine> {
     match name {
         "xps13-7390" | "laptop-8" => Some(xps13_7390()),
+        "kvm-guest-2" => Some(kvm_guest(2)),
         _ => None,
     }
+}
+
+/// A KVM guest with the cpuidle-haltpoll driver (POLL + haltpoll idle), like the machine
+/// ticklab is developed on; `host calibrate` replaces its costs with measured ones.
+///
+/// Power is not modelled for a guest (the host's package is shared and invisible): every power
+/// figure is 0 and reports say the watts are modelled as 0.
+pub fn kvm_guest(nr_cpus: u32) -> Machine {
+    let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
+    poll.polling = true;
+    let mut m = xps13_7390();
+    m.name = format!("kvm-guest-{nr_cpus}");
+    m.description = format!("KVM guest, {nr_cpus} vCPUs, cpuidle-haltpoll");
+    m.topology = Topology {
+        sockets: 1,
+        cores_per_socket: nr_cpus,
+        threads_per_core: 1,
+    };
+    // C: haltpoll driver states, exit latency / target residency 1 µs (cost-parameters §3b).
+    m.idle_states = vec![poll, state("haltpoll", 1, 1, 0.0, 0.0, 0.0)];
+    m.cpuidle_driver = "haltpoll".into();
+    // E: every deadline-MSR write is a VM exit, ~1-2 µs round trip (kernel-tick-behaviour §12.2).
+    m.costs.clockevent_program_ns = 1500;
+    // M: host handling of an external-interrupt exit, avg 0.71 µs, plus injection and guest
+    // entry/exit (cost-parameters §1); E: ~2 µs in all.
+    m.costs.irq_entry_exit_ns = 2000;
+    m.power = PowerModel {
+        core_active_w: 0.0,
+        smt_extra_w: 0.0,
+        package_active_w: 0.0,
+        package_idle_w: 0.0,
+        package_states: Vec::new(),
+        power_limit_w: None,
+        auto_demotion: None,
+    };
+    // M: kvm-clock max_idle_ns ~880 s (kernel-tick-behaviour §1.3); the TSC is used here.
+    m
 }
 
 fn state(
