@@ -15,7 +15,6 @@
 //! A [`Stop`] (Ctrl-C, SIGTERM or [`Stop::request`]) ends every loop early; the report is then
 //! built from what was measured and says so in [`RunDetails::interrupted`] and in its warnings.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -798,17 +797,4 @@ fn frame_group(
             .collect(),
     };
     (report, details)
-}
-
-/// Per-CPU frame counts keyed by CPU, for quick checks.
-pub fn frames_per_cpu(report: &Report) -> BTreeMap<u32, u64> {
-    report
-        .workloads
-        .iter()
-        .filter_map(|w| match w {
-            WorkloadResult::Frames(f) => Some(f.rows.iter().map(|r| (r.cpu, r.frames))),
-            _ => None,
-        })
-        .flatten()
-        .collect()
 }
