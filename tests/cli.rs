@@ -1,0 +1,125 @@
+//! End-to-end checks of the `ticklab` binary: exit codes for bad input, the E1 JSON shape, and
+//! that a scenario file and the equivalent flags give the same report.
+
+use std::process::Command;
+
+fn ticklab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ticklab"))
+        .args(args)
+        .output()
+        .expect("run ticklab")
+}
+
+#[test]
+fn bad_input_exits_2_and_names_the_input() {
+    // (args, text the error must contain)
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["sim", "--cmdline", "nohz_full=2-99", "--duration", "1s"],
+            "nohz_full=2-99",
+        ),
+        (&["sim", "--workload", "hgos:2", "--duration", "1s"], "hgos"),
+        (&["sim", "--duration", "10x"], "--duration"),
+        (&["sim", "--machine", "vax", "--duration", "1s"], "vax"),
+        (&["sim", "--hz", "1001"], "1001"),
+        (
+            &["sim", "--scenario", "/nonexistent/s.toml"],
+            "/nonexistent/s.toml",
+        ),
+        (&["experiment", "e9"], "e9"),
+    ];
+    for (args, needle) in cases {
+        let out = ticklab(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: no partial output on stdout"
+        );
+    }
+}
+
+#[test]
+fn e1_json_has_a_row_per_mode_and_load() {
+    let out = ticklab(&["experiment", "e1", "--duration", "3s", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10);
+    for mode in ["nohz_full", "aggressive"] {
+        for load in ["idle", "1", "2", "4", "8"] {
+            let row = rows.iter().find(|r| r["mode"] == mode && r["load"] == load);
+            let row = row.unwrap_or_else(|| panic!("missing row {mode} {load}"));
+            assert!(row["irq_per_s"].as_f64().unwrap() > 0.0);
+            assert!(row["watts"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+#[test]
+fn scenario_file_equals_flags() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let file = format!("{dir}/experiments/e1-aggressive-2hogs.toml");
+    let a = ticklab(&["sim", "--scenario", &file, "--duration", "2s", "--json"]);
+    let b = ticklab(&[
+        "sim",
+        "--machine",
+        "xps13-7390",
+        "--kernel-version",
+        "6.3",
+        "--hz",
+        "1000",
+        "--nohz",
+        "full",
+        "--cmdline",
+        "nohz_full=all nohz_full_aggressive",
+        "--workload",
+        "hogs:2",
+        "--duration",
+        "2s",
+        "--warmup",
+        "2s",
+        "--seed",
+        "1",
+        "--json",
+    ]);
+    assert!(a.status.success() && b.status.success());
+    let mut va: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let mut vb: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    va["label"] = serde_json::Value::Null;
+    vb["label"] = serde_json::Value::Null;
+    assert_eq!(va, vb);
+}
+
+#[test]
+fn compare_prints_one_column_per_cmdline() {
+    let out = ticklab(&[
+        "compare",
+        "--duration",
+        "2s",
+        "--workload",
+        "hogs:1",
+        "--cmdline",
+        "nohz_full=all",
+        "--cmdline",
+        "nohz_full=all nohz_full_aggressive",
+        "--cmdline",
+        "nohz=off",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("nohz_full_aggressive") && text.contains("nohz=off"),
+        "{text}"
+    );
+}
