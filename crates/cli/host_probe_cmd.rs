@@ -41,6 +41,9 @@ pub struct WhyArgs {
     /// Do not trace; sample /proc/timer_list instead (the fallback method).
     #[arg(long)]
     pub no_trace: bool,
+    /// Also write the raw trace text to this file.
+    #[arg(long, value_name = "FILE")]
+    pub save_trace: Option<std::path::PathBuf>,
 }
 
 fn duration(text: &str) -> anyhow::Result<std::time::Duration> {
@@ -100,6 +103,7 @@ pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
         window,
         cpus,
         no_trace: args.no_trace,
+        save_trace: args.save_trace.clone(),
     };
     let report = why::observe(&opts, &stop).map_err(|e| {
         if e.contains("is not online") {

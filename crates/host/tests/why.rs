@@ -24,7 +24,15 @@ fn handmade_idle_and_nohz_full() {
     assert_eq!(trace.skipped, 0);
     let initially = BTreeMap::from([(2, false), (3, false)]);
     let s = 100_000_000_000;
-    let got = attribute(&trace, s, s + 1_000_000_000, &[2, 3], &initially, &[3]);
+    let got = attribute(
+        &trace,
+        s,
+        s + 1_000_000_000,
+        &[2, 3],
+        &initially,
+        &[3],
+        None,
+    );
 
     let cpu2 = &got[0];
     assert_eq!(cpu2.loc_traced, Some(3));
@@ -47,7 +55,7 @@ fn handmade_idle_and_nohz_full() {
     assert_eq!(cpu3.tick_stops, Some(2));
 
     // The same CPU 3 not marked nohz_full changes nothing (it never leaves a task).
-    let again = attribute(&trace, s, s + 1_000_000_000, &[3], &initially, &[]);
+    let again = attribute(&trace, s, s + 1_000_000_000, &[3], &initially, &[], None);
     assert_eq!(again[0].tick_stopped_fraction, cpu3.tick_stopped_fraction);
     insta::assert_json_snapshot!("why_handmade", got);
 }
@@ -56,13 +64,35 @@ fn handmade_idle_and_nohz_full() {
 fn captured_trace_with_a_busy_cpu() {
     let trace = parse_trace(&fixture("x86-kvm-6.18/trace"));
     let (start, end) = (trace.lines[0].ts_ns, trace.lines.last().unwrap().ts_ns);
-    let got = attribute(&trace, start, end, &[0, 1], &BTreeMap::new(), &[]);
+    let period = why::tick_period_from_trace(&trace);
+    assert_eq!(period, Some((250, 4_000_000)));
+    let got = attribute(
+        &trace,
+        start,
+        end,
+        &[0, 1],
+        &BTreeMap::new(),
+        &[],
+        period.map(|p| p.1),
+    );
     for c in &got {
         let by_cause: u64 = c.interrupts_by_cause.iter().map(|(_, n)| n).sum();
         assert_eq!(Some(by_cause), c.loc_traced, "cpu {}", c.cpu);
-        let f = c.tick_stopped_fraction.unwrap();
-        assert!((0.0..=1.0).contains(&f));
+        let gap = c.tick_gap_fraction.expect("tick period known");
+        assert!((0.0..=1.0).contains(&gap));
+        match c.tick_stopped_fraction {
+            Some(f) => assert!((0.0..=1.0).contains(&f)),
+            None => assert!(c.idle_events_missing),
+        }
     }
+    // On this host CPU 1's idle-task events never reach the trace (switches into idle are
+    // recorded, nothing after them): the event-based fraction is withheld there.
+    assert_eq!(
+        got.iter()
+            .map(|c| c.idle_events_missing)
+            .collect::<Vec<_>>(),
+        vec![false, true]
+    );
     // The fixture's tick callbacks are the 6.9+ name, attributed to "tick".
     assert!(
         got.iter()
@@ -86,6 +116,7 @@ fn live_trace_window() {
         window: Duration::from_millis(800),
         cpus: None,
         no_trace: false,
+        save_trace: None,
     };
     let report = why::observe(&opts, &Stop::new()).expect("observe");
     assert!(
@@ -133,6 +164,7 @@ fn live_sampling_fallback() {
         window: Duration::from_millis(300),
         cpus: Some(vec![0]),
         no_trace: true,
+        save_trace: None,
     };
     let report = why::observe(&opts, &Stop::new()).expect("observe");
     assert_eq!(report.cpus.len(), 1);

@@ -60,6 +60,8 @@ pub struct WhyOptions {
     pub cpus: Option<Vec<u32>>,
     /// Force the sampling method even when tracing is possible.
     pub no_trace: bool,
+    /// Write the raw trace text here (tracing method only).
+    pub save_trace: Option<std::path::PathBuf>,
 }
 
 /// The report.
@@ -93,8 +95,19 @@ pub struct CpuWhy {
     pub tick_callbacks: Option<u64>,
     /// hrtimer callbacks run outside a local timer interrupt, by name.
     pub outside_irq: Vec<(String, u64)>,
-    /// Fraction of the window the tick was stopped (0..1).
+    /// Fraction of the window the tick was stopped (0..1), from the tick-state events; `None`
+    /// when the trace lacks the idle task's events on this CPU (see
+    /// [`CpuWhy::idle_events_missing`]).
     pub tick_stopped_fraction: Option<f64>,
+    /// Fraction of the window not covered by a running tick, from the gaps between
+    /// consecutive tick callbacks: every gap longer than 1.5 tick periods counts minus one
+    /// period (so does the stretch before the first and after the last tick). Needs only
+    /// interrupt-context events; a vCPU the hypervisor did not run also shows as a gap.
+    pub tick_gap_fraction: Option<f64>,
+    /// The trace has switches into the idle task on this CPU but no idle-task events after
+    /// them (no `cpu_idle`, no switch out of idle): those events were not recorded, so the
+    /// event-based tick-stopped time cannot be derived.
+    pub idle_events_missing: bool,
     /// Successful tick stops.
     pub tick_stops: Option<u64>,
     /// Failed stops by dependency name (`tick_stop success=0`).
@@ -124,6 +137,7 @@ pub fn attribute(
     cpus: &[u32],
     initially_stopped: &BTreeMap<u32, bool>,
     nohz_full: &[u32],
+    tick_ns: Option<u64>,
 ) -> Vec<CpuWhy> {
     cpus.iter()
         .map(|&cpu| {
@@ -131,6 +145,8 @@ pub fn attribute(
             let mut outside: BTreeMap<String, u64> = BTreeMap::new();
             let mut failures: BTreeMap<String, u64> = BTreeMap::new();
             let (mut loc, mut ticks, mut stops, mut idles) = (0u64, 0u64, 0u64, 0u64);
+            let (mut into_idle, mut out_of_idle) = (0u64, 0u64);
+            let mut tick_times: Vec<u64> = Vec::new();
             // Callbacks of the interrupt in progress (None = not inside one).
             let mut in_irq: Option<Vec<String>> = None;
             let mut stopped = initially_stopped.get(&cpu).copied().unwrap_or(false);
@@ -175,6 +191,7 @@ pub fn attribute(
                     TraceEvent::HrtimerExpireEntry { function } => {
                         if is_tick_timer_callback(function) {
                             ticks += 1;
+                            tick_times.push(l.ts_ns);
                         }
                         match in_irq.as_mut() {
                             Some(cbs) => cbs.push(function.clone()),
@@ -192,8 +209,16 @@ pub fn attribute(
                         *failures.entry(dependency.clone()).or_default() += 1;
                         set_stopped(l.ts_ns, false, &mut stopped, &mut since);
                     }
-                    TraceEvent::SchedSwitch { prev_pid: 0, .. } if !nohz_full.contains(&cpu) => {
-                        set_stopped(l.ts_ns, false, &mut stopped, &mut since);
+                    TraceEvent::SchedSwitch { prev_pid, next_pid } => {
+                        if *next_pid == 0 {
+                            into_idle += 1;
+                        }
+                        if *prev_pid == 0 {
+                            out_of_idle += 1;
+                            if !nohz_full.contains(&cpu) {
+                                set_stopped(l.ts_ns, false, &mut stopped, &mut since);
+                            }
+                        }
                     }
                     TraceEvent::CpuIdle { state: Some(_) } => idles += 1,
                     _ => {}
@@ -205,13 +230,19 @@ pub fn attribute(
             let s = stopped;
             set_stopped(end_ns, s, &mut stopped, &mut since);
             let window = end_ns.saturating_sub(start_ns);
+            let idle_events_missing = into_idle > 0 && out_of_idle == 0 && idles == 0;
             CpuWhy {
                 cpu,
                 loc_traced: Some(loc),
                 interrupts_by_cause: sorted(causes),
                 tick_callbacks: Some(ticks),
                 outside_irq: sorted(outside),
-                tick_stopped_fraction: (window > 0).then(|| stopped_ns as f64 / window as f64),
+                tick_stopped_fraction: (window > 0 && !idle_events_missing)
+                    .then(|| stopped_ns as f64 / window as f64),
+                tick_gap_fraction: tick_ns.filter(|_| window > 0).map(|p| {
+                    gap_stopped_ns(&tick_times, start_ns, end_ns, p) as f64 / window as f64
+                }),
+                idle_events_missing,
                 tick_stops: Some(stops),
                 stop_failures: sorted(failures),
                 idle_entries: Some(idles),
@@ -219,6 +250,51 @@ pub fn attribute(
             }
         })
         .collect()
+}
+
+/// Time in `[start, end]` not covered by a running tick, given the tick callback times:
+/// each gap (including the edges of the window) longer than 1.5 periods contributes its
+/// length minus one period.
+pub fn gap_stopped_ns(ticks: &[u64], start: u64, end: u64, period: u64) -> u64 {
+    let mut edges = Vec::with_capacity(ticks.len() + 2);
+    edges.push(start);
+    edges.extend(ticks.iter().copied().filter(|&t| t >= start && t <= end));
+    edges.push(end);
+    edges
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|&gap| 2 * gap > 3 * period)
+        .map(|gap| gap - period)
+        .sum()
+}
+
+/// The tick period seen in a trace: the HZ candidate whose period most intervals between
+/// consecutive tick callbacks (per CPU) match within 5 %. `None` with fewer than 5 matches.
+pub fn tick_period_from_trace(trace: &TraceText) -> Option<(u32, u64)> {
+    let mut last: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut intervals = Vec::new();
+    for l in &trace.lines {
+        if let TraceEvent::HrtimerExpireEntry { function } = &l.event
+            && is_tick_timer_callback(function)
+        {
+            if let Some(prev) = last.insert(l.cpu, l.ts_ns) {
+                intervals.push(l.ts_ns.saturating_sub(prev));
+            }
+        }
+    }
+    super::hz::HZ_CANDIDATES
+        .iter()
+        .map(|&hz| {
+            let p = super::hz::tick_nsec(hz) as u64;
+            let n = intervals
+                .iter()
+                .filter(|&&i| i.abs_diff(p) * 20 <= p)
+                .count();
+            (n, hz, p)
+        })
+        .filter(|&(n, _, _)| n >= 5)
+        .max_by_key(|&(n, _, _)| n)
+        .map(|(_, hz, p)| (hz, p))
 }
 
 fn read_timer_list(root: &HostRoot) -> Result<TimerList, String> {
@@ -315,6 +391,10 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
             let end_ns = monotonic_ns();
             session.stop()?;
             let text = session.read_trace()?;
+            if let Some(path) = &opts.save_trace {
+                std::fs::write(path, &text)
+                    .map_err(|e| format!("--save-trace {}: {e}", path.display()))?;
+            }
             let overruns = session.overruns();
             missing.extend(
                 session
@@ -345,6 +425,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
             );
             drop(session);
             let trace = parse_trace(&text);
+            let mut method_notes: Vec<String> = Vec::new();
             if trace.skipped > 0 {
                 missing.push(format!("{} trace lines not understood", trace.skipped));
             }
@@ -361,6 +442,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
                     trace.lines.last().map_or(0, |l| l.ts_ns),
                 )
             };
+            let period = tick_period_from_trace(&trace);
             let mut cpus_why = attribute(
                 &trace,
                 start,
@@ -368,7 +450,25 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
                 &cpus,
                 &initially,
                 &nohz_full_cpus(&root),
+                period.map(|(_, p)| p),
             );
+            match period {
+                Some((hz, p)) => method_notes.push(format!(
+                    "tick period in the trace: {:.3} ms (HZ {hz})",
+                    p as f64 / 1e6
+                )),
+                None => missing.push(
+                    "too few tick callbacks to find the tick period: no gap-based estimate".into(),
+                ),
+            }
+            for c in cpus_why.iter().filter(|c| c.idle_events_missing) {
+                missing.push(format!(
+                    "CPU {}: the trace has switches into idle but no idle-task events after \
+                     them (cpu_idle, tick_stop, switch out of idle were not recorded); its \
+                     tick-stopped time comes from the gaps between ticks only",
+                    c.cpu
+                ));
+            }
             let locs = loc_deltas(&before, &after, &cpus);
             for c in &mut cpus_why {
                 c.loc_proc = locs.get(&c.cpu).copied();
@@ -385,7 +485,10 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
                 );
             }
             Ok(WhyReport {
-                method,
+                method: std::iter::once(method)
+                    .chain(method_notes)
+                    .collect::<Vec<_>>()
+                    .join("; "),
                 missing,
                 elapsed_s: (end_ns - start_ns) as f64 / 1e9,
                 interrupted,
@@ -515,7 +618,17 @@ impl fmt::Display for WhyReport {
                     }
                     write!(f, ")")?;
                 }
+                if let Some(g) = c.tick_gap_fraction {
+                    write!(f, "; from gaps between ticks {:.1}%", g * 100.0)?;
+                }
                 writeln!(f)?;
+            } else if let Some(g) = c.tick_gap_fraction {
+                writeln!(
+                    f,
+                    "  tick not running {:.1}% of the window (from gaps between ticks; \
+                     tick-state events missing)",
+                    g * 100.0
+                )?;
             }
             if !c.interrupts_by_cause.is_empty() {
                 writeln!(f, "  local timer interrupts by cause:")?;
@@ -555,5 +668,41 @@ impl fmt::Display for WhyReport {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_between_ticks() {
+        const P: u64 = 4_000_000;
+        // (tick times, window start, end, expected stopped ns)
+        let cases: &[(&[u64], u64, u64, u64)] = &[
+            // A running tick: no gap over 1.5 periods.
+            (
+                &[4, 8, 12, 16].map(|k| k * 1_000_000),
+                2_000_000,
+                18_000_000,
+                0,
+            ),
+            // One 40 ms gap inside: 36 ms not covered.
+            (&[4_000_000, 44_000_000], 2_000_000, 46_000_000, 36_000_000),
+            // No tick at all: the whole window minus one period.
+            (&[], 0, 100_000_000, 96_000_000),
+            // Edges: 10 ms before the first tick and 20 ms after the last count.
+            (
+                &[10_000_000, 14_000_000],
+                0,
+                34_000_000,
+                6_000_000 + 16_000_000,
+            ),
+            // Exactly 1.5 periods is not a gap.
+            (&[0, 6_000_000], 0, 6_000_000, 0),
+        ];
+        for (i, (ticks, s, e, want)) in cases.iter().enumerate() {
+            assert_eq!(gap_stopped_ns(ticks, *s, *e, P), *want, "case {i}");
+        }
     }
 }
