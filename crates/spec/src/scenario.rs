@@ -43,6 +43,10 @@ pub struct Kernel {
     /// The boot command line.
     #[serde(default)]
     pub cmdline: String,
+    /// CPUs per leaf `rcu_node` (CONFIG_RCU_FANOUT_LEAF, or CONFIG_RCU_FANOUT before the leaf
+    /// option existed); `None` = the default of 16.
+    #[serde(default)]
+    pub rcu_fanout_leaf: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -62,6 +66,12 @@ impl Kernel {
                 self.version
             )),
         }
+    }
+
+    /// CPUs per leaf `rcu_node`: the configured value or the default 16 (C: RCU_FANOUT_LEAF
+    /// default, kernel-tick-behaviour §2.5).
+    pub fn rcu_leaf_fanout(&self) -> u32 {
+        self.rcu_fanout_leaf.unwrap_or(16).max(1)
     }
 
     /// TICK_NSEC for this HZ: `(1e9 + HZ/2) / HZ`.
@@ -123,6 +133,10 @@ pub struct BackgroundSource {
     pub wakes_task: bool,
     /// Where the numbers come from.
     pub provenance: String,
+    /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
+    /// measured by `host calibrate`); `None` = every CPU the placement allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<crate::cpuset::CpuSet>,
 }
 
 /// Run parameters.
@@ -305,6 +319,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             provenance:
                 "C: watchdog_thresh=10 s, sample period 2/5 of it (kernel-tick-behaviour §4.5)"
                     .into(),
+            cpus: None,
         },
         BackgroundSource {
             name: "vmstat_update".into(),
@@ -317,6 +332,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (kernel-tick-behaviour §4.5)".into(),
+            cpus: None,
         },
         BackgroundSource {
             name: "kernel_housekeeping_timers".into(),
@@ -331,6 +347,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
+            cpus: None,
         },
         BackgroundSource {
             name: "user_hrtimers".into(),
@@ -345,6 +362,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: true,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
                 .into(),
+            cpus: None,
         },
     ]
 }

@@ -1,11 +1,15 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::{Cpu, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
+use super::{
+    Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn,
+};
 use crate::engine::rng::streams;
 use crate::engine::{EventQueue, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
+use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
+use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker, frames_in};
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
 use crate::kernel::sched::RunQueue;
@@ -141,6 +145,13 @@ impl Sim {
                 max_irq_ns: 0,
                 free_at: 0,
                 waking: false,
+                socket: m.topology.socket_of(c as u32),
+                xtime_seen: 0,
+                frame: NO_FRAME,
+                frame_runnable: false,
+                bg_remaining: 0,
+                lock_wait_ns: 0,
+                max_lock_wait_ns: 0,
             });
         }
         let tk = Timekeeping::new(
@@ -180,6 +191,12 @@ impl Sim {
                     vec![hk[global.below(hk.len() as u64) as usize]]
                 }
             };
+            let on: Vec<u32> = match &src.cpus {
+                Some(only) if src.placement != Placement::Housekeeping => {
+                    on.into_iter().filter(|&c| only.contains(c)).collect()
+                }
+                _ => on,
+            };
             for c in on {
                 let cpu = &mut cpus[c as usize];
                 let first = match period_ns {
@@ -214,7 +231,10 @@ impl Sim {
         }
 
         // Workload.
+        let warmup = scenario.run.warmup_ns;
         let mut hog_cpus = Vec::new();
+        let mut frame_groups: Vec<FrameGroup> = Vec::new();
+        let mut workers: Vec<FrameWorker> = Vec::new();
         for g in &scenario.workload.groups {
             match g {
                 TaskGroup::Hogs {
@@ -226,6 +246,53 @@ impl Sim {
                         None => default_hog_cpus(*count, &m.topology, &housekeeping),
                     };
                     hog_cpus.extend(placed);
+                }
+                TaskGroup::Frames {
+                    name,
+                    frequency_hz,
+                    loop_units,
+                    cpus: on,
+                } => {
+                    if !(frequency_hz.is_finite() && *frequency_hz > 0.0) {
+                        return Err(SimError::Config(format!(
+                            "frame group {name}: frequency {frequency_hz} Hz, expected > 0"
+                        )));
+                    }
+                    // Frame 0 starts when the measured window opens (a whole second after
+                    // boot with the default warm-up, i.e. on the jiffy grid).
+                    let mut group = FrameGroup::new(
+                        name.clone(),
+                        *frequency_hz,
+                        *loop_units,
+                        m.costs.work_unit_ns,
+                        warmup,
+                        frames_in(*frequency_hz, scenario.run.duration_ns),
+                    );
+                    for c in on.iter() {
+                        let cpu = &mut cpus[c as usize];
+                        if cpu.frame != NO_FRAME {
+                            return Err(SimError::Config(format!(
+                                "CPU {c} has two frame workers (group {name}): one per CPU"
+                            )));
+                        }
+                        let w = workers.len();
+                        let timer = cpu
+                            .hrt
+                            .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32));
+                        if group.n_frames > 0 {
+                            cpu.hrt.start(timer, group.start(0), 0);
+                        }
+                        cpu.frame = w as u32;
+                        group.workers.push(w);
+                        workers.push(FrameWorker {
+                            group: frame_groups.len(),
+                            cpu: c,
+                            timer,
+                            k: 0,
+                            stats: FrameStats::default(),
+                        });
+                    }
+                    frame_groups.push(group);
                 }
                 other => {
                     return Err(SimError::Unsupported(format!(
@@ -241,7 +308,8 @@ impl Sim {
             cpu.rq.nr_fair += 1;
             cpu.running = Running::Hog;
         }
-        let warmup = scenario.run.warmup_ns;
+        let fanout = k.rcu_leaf_fanout();
+        let leaves = nr.div_ceil(fanout) as usize;
         let mut sim = Sim {
             scenario_name: scenario.name.clone(),
             machine_name: m.name.clone(),
@@ -271,6 +339,17 @@ impl Sim {
             events: 0,
             hog_cpus,
             window_open: false,
+            xtime: SeqLock::default(),
+            rcu_leaves: vec![ContendedLock::new(); leaves],
+            rcu_fanout: fanout,
+            xtime_lock_era: version < (3, 8),
+            transfer: TransferCost {
+                local_ns: m.costs.cacheline_local_ns,
+                remote_ns: m.costs.cacheline_remote_ns,
+            },
+            frame_groups,
+            workers,
+            flier_ns: DEFAULT_FLIER_NS,
         };
         // Boot: program every device for its first timer, then idle CPUs enter the idle loop.
         for c in 0..nr as usize {
