@@ -276,10 +276,9 @@ pub fn tick_period_from_trace(trace: &TraceText) -> Option<(u32, u64)> {
     for l in &trace.lines {
         if let TraceEvent::HrtimerExpireEntry { function } = &l.event
             && is_tick_timer_callback(function)
+            && let Some(prev) = last.insert(l.cpu, l.ts_ns)
         {
-            if let Some(prev) = last.insert(l.cpu, l.ts_ns) {
-                intervals.push(l.ts_ns.saturating_sub(prev));
-            }
+            intervals.push(l.ts_ns.saturating_sub(prev));
         }
     }
     super::hz::HZ_CANDIDATES
