@@ -1,16 +1,20 @@
 //! Small unit parsers shared by the CLI, scenario files and the host lab.
 
-/// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m`, `1h` or a bare number of
-/// seconds into nanoseconds. Fractions are allowed (`1.5s`).
+/// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m` or `1h` into nanoseconds.
+/// Fractions are allowed (`1.5s`); the unit is required, so `10` is never silently read as ten
+/// seconds or ten minutes. This is the one duration parser of the project: the CLI, scenario
+/// files and the host lab all use it.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.parse().map_err(|_| {
         format!("duration {s:?}: expected a number with a unit like 10s, 500ms, 2m")
     })?;
     let scale = match unit {
-        "" | "s" => 1e9,
+        "s" => 1e9,
         "ms" => 1e6,
         "us" | "µs" => 1e3,
         "ns" => 1.0,
@@ -23,8 +27,11 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         }
     };
     let ns = value * scale;
-    if !(ns.is_finite() && ns > 0.0 && ns < 1e19) {
-        return Err(format!("duration {s:?}: expected a positive duration"));
+    if !(ns.is_finite() && ns >= 1.0) {
+        return Err(format!("duration {s:?}: must be longer than zero"));
+    }
+    if ns > 7.0 * 24.0 * 3600e9 {
+        return Err(format!("duration {s:?}: at most a week"));
     }
     Ok(ns.round() as u64)
 }
@@ -53,7 +60,12 @@ mod tests {
     fn durations_table() {
         let cases: &[(&str, Option<u64>)] = &[
             ("10s", Some(10_000_000_000)),
-            ("10", Some(10_000_000_000)),
+            ("10", None),
+            (" 3s ", Some(3_000_000_000)),
+            ("10 s", None),
+            ("1.2.3s", None),
+            ("8d", None),
+            ("200h", None),
             ("1.5s", Some(1_500_000_000)),
             ("500ms", Some(500_000_000)),
             ("250us", Some(250_000)),
@@ -62,6 +74,7 @@ mod tests {
             ("1h", Some(3_600_000_000_000)),
             ("0s", None),
             ("-1s", None),
+            ("0.1ns", None),
             ("s", None),
             ("10x", None),
             ("", None),
