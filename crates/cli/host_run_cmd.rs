@@ -50,9 +50,12 @@ pub struct RunArgs {
 /// `host calibrate` arguments.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// Total measurement budget.
+    /// Total measurement budget; every phase is scaled to fit it (at least 5s).
     #[arg(long, default_value = "60s")]
     pub duration: String,
+    /// Write the scenario file here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// Runs `host run`.
@@ -88,9 +91,53 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `host calibrate`.
-pub fn calibrate(_args: &CalibrateArgs) -> anyhow::Result<()> {
-    anyhow::bail!("host calibrate is not built yet")
+/// Runs `host calibrate`: measures (progress on stderr), fits with the twin, and writes the
+/// scenario file (comment header + TOML) to stdout or `--out`.
+pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
+    use ticklab_host::calibrate::{self as cal, CalibrateError};
+    let budget = harness::parse_duration(&args.duration).map_err(input_error)?;
+    let stop = Stop::on_signals()?;
+    let sim = |s: &ticklab_spec::scenario::Scenario| {
+        ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string())
+    };
+    let started = std::time::Instant::now();
+    let mut progress = |line: &str| {
+        eprintln!(
+            "[{:5.1} s] calibrate: {line}",
+            started.elapsed().as_secs_f64()
+        )
+    };
+    let c = match cal::calibrate(budget, &stop, &sim, &mut progress) {
+        Ok(c) => c,
+        Err(CalibrateError::Input(m)) => return Err(input_error(m)),
+        Err(CalibrateError::Harness { phase, source }) if source.is_input() => {
+            return Err(input_error(format!("{phase}: {source}")));
+        }
+        Err(CalibrateError::Interrupted) => {
+            eprintln!("calibrate: interrupted, nothing written");
+            std::process::exit(
+                128 + stop.reason().map_or(2, |r| match r {
+                    StopReason::Signal(s) => s,
+                    _ => 2,
+                }),
+            );
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let text = c.file_text();
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| input_error(format!("--out {}: {e}", path.display())))?;
+            eprintln!("calibrate: wrote {}", path.display());
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(())
 }
 
 fn harness_error(e: HarnessError) -> anyhow::Error {
