@@ -134,6 +134,8 @@ pub fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow::Result
                     nohz: NohzBuild::Full,
                     high_res: true,
                     cmdline: String::new(),
+                    rcu_fanout_leaf: None,
+                    skew_tick_backport: false,
                 },
                 workload: Workload::default(),
                 background: default_background(),

@@ -47,6 +47,10 @@ pub struct Kernel {
     /// option existed); `None` = the default of 16.
     #[serde(default)]
     pub rcu_fanout_leaf: Option<u32>,
+    /// The build carries the `skew_tick` patch before 3.4 (the -rt tree of 2012 had it
+    /// before mainline did); with it, `skew_tick=` is honoured on older versions.
+    #[serde(default)]
+    pub skew_tick_backport: bool,
 }
 
 fn yes() -> bool {

@@ -102,6 +102,8 @@ pub fn scenario(mode: Mode, hogs: u32, run: Run) -> Scenario {
             nohz: NohzBuild::Full,
             high_res: true,
             cmdline: mode.cmdline().into(),
+            rcu_fanout_leaf: None,
+            skew_tick_backport: false,
         },
         workload,
         background: default_background(),

@@ -2,6 +2,7 @@
 //! numbers and the acceptance bands the twin is held to.
 
 pub mod e1;
+pub mod e2;
 
 /// One band check: a modelled value against a target.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -3,3 +3,4 @@
 
 pub mod clockevents;
 pub mod energy;
+pub mod lock;

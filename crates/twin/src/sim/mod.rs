@@ -12,6 +12,14 @@
 //! callback, background callbacks) with the re-arm/retry/hang rule → the TIMER softirq (wheel
 //! callbacks) → interrupt exit (nohz_full re-evaluation on a busy CPU) → schedule a woken task
 //! or run the idle loop again (governor, tick stop decision, C-state entry).
+//!
+//! Shared state the tick touches ([`crate::hw::lock`]): every tick reads the timekeeping
+//! seqlock (spinning while the duty CPU's write section is inside), the duty CPU writes it, and
+//! every tick reports to its leaf `rcu_node` lock. Simultaneous ticks therefore queue behind
+//! each other; `skew_tick=1` spreads them apart.
+//!
+//! Frame workers ([`crate::workloads::frames`]) sleep on a [`TimerFn::FrameWake`] hrtimer and
+//! compute as [`SLOT_TASK`]; interrupts during the compute push the slot back.
 
 mod setup;
 
@@ -19,12 +27,14 @@ use crate::engine::rng::Stream;
 use crate::engine::{EventQueue, NEVER, Time, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::{Activity, EnergyMeter};
+use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::cpuidle::{AnyGovernor, Governor, IdleStateParams, Reflect, SelectInput};
 use crate::kernel::hrtimer::{HrtimerCpuBase, TimerId, forward};
 use crate::kernel::sched::RunQueue;
 use crate::kernel::tick::{NextEventInput, TickSched, next_event, restart_expiry};
 use crate::kernel::timekeeping::{Duty, Timekeeping};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
+use crate::workloads::frames::{FrameGroup, FrameWorker, group_report};
 use ticklab_spec::cmdline::{CmdlineError, IdleOverride};
 use ticklab_spec::machine::{AutoDemotion, Costs};
 use ticklab_spec::report::{
@@ -55,7 +65,12 @@ pub enum TimerFn {
     Tick,
     /// A background source (index into the scenario's sources).
     Background(u16),
+    /// A frame worker's wake-up (`clock_nanosleep` to the frame start; index into the workers).
+    FrameWake(u32),
 }
+
+/// `Cpu::frame` of a CPU without a frame worker.
+const NO_FRAME: u32 = u32::MAX;
 
 /// What a CPU is executing outside interrupts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +81,8 @@ enum Running {
     Hog,
     /// A background task that runs until `task_end`.
     Background,
+    /// The CPU's frame worker, computing until `SLOT_TASK`.
+    Frame,
 }
 
 /// A stay in an idle state.
@@ -135,6 +152,20 @@ struct Cpu {
     free_at: Time,
     /// Between an interrupt's arrival in a C-state and the end of the exit latency.
     waking: bool,
+    /// Socket (for cache-line transfer costs).
+    socket: u32,
+    /// Timekeeping write number this CPU last read (a newer one means a line transfer).
+    xtime_seen: u64,
+    /// Index of this CPU's frame worker, or `NO_FRAME`.
+    frame: u32,
+    /// The frame worker is runnable (woken, not yet finished its frame).
+    frame_runnable: bool,
+    /// Run time left of a background task preempted by the frame worker (0 = none).
+    bg_remaining: u64,
+    /// Time this CPU's ticks spent waiting for shared locks/lines in the window (ns).
+    lock_wait_ns: u64,
+    /// Longest such wait in one tick (ns).
+    max_lock_wait_ns: u64,
 }
 
 impl Cpu {
@@ -179,6 +210,17 @@ pub struct Sim {
     events: u64,
     hog_cpus: Vec<u32>,
     window_open: bool,
+    /// The timekeeping seqlock (`xtime_lock` up to 3.7; timekeeper seqcount from 3.8).
+    xtime: SeqLock,
+    /// Leaf `rcu_node` locks, `rcu_fanout` CPUs each.
+    rcu_leaves: Vec<ContendedLock>,
+    rcu_fanout: u32,
+    /// The kernel is older than 3.8 (`xtime_lock` era).
+    xtime_lock_era: bool,
+    transfer: TransferCost,
+    frame_groups: Vec<FrameGroup>,
+    workers: Vec<FrameWorker>,
+    flier_ns: u64,
 }
 
 impl Sim {
@@ -195,6 +237,11 @@ impl Sim {
     /// Simulated end time (warm-up + window).
     pub fn end(&self) -> Time {
         self.end
+    }
+
+    /// Sets the frame flier threshold (default 10 µs, experiments.md E2).
+    pub fn set_flier_threshold_ns(&mut self, ns: u64) {
+        self.flier_ns = ns;
     }
 
     /// Current jiffies.
@@ -277,6 +324,8 @@ impl Sim {
             cpu.ts.idle_sleeps = 0;
             cpu.busy_ns = 0;
             cpu.max_irq_ns = 0;
+            cpu.lock_wait_ns = 0;
+            cpu.max_lock_wait_ns = 0;
             if cpu.ts.stopped {
                 cpu.ts.stopped_since = at;
             }
@@ -296,6 +345,14 @@ impl Sim {
         }
         for s in &mut self.sources {
             s.expiries = 0;
+        }
+        self.xtime.writer.acquisitions = 0;
+        self.xtime.writer.contended = 0;
+        self.xtime.writer.wait_ns = 0;
+        for l in &mut self.rcu_leaves {
+            l.acquisitions = 0;
+            l.contended = 0;
+            l.wait_ns = 0;
         }
     }
 
@@ -526,7 +583,7 @@ impl Sim {
 
     /// Restarts the tick on its saved phase; returns the time after the work.
     fn tick_restart(&mut self, c: usize, mut now: Time) -> Time {
-        now = self.catch_up_jiffies(now);
+        now = self.catch_up_jiffies(c, now);
         now += self.costs.tick_restart_ns;
         let window = self.window_start;
         let cpu = &mut self.cpus[c];
@@ -560,13 +617,30 @@ impl Sim {
     }
 
     /// Jiffies catch-up on interrupt entry / tick restart of a CPU whose tick was stopped.
-    fn catch_up_jiffies(&mut self, mut now: Time) -> Time {
+    fn catch_up_jiffies(&mut self, c: usize, mut now: Time) -> Time {
         self.tk.observe_reader(now);
         if self.tk.is_due(now) {
-            let n = self.tk.update_jiffies(now);
-            now += self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
+            now = self.jiffies_write(c, now);
         }
         now
+    }
+
+    /// The jiffies + wall-time write section on `c` (duty tick or idle-exit catch-up): the
+    /// timekeeping seqlock's write side, queued behind any writer inside.
+    fn jiffies_write(&mut self, c: usize, now: Time) -> Time {
+        let n = self.tk.update_jiffies(now);
+        let hold = self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
+        let socket = self.cpus[c].socket;
+        let wait = self.xtime.write(now, hold, c as u32, socket, self.transfer);
+        self.note_lock_wait(c, wait);
+        now + wait + hold
+    }
+
+    #[inline]
+    fn note_lock_wait(&mut self, c: usize, wait: u64) {
+        let cpu = &mut self.cpus[c];
+        cpu.lock_wait_ns += wait;
+        cpu.max_lock_wait_ns = cpu.max_lock_wait_ns.max(wait);
     }
 
     // ----- interrupts ------------------------------------------------------------------
@@ -600,7 +674,7 @@ impl Sim {
             now += crate::kernel::context_tracking::transition_overhead(&self.costs, true);
         }
         if self.cpus[c].ts.stopped {
-            now = self.catch_up_jiffies(now);
+            now = self.catch_up_jiffies(c, now);
         }
         now = self.hrtimer_interrupt(c, now);
         if self.cpus[c].timer_softirq {
@@ -674,6 +748,15 @@ impl Sim {
         let func = self.cpus[c].hrt.func(id);
         match func {
             TimerFn::Tick => now = self.tick_sched_timer(c, id, now),
+            TimerFn::FrameWake(w) => {
+                now += self.costs.hrtimer_callback_ns;
+                let cpu = &mut self.cpus[c];
+                debug_assert_eq!(cpu.frame, w);
+                if !cpu.frame_runnable {
+                    cpu.frame_runnable = true;
+                    cpu.rq.nr_fifo += 1;
+                }
+            }
             TimerFn::Background(s) => {
                 now += self.costs.hrtimer_callback_ns;
                 let src = &mut self.sources[s as usize];
@@ -702,10 +785,30 @@ impl Sim {
         if self.tk.duty == Duty::None && self.cpus[c].housekeeping {
             self.tk.set_duty(Duty::Cpu(cpu_id));
         }
+        // (a) ktime_get: read the timekeeping seqlock; spins while the writer is inside.
+        let socket = self.cpus[c].socket;
+        let mut seen = self.cpus[c].xtime_seen;
+        let spin = self
+            .xtime
+            .read(now, &mut seen, cpu_id, socket, self.transfer);
+        self.cpus[c].xtime_seen = seen;
+        let mut waited = spin;
+        now += self.costs.xtime_read_ns + spin;
+        // (b) the duty CPU's jiffies + wall-time write section (one xtime_lock up to 3.7; from
+        // 3.8 jiffies_lock, taken by the duty alone, then the timekeeper seqcount: the same
+        // section for the readers, whose wait is only the timekeeper part, modelled as all).
         if self.tk.duty == Duty::Cpu(cpu_id) && self.tk.is_due(now) {
-            let n = self.tk.update_jiffies(now);
-            now += self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
+            now = self.jiffies_write(c, now);
         }
+        // (c) RCU quiescent-state report into the leaf rcu_node (simplification: every tick;
+        // the kernel reports once per grace period per CPU, and a busy machine starts grace
+        // periods every few ticks).
+        let leaf = c / self.rcu_fanout as usize;
+        let hold = self.costs.rcu_node_hold_ns;
+        let wait = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
+        waited += wait;
+        now += wait + hold;
+        self.note_lock_wait(c, waited);
         let jiffies = self.tk.jiffies;
         let cpu = &mut self.cpus[c];
         cpu.ts.ticks += 1;
@@ -769,7 +872,8 @@ impl Sim {
     /// After the interrupt handler: schedule, re-evaluate the tick, or go back to idle.
     fn after_interrupt(&mut self, c: usize, t: Time, mut now: Time, was_idle: bool) {
         if was_idle {
-            if self.cpus[c].bg_runnable > 0 || self.cpus[c].hogs > 0 {
+            let cpu = &self.cpus[c];
+            if cpu.frame_runnable || cpu.bg_runnable > 0 || cpu.hogs > 0 {
                 now = self.idle_exit(c, now);
                 self.switch_to_next(c, now);
             } else {
@@ -780,10 +884,20 @@ impl Sim {
         // Interrupted a running task: it is delayed by the interrupt.
         let irq = now - t;
         let cpu = &mut self.cpus[c];
-        if cpu.running == Running::Background && cpu.slots[SLOT_TASK] != NEVER {
+        if matches!(cpu.running, Running::Background | Running::Frame)
+            && cpu.slots[SLOT_TASK] != NEVER
+        {
             cpu.slots[SLOT_TASK] += irq;
         }
-        if cpu.running == Running::Hog && cpu.bg_runnable > 0 {
+        if cpu.frame_runnable && cpu.running != Running::Frame {
+            // SCHED_FIFO wake-up preemption of whatever runs; a background task resumes later.
+            if cpu.running == Running::Background && cpu.slots[SLOT_TASK] != NEVER {
+                cpu.bg_remaining = cpu.slots[SLOT_TASK].saturating_sub(now).max(1);
+                cpu.slots[SLOT_TASK] = NEVER;
+            }
+            now += self.costs.context_switch_ns;
+            self.switch_to_next(c, now);
+        } else if cpu.running == Running::Hog && cpu.bg_runnable > 0 {
             // Wakeup preemption: the short task runs now, the hog waits.
             now += self.costs.context_switch_ns;
             self.switch_to_next(c, now);
@@ -805,16 +919,26 @@ impl Sim {
         now + self.costs.context_switch_ns
     }
 
-    /// Picks what runs next on `c` at `now` (a runnable background task first, then a hog).
+    /// Picks what runs next on `c` at `now`: the frame worker (SCHED_FIFO) first, then a
+    /// runnable background task, then a hog.
     fn switch_to_next(&mut self, c: usize, now: Time) {
         let cpu = &mut self.cpus[c];
         cpu.busy_until(now);
         if cpu.idle.is_some() {
             return;
         }
-        if cpu.bg_runnable > 0 {
+        if cpu.frame_runnable {
+            let w = &self.workers[cpu.frame as usize];
+            cpu.running = Running::Frame;
+            cpu.slots[SLOT_TASK] = now + self.frame_groups[w.group].work_ns;
+        } else if cpu.bg_runnable > 0 {
             cpu.running = Running::Background;
-            cpu.slots[SLOT_TASK] = now + self.costs.background_task_ns;
+            let run = if cpu.bg_remaining > 0 {
+                std::mem::take(&mut cpu.bg_remaining)
+            } else {
+                self.costs.background_task_ns
+            };
+            cpu.slots[SLOT_TASK] = now + run;
         } else if cpu.hogs > 0 {
             cpu.running = Running::Hog;
             cpu.slots[SLOT_TASK] = NEVER;
@@ -840,8 +964,66 @@ impl Sim {
         }
     }
 
+    /// The frame worker on `c` finished its frame at `t`: record it, then start the next frame
+    /// at once if its start has passed (overrun), else sleep to it. Returns the time after the
+    /// sleep call, or `None` if the worker keeps the CPU.
+    fn frame_done(&mut self, c: usize, t: Time) -> Option<Time> {
+        let w = self.cpus[c].frame as usize;
+        let worker = &mut self.workers[w];
+        let g = &mut self.frame_groups[worker.group];
+        let k = worker.k;
+        let start = g.start(k);
+        let jitter = t.saturating_sub(start + g.work_ns);
+        let next = k + 1;
+        let next_start = g.start(next);
+        let overrun = t > next_start;
+        if self.window_open {
+            worker.stats.record(k, jitter, overrun, self.flier_ns);
+            g.hist.saturating_record(jitter.max(1));
+        }
+        worker.k = next;
+        let more = next < g.n_frames;
+        let work_ns = g.work_ns;
+        let timer = worker.timer;
+        let cpu = &mut self.cpus[c];
+        if more && next_start <= t {
+            // Overrun: the next frame is already due; the worker goes straight on.
+            cpu.slots[SLOT_TASK] = t + work_ns;
+            return None;
+        }
+        cpu.frame_runnable = false;
+        cpu.rq.nr_fifo -= 1;
+        cpu.slots[SLOT_TASK] = NEVER;
+        // clock_nanosleep(TIMER_ABSTIME) to the next start, slack 0 (RT task).
+        let mut now = t + self.costs.syscall_ns;
+        if more {
+            cpu.hrt.start(timer, next_start, 0);
+            now = self.reprogram(c, now);
+        }
+        Some(now)
+    }
+
     /// The short task on `c` finished.
     fn task_done(&mut self, c: usize, t: Time) {
+        let mut t = t;
+        if self.cpus[c].running == Running::Frame {
+            match self.frame_done(c, t) {
+                None => {
+                    self.cpus[c].busy_until(t);
+                    return;
+                }
+                Some(now) => t = now,
+            }
+            let now = t + self.costs.context_switch_ns;
+            let cpu = &self.cpus[c];
+            if cpu.bg_runnable > 0 || cpu.hogs > 0 {
+                self.cpus[c].running = Running::Idle;
+                self.switch_to_next(c, now);
+            } else {
+                self.enter_idle(c, now);
+            }
+            return;
+        }
         let cpu = &mut self.cpus[c];
         cpu.slots[SLOT_TASK] = NEVER;
         if cpu.running == Running::Background {
@@ -968,7 +1150,65 @@ impl Sim {
                 cpus: self.hog_cpus.clone(),
             });
         }
+        for g in &self.frame_groups {
+            workloads.push(WorkloadResult::Frames(group_report(
+                g,
+                &self.workers,
+                self.flier_ns,
+            )));
+        }
         let mut messages = self.messages.clone();
+        let lock_line = |name: &str, l: &ContendedLock| {
+            format!(
+                "ticklab: {name}: {} acquisitions, {} contended, {:.1} us waited in all",
+                l.acquisitions,
+                l.contended,
+                l.wait_ns as f64 / 1e3
+            )
+        };
+        messages.push(KernelMessage {
+            at_ns: 0,
+            text: lock_line(
+                if self.xtime_lock_era {
+                    "xtime_lock (write side)"
+                } else {
+                    "jiffies_lock + timekeeper seqcount (write side)"
+                },
+                &self.xtime.writer,
+            ),
+        });
+        let mut leaves = ContendedLock::new();
+        for l in &self.rcu_leaves {
+            leaves.acquisitions += l.acquisitions;
+            leaves.contended += l.contended;
+            leaves.wait_ns += l.wait_ns;
+        }
+        messages.push(KernelMessage {
+            at_ns: 0,
+            text: lock_line(
+                &format!(
+                    "rcu_node leaves ({} of fan-out {})",
+                    self.rcu_leaves.len(),
+                    self.rcu_fanout
+                ),
+                &leaves,
+            ),
+        });
+        let max_wait = self
+            .cpus
+            .iter()
+            .map(|c| c.max_lock_wait_ns)
+            .max()
+            .unwrap_or(0);
+        let total_wait: u64 = self.cpus.iter().map(|c| c.lock_wait_ns).sum();
+        messages.push(KernelMessage {
+            at_ns: 0,
+            text: format!(
+                "ticklab: tick lock waits: {:.1} us/s machine-wide, longest in one tick {:.2} us",
+                total_wait as f64 / 1e3 / secs.max(1e-9),
+                max_wait as f64 / 1e3
+            ),
+        });
         for s in &self.sources {
             if s.expiries > 0 {
                 messages.push(KernelMessage {

@@ -1,15 +1,12 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::{
-    Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn,
-};
+use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
 use crate::engine::rng::streams;
 use crate::engine::{EventQueue, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
-use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker, frames_in};
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
 use crate::kernel::sched::RunQueue;
@@ -17,6 +14,7 @@ use crate::kernel::tick::{TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
+use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker, frames_in};
 use ticklab_spec::cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
 use ticklab_spec::report::KernelMessage;
 use ticklab_spec::scenario::{Placement, Scenario, TimerKind};
@@ -59,7 +57,12 @@ impl Sim {
             high_res: k.high_res,
             version,
         };
-        let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
+        let (mut cfg, mut boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
+        if k.skew_tick_backport && cmd.skew_tick.is_some_and(|v| v != 0) && !cfg.skew_tick {
+            // The patched build honours skew_tick= before 3.4.
+            cfg.skew_tick = true;
+            boot_msgs.retain(|m| !m.contains("skew_tick= arrived"));
+        }
         let mut messages: Vec<KernelMessage> = boot_msgs
             .into_iter()
             .map(|text| KernelMessage { at_ns: 0, text })

@@ -1,4 +1,6 @@
-//! Workloads on modelled CPUs: where hogs go, and (later) frame-scheduler groups.
+//! Workloads on modelled CPUs: where hogs go, and the frame-scheduler groups ([`frames`]).
+
+pub mod frames;
 
 use ticklab_spec::machine::Topology;
 

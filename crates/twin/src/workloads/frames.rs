@@ -1,0 +1,264 @@
+//! Frame-scheduler groups (experiments.md E2): one SCHED_FIFO worker per CPU; frame `k` of a
+//! group starts at exactly `t0 + k / FREQ`; the worker sleeps on an absolute hrtimer (slack 0,
+//! as for any RT task) to the frame start, computes `LOOP × work_unit_ns`, records how late it
+//! finished, and sleeps again.
+//!
+//! Jitter of a frame = completion − nominal start − undisturbed duration: the wake-up latency
+//! (C-state exit, interrupt entry, callbacks before the wake-up in the same interrupt, the
+//! context switch) plus every interrupt that landed while the worker computed.
+//!
+//! The statistics here are updated once per frame without allocating.
+
+use crate::engine::Time;
+use crate::kernel::hrtimer::TimerId;
+use hdrhistogram::Histogram;
+use ticklab_spec::report::{FrameGroupReport, FrameRow};
+
+/// Default flier threshold (experiments.md E2: "default 10 µs").
+pub const DEFAULT_FLIER_NS: u64 = 10_000;
+
+/// Fliers listed by index at the start of the list (experiments.md E2 table format).
+const FIRST_FLIERS: usize = 5;
+
+/// Largest jitter the group histogram resolves (60 s); larger values saturate.
+const HIST_MAX_NS: u64 = 60_000_000_000;
+
+/// Start of frame `k` relative to the group's `t0`: `round(k × 1e9 / freq)` ns.
+#[inline]
+pub fn frame_offset_ns(k: u64, frequency_hz: f64) -> u64 {
+    if frequency_hz.fract() == 0.0 {
+        // Exact integer rounding (half up) for integral frequencies.
+        let f = frequency_hz as u128;
+        ((k as u128 * 2_000_000_000 + f) / (2 * f)) as u64
+    } else {
+        (k as f64 * 1e9 / frequency_hz).round() as u64
+    }
+}
+
+/// Frames of a group in a window of `duration_ns`: `round(freq × duration)`.
+pub fn frames_in(frequency_hz: f64, duration_ns: u64) -> u64 {
+    (frequency_hz * duration_ns as f64 * 1e-9).round() as u64
+}
+
+/// One group at run time.
+#[derive(Debug, Clone)]
+pub struct FrameGroup {
+    /// Name used in tables.
+    pub name: String,
+    /// Frames per second.
+    pub frequency_hz: f64,
+    /// Work units per frame.
+    pub loop_units: u64,
+    /// Undisturbed compute time of one frame (ns).
+    pub work_ns: u64,
+    /// Frame 0 starts here.
+    pub t0: Time,
+    /// Frames to run.
+    pub n_frames: u64,
+    /// Jitter of every frame of every worker (ns).
+    pub hist: Histogram<u64>,
+    /// Indices of the group's workers, in CPU order.
+    pub workers: Vec<usize>,
+}
+
+impl FrameGroup {
+    /// A group whose frame 0 starts at `t0` and which runs `n_frames` frames.
+    pub fn new(
+        name: String,
+        frequency_hz: f64,
+        loop_units: u64,
+        work_unit_ns: f64,
+        t0: Time,
+        n_frames: u64,
+    ) -> FrameGroup {
+        FrameGroup {
+            name,
+            frequency_hz,
+            loop_units,
+            work_ns: (loop_units as f64 * work_unit_ns).round() as u64,
+            t0,
+            n_frames,
+            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+                .expect("1..60 s at 3 significant digits is a valid histogram"),
+            workers: Vec::new(),
+        }
+    }
+
+    /// Nominal start of frame `k`.
+    #[inline]
+    pub fn start(&self, k: u64) -> Time {
+        self.t0 + frame_offset_ns(k, self.frequency_hz)
+    }
+}
+
+/// Per-worker jitter statistics (one row of the E2 table).
+#[derive(Debug, Clone, Default)]
+pub struct FrameStats {
+    /// Frames completed.
+    pub frames: u64,
+    /// Smallest jitter (ns).
+    pub min_ns: u64,
+    /// Largest jitter (ns).
+    pub max_ns: u64,
+    /// Frame index of the largest.
+    pub max_frame: u64,
+    /// Running mean (Welford), ns.
+    mean: f64,
+    /// Running sum of squared deviations (Welford), ns².
+    m2: f64,
+    /// Frames that finished after the next frame's start.
+    pub overruns: u64,
+    /// Index of the last such frame.
+    pub last_overrun: u64,
+    /// Frames above the flier threshold.
+    pub fliers: u64,
+    first: [u64; FIRST_FLIERS],
+    /// Index of the last flier.
+    pub last_flier: Option<u64>,
+}
+
+impl FrameStats {
+    /// Records frame `k` with `jitter_ns`; `overrun` if it ended after the next start.
+    #[inline]
+    pub fn record(&mut self, k: u64, jitter_ns: u64, overrun: bool, flier_ns: u64) {
+        if self.frames == 0 || jitter_ns < self.min_ns {
+            self.min_ns = jitter_ns;
+        }
+        if self.frames == 0 || jitter_ns > self.max_ns {
+            self.max_ns = jitter_ns;
+            self.max_frame = k;
+        }
+        self.frames += 1;
+        let x = jitter_ns as f64;
+        let d = x - self.mean;
+        self.mean += d / self.frames as f64;
+        self.m2 += d * (x - self.mean);
+        if overrun {
+            self.overruns += 1;
+            self.last_overrun = k;
+        }
+        if jitter_ns > flier_ns {
+            if (self.fliers as usize) < FIRST_FLIERS {
+                self.first[self.fliers as usize] = k;
+            }
+            self.fliers += 1;
+            self.last_flier = Some(k);
+        }
+    }
+
+    /// Mean jitter (ns).
+    pub fn mean_ns(&self) -> f64 {
+        self.mean
+    }
+
+    /// Population standard deviation (ns).
+    pub fn sigma_ns(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            (self.m2 / self.frames as f64).sqrt()
+        }
+    }
+
+    /// The table row of CPU `cpu`.
+    pub fn row(&self, cpu: u32) -> FrameRow {
+        let n = (self.fliers as usize).min(FIRST_FLIERS);
+        FrameRow {
+            cpu,
+            frames: self.frames,
+            min_us: self.min_ns as f64 / 1e3,
+            max_us: self.max_ns as f64 / 1e3,
+            max_frame: self.max_frame,
+            avg_us: self.mean / 1e3,
+            sigma_us: self.sigma_ns() / 1e3,
+            overruns: self.overruns,
+            last_overrun: self.last_overrun,
+            fliers: self.fliers,
+            first_fliers: self.first[..n].to_vec(),
+            last_flier: self.last_flier,
+        }
+    }
+}
+
+/// One worker at run time.
+#[derive(Debug, Clone)]
+pub struct FrameWorker {
+    /// Its group (index).
+    pub group: usize,
+    /// Its CPU.
+    pub cpu: u32,
+    /// The hrtimer it sleeps on.
+    pub timer: TimerId,
+    /// Index of the current (or next) frame.
+    pub k: u64,
+    /// The statistics.
+    pub stats: FrameStats,
+}
+
+/// The report of one group.
+pub fn group_report(g: &FrameGroup, workers: &[FrameWorker], flier_ns: u64) -> FrameGroupReport {
+    let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
+    FrameGroupReport {
+        group: g.name.clone(),
+        frequency_hz: g.frequency_hz,
+        loop_units: g.loop_units,
+        flier_threshold_us: flier_ns as f64 / 1e3,
+        rows: g
+            .workers
+            .iter()
+            .map(|&w| workers[w].stats.row(workers[w].cpu))
+            .collect(),
+        p50_us: q(0.5),
+        p99_us: q(0.99),
+        p999_us: q(0.999),
+        policy: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_starts_round_to_the_nearest_ns() {
+        assert_eq!(frame_offset_ns(1, 960.0), 1_041_667);
+        assert_eq!(frame_offset_ns(2, 960.0), 2_083_333);
+        assert_eq!(frame_offset_ns(960, 960.0), 1_000_000_000);
+        assert_eq!(frame_offset_ns(1, 666.0), 1_501_502);
+        assert_eq!(frame_offset_ns(3, 300.0), 10_000_000);
+        assert_eq!(frame_offset_ns(1, 2.5), 400_000_000);
+    }
+
+    #[test]
+    fn frames_in_one_hour_match_the_e2_table() {
+        let h = 3_600_000_000_000;
+        assert_eq!(frames_in(960.0, h), 3_456_000);
+        assert_eq!(frames_in(666.0, h), 2_397_600);
+        assert_eq!(frames_in(300.0, h), 1_080_000);
+    }
+
+    #[test]
+    fn stats_mean_sigma_fliers() {
+        let mut s = FrameStats::default();
+        for (k, j) in [
+            100u64, 300, 20_000, 100, 15_000, 11_000, 12_000, 13_000, 14_000,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            s.record(k as u64, j, k == 3, 10_000);
+        }
+        assert_eq!(s.frames, 9);
+        assert_eq!((s.min_ns, s.max_ns, s.max_frame), (100, 20_000, 2));
+        let xs = [100.0, 300.0, 20e3, 100.0, 15e3, 11e3, 12e3, 13e3, 14e3];
+        let mean = xs.iter().sum::<f64>() / 9.0;
+        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 9.0;
+        assert!((s.mean_ns() - mean).abs() < 1e-6);
+        assert!((s.sigma_ns() - var.sqrt()).abs() < 1e-6);
+        let row = s.row(4);
+        assert_eq!(row.fliers, 6);
+        assert_eq!(row.first_fliers, vec![2, 4, 5, 6, 7]);
+        assert_eq!(row.last_flier, Some(8));
+        assert_eq!((row.overruns, row.last_overrun), (1, 3));
+    }
+}
