@@ -724,3 +724,63 @@ pub fn calibrate(
     let m = measure(budget, stop, progress)?;
     fit(&m, sim, progress)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(idle_loc: Vec<f64>, idle_busy: Vec<f64>, hog_loc: Vec<f64>) -> Measurements {
+        Measurements {
+            hostname: "h".into(),
+            release: "6.18.44-fc".into(),
+            hz: 250,
+            cmdline: String::new(),
+            cpuidle_driver: "none".into(),
+            idle_states: Vec::new(),
+            nohz_full: false,
+            nr_cpus: 2,
+            idle_s: 10.0,
+            idle_loc,
+            idle_busy,
+            hog_cpu: 1,
+            hog_loc,
+            syscall_ns: 200.0,
+            same_cpu_rt_ns: 5000.0,
+            cross_cpu_rt_ns: Some(20000.0),
+            wakeup: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn release_to_major_minor() {
+        assert_eq!(major_minor("6.18.44-fc-v657").as_deref(), Some("6.18"));
+        assert_eq!(major_minor("5.4.0-150-generic").as_deref(), Some("5.4"));
+        assert_eq!(major_minor("weird"), None);
+    }
+
+    #[test]
+    fn nohz_from_tick_behaviour() {
+        let idle = measured(vec![20.0, 30.0], vec![0.0, 0.0], vec![30.0, 280.0]);
+        assert_eq!(infer_nohz(&idle), NohzBuild::Idle);
+        let periodic = measured(vec![255.0, 258.0], vec![0.0, 0.0], vec![255.0, 280.0]);
+        assert_eq!(infer_nohz(&periodic), NohzBuild::Periodic);
+        // A CPU busy with other work ticks; its busy share is not evidence of a periodic tick.
+        let busy = measured(vec![270.0, 30.0], vec![0.95, 0.0], vec![30.0, 280.0]);
+        assert_eq!(infer_nohz(&busy), NohzBuild::Idle);
+    }
+
+    #[test]
+    fn cost_fits() {
+        let m = measured(vec![20.0, 30.0], vec![0.0, 0.0], vec![30.0, 280.0]);
+        let mut notes = Vec::new();
+        let mach = machine(&m, &mut notes);
+        assert_eq!(mach.costs.syscall_ns, 200);
+        // 5000 / 2 − 2 × 200
+        assert_eq!(mach.costs.context_switch_ns, 2100);
+        // 20000 / 2 − 2 × 200 − 2100
+        assert_eq!(mach.costs.ipi_ns, 7500);
+        assert_eq!(mach.cpuidle_driver, "none");
+        assert_eq!(mach.idle_states[1].name, "HLT");
+    }
+}

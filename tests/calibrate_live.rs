@@ -1,0 +1,88 @@
+//! Acceptance test of `host calibrate` (host-lab issue, item 6): the twin loaded with the
+//! scenario calibrated on this host (idle and one hog) predicts the per-CPU LOC/s measured
+//! with a hog on every CPU within ±20 %.
+//!
+//! Bounded: a 20 s calibration budget, a 5 s measurement, simulations of a few seconds of
+//! machine time. It skips (and says why) off Linux or without a `LOC` row in
+//! `/proc/interrupts`. The ±20 % band is the only assertion on numbers.
+
+use std::time::{Duration, Instant};
+
+use ticklab_host::calibrate::{self, loc_per_s};
+use ticklab_host::harness::{self, RunConfig, Stop};
+use ticklab_host::procfs::{IrqKind, parse_interrupts};
+use ticklab_spec::scenario::Scenario;
+use ticklab_spec::workload::Workload;
+
+fn skip_reason() -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return Some("not Linux".into());
+    }
+    let text = match std::fs::read_to_string("/proc/interrupts") {
+        Ok(t) => t,
+        Err(e) => return Some(format!("/proc/interrupts unreadable: {e}")),
+    };
+    match parse_interrupts(&text) {
+        Ok(i) if i.row_of(IrqKind::LocalTimer).is_some() => None,
+        Ok(_) => Some("/proc/interrupts has no LOC row".into()),
+        Err(e) => Some(format!("/proc/interrupts does not parse: {e}")),
+    }
+}
+
+#[test]
+fn calibrated_twin_predicts_hogs_on_every_cpu() {
+    if let Some(why) = skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let started = Instant::now();
+    let stop = Stop::new();
+    let sim = |s: &Scenario| ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string());
+    let mut progress = |line: &str| eprintln!("[{:5.1} s] {line}", started.elapsed().as_secs_f64());
+    let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress)
+        .expect("calibration");
+    eprintln!("{}", cal.file_text());
+
+    // The file must load back as the same scenario (comments are ignored).
+    let loaded = Scenario::from_toml(&cal.file_text(), "calibrated.toml").expect("reload");
+    assert_eq!(loaded.machine, cal.scenario.machine);
+    assert_eq!(loaded.background, cal.scenario.background);
+
+    let nr = cal.measurements.nr_cpus;
+    let spec = format!("hogs:{nr}");
+    let workload = Workload::parse(&spec, nr).unwrap();
+    let config = RunConfig {
+        duration: Duration::from_secs(5),
+        ..RunConfig::default()
+    };
+    let host = harness::run_workload(&workload, &config, &stop).expect("host run");
+    for w in &host.report.warnings {
+        eprintln!("host run warning: {w}");
+    }
+    let measured = loc_per_s(&host.report);
+
+    let mut twin = loaded;
+    twin.workload = workload;
+    twin.run.duration_ns = 20_000_000_000;
+    let predicted = loc_per_s(&ticklab_twin::simulate(&twin, |_| {}).expect("twin"));
+
+    eprintln!("{spec}: CPU  measured LOC/s  predicted LOC/s  error");
+    let mut bad = Vec::new();
+    for c in 0..nr as usize {
+        let err = (predicted[c] - measured[c]) / measured[c];
+        eprintln!(
+            "{spec}: {c:>3}  {:>14.1}  {:>15.1}  {:+6.1} %",
+            measured[c],
+            predicted[c],
+            err * 100.0
+        );
+        if err.abs() > 0.20 {
+            bad.push(c);
+        }
+    }
+    eprintln!("total {:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        bad.is_empty(),
+        "CPUs {bad:?} outside ±20 %: measured {measured:?}, predicted {predicted:?}"
+    );
+}
