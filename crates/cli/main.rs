@@ -52,7 +52,8 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         None => twin_cmd::experiment(&twin_cmd::ExperimentArgs {
             name: "e1".into(),
-            duration: "30s".into(),
+            duration: Some("30s".into()),
+            flier_us: 10.0,
             seed: 1,
             json: false,
         }),

@@ -10,7 +10,7 @@ use ticklab_spec::report::Report;
 use ticklab_spec::scenario::{Kernel, Run, Scenario, default_background};
 use ticklab_spec::units::parse_duration;
 use ticklab_spec::workload::Workload;
-use ticklab_twin::experiments::e1;
+use ticklab_twin::experiments::{e1, e2};
 
 /// Tick build option on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -84,11 +84,14 @@ pub struct CompareArgs {
 /// `ticklab experiment` arguments.
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
-    /// Which experiment (`e1`).
+    /// Which experiment (`e1`, `e2`).
     pub name: String,
-    /// Measured simulated time per point.
-    #[arg(long, default_value = "30s")]
-    pub duration: String,
+    /// Measured simulated time per point (default: 30s for e1, 1h for e2).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// E2: frames with more jitter than this are fliers (µs).
+    #[arg(long = "flier-us", default_value_t = 10.0)]
+    pub flier_us: f64,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -100,7 +103,7 @@ pub struct ExperimentArgs {
 /// `ticklab bench` arguments.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Simulated time of the E1 nohz_full idle point to run.
+    /// Simulated time of each point (E1 idle, E1 8 hogs, E2 without and with skew).
     #[arg(long, default_value = "60s")]
     pub duration: String,
 }
@@ -312,14 +315,117 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<()> {
 pub fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name.to_ascii_lowercase().as_str() {
         "e1" | "aggressive-nohz" => experiment_e1(a),
+        "e2" | "skew-tick" => experiment_e2(a),
         other => Err(input_error(format!(
-            "experiment {other:?}: expected e1 (E2-E6 are not built into the twin yet)"
+            "experiment {other:?}: expected e1 or e2 (E3-E6 are not built into the twin yet)"
         ))),
     }
 }
 
+fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
+    let duration_ns = duration_arg("duration", a.duration.as_deref().unwrap_or("1h"))?;
+    if !(a.flier_us.is_finite() && a.flier_us >= 0.0) {
+        return Err(input_error(format!(
+            "--flier-us {}: expected a non-negative number of microseconds",
+            a.flier_us
+        )));
+    }
+    let flier_ns = (a.flier_us * 1e3).round() as u64;
+    let run = Run {
+        duration_ns,
+        warmup_ns: 1_000_000_000,
+        seed: a.seed,
+    };
+    let p = std::sync::Mutex::new(Progress::new(2, "configurations"));
+    let outcomes = e2::run(run, flier_ns, 2, |done| {
+        if let Ok(mut p) = p.lock() {
+            p.set(done as u64);
+        }
+    })
+    .map_err(|e| input_error(e.to_string()))?;
+    if let Ok(p) = p.into_inner() {
+        p.finish();
+    }
+    if a.json {
+        let out = serde_json::json!({
+            "schema_version": ticklab_spec::report::REPORT_SCHEMA_VERSION,
+            "experiment": "e2",
+            "seed": a.seed,
+            "duration_ns": duration_ns,
+            "flier_us": a.flier_us,
+            "configurations": outcomes.iter().map(e2::json).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!(
+        "E2 — frame-scheduler jitter on a 64-CPU 2012 server (4 × Sandy Bridge-EP 8C/16T), \
+         3.0-rt, HZ=1000 (assumed), MAXSMP rcu leaf fan-out {}",
+        e2::MAXSMP_RCU_FANOUT
+    );
+    println!(
+        "twin: {} simulated s per configuration after 1 s warm-up, seed {}; jitter budget {} us\n",
+        duration_ns as f64 / 1e9,
+        a.seed,
+        e2::BUDGET_US
+    );
+    for o in &outcomes {
+        println!(
+            "({}) {} — cmdline {:?}",
+            if o.skew { 'b' } else { 'a' },
+            if o.skew {
+                "skew_tick=1, periodic tick on the isolated CPUs"
+            } else {
+                "no skew, nohz on"
+            },
+            e2::cmdline(o.skew)
+        );
+        for g in o.groups() {
+            print!("{}", ticklab_report::frame_table(g));
+        }
+        println!();
+    }
+    println!("Per-group summary (us):");
+    println!(
+        "{:<7} {:<5} | {:>8} {:>8} {:>8} {:>8} | {:>9} {:>8}",
+        "config", "group", "max", "avg", "sigma", "p99.9", "fliers", "overruns"
+    );
+    for o in &outcomes {
+        for g in o.groups() {
+            let s = e2::summary(g);
+            println!(
+                "{:<7} {:<5} | {:>8.2} {:>8.4} {:>8.4} {:>8.2} | {:>9} {:>8}",
+                if o.skew { "skew" } else { "no-skew" },
+                s.group,
+                s.max_us,
+                s.avg_us,
+                s.sigma_us,
+                s.p999_us,
+                s.fliers,
+                s.overruns
+            );
+        }
+    }
+    println!("\nTick-time shared state (twin):");
+    for o in &outcomes {
+        for m in o
+            .report
+            .messages
+            .iter()
+            .filter(|m| m.text.contains("lock") || m.text.contains("rcu_node"))
+        {
+            println!(
+                "  {:<7} {}",
+                if o.skew { "skew" } else { "no-skew" },
+                m.text
+            );
+        }
+    }
+    Ok(())
+}
+
 fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let duration_ns = duration_arg("duration", &a.duration)?;
+    let duration_ns = duration_arg("duration", a.duration.as_deref().unwrap_or("30s"))?;
     let run = Run {
         duration_ns,
         warmup_ns: 2_000_000_000,
@@ -444,19 +550,21 @@ fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `ticklab bench`: simulated events per second on an E1 point.
+/// Runs `ticklab bench`: simulated events per second on E1 and E2 points.
 pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     let duration_ns = duration_arg("duration", &a.duration)?;
-    for (mode, hogs) in [(e1::Mode::NohzFull, 0), (e1::Mode::NohzFull, 8)] {
-        let s = e1::scenario(
-            mode,
-            hogs,
-            Run {
-                duration_ns,
-                warmup_ns: 0,
-                seed: 1,
-            },
-        );
+    let run = Run {
+        duration_ns,
+        warmup_ns: 0,
+        seed: 1,
+    };
+    let points = [
+        e1::scenario(e1::Mode::NohzFull, 0, run),
+        e1::scenario(e1::Mode::NohzFull, 8, run),
+        e2::scenario(false, run),
+        e2::scenario(true, run),
+    ];
+    for s in points {
         let mut sim = ticklab_twin::Sim::new(&s).map_err(|e| input_error(e.to_string()))?;
         let t0 = Instant::now();
         sim.run(|_| {});
