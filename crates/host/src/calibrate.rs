@@ -35,19 +35,26 @@
 //!   LOC/s, corrected for their busy fraction, stays below half of HZ while the hogged CPU
 //!   reaches 90 % of HZ (the tick stops on idle CPUs); otherwise `periodic`.
 //! * **Background sources** (the part that sets LOC/s): the E1-fitted default sources are
-//!   dropped; the softlockup watchdog (a kernel constant) is kept. Each CPU `c` gets one Poisson
-//!   hrtimer source (slack 50 µs, wakes a task) restricted to that CPU. Its target is the idle
-//!   LOC/s that is not the tick: `t_c = LOC_idle_c − HZ × busy_c` (the tick runs while
-//!   something else keeps the CPU busy). The twin's own idle CPU also takes ticks around each
-//!   wake-up and the watchdog's expiries, so the rate is fitted by simulation: start with
-//!   `r_c = t_c`, simulate idle, and rescale `r_c ← r_c × t_c / twin_c` until every CPU is within
-//!   2 % or after [`FIT_ROUNDS`] rounds (each round logged).
-//! * **Harness coordinator**: `ticklab host run` keeps its window by sleeping in 5 ms slices
-//!   (harness/run.rs), 200 timer wake-ups per second that land on the CPU the unpinned
-//!   coordinator last ran on. The scenario describes this host *as measured by the harness*, so
-//!   it carries that source: per-CPU, period 5 ms × number of CPUs (an even spread over CPUs).
-//!   The hog phase is the check on the busy side: the twin's prediction of `hogs:1` is logged
-//!   next to the measurement.
+//!   dropped; the softlockup watchdog (a kernel constant) is kept. Each CPU `c` has a target:
+//!   the idle LOC/s that is not the tick, `t_c = LOC_idle_c − HZ × busy_c` (the tick runs while
+//!   something else keeps the CPU busy).
+//! * **Split by the one-hog phase**: on the hogged CPU `h`, the wake-ups above its own tick and
+//!   the coordinator's share, `LOC_hog_h − HZ − coordinator`, are the part of `t_h` that
+//!   persists on a busy CPU: hrtimers, which keep their own interrupts. The rest were
+//!   timer-wheel timers, which a running tick absorbs (they run from its softirq). The fraction
+//!   `p = clamp((LOC_hog_h − HZ − coordinator) / t_h, 0, 1)` is applied to every CPU: each CPU
+//!   gets a Poisson hrtimer source (slack 50 µs, wakes a task) at `p × r_c` and a Poisson wheel
+//!   source at `(1 − p) × r_c`, both restricted to that CPU.
+//! * **Rate fit**: the twin's own idle CPU also takes ticks around each wake-up, so `r_c` is
+//!   fitted by simulation: start with `r_c = t_c`, simulate idle, rescale
+//!   `r_c ← r_c × t_c / twin_c` until every CPU is within 2 % or after [`FIT_ROUNDS`] rounds
+//!   (each round logged).
+//! * **Harness coordinator**: `ticklab host run` keeps its window by sleeping in 100 ms slices
+//!   during timed workloads (`harness::run::COORDINATOR_POLL_NS`), 10 wake-ups per second on
+//!   the CPU the unpinned coordinator last ran on. The scenario describes this host *as
+//!   measured by the harness*, so it carries that source: per-CPU, period 100 ms × number of
+//!   CPUs (an even spread over CPUs, an estimate). The twin's prediction of `hogs:1` is logged
+//!   next to the measurement as a check.
 
 use std::time::Duration;
 
@@ -67,8 +74,8 @@ use crate::procfs::interrupts::IrqKind;
 
 /// Rescaling rounds of the background-rate fit.
 pub const FIT_ROUNDS: usize = 4;
-/// The harness coordinator's polling period (harness/run.rs sleeps in 5 ms slices).
-pub const HARNESS_POLL_NS: u64 = 5_000_000;
+/// The harness coordinator's polling period during timed workloads (hogs, frames).
+pub const HARNESS_POLL_NS: u64 = crate::harness::run::COORDINATOR_POLL_NS;
 /// Simulated window of each fitting run.
 const FIT_SIM_NS: u64 = 60_000_000_000;
 
@@ -574,10 +581,14 @@ pub fn infer_nohz(m: &Measurements) -> NohzBuild {
     }
 }
 
-fn cpu_source(c: u32, rate: f64, t: f64) -> BackgroundSource {
+fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
+    let name = match kind {
+        TimerKind::Hrtimer => format!("host_wakeups_cpu{c}"),
+        TimerKind::Wheel => format!("host_wheel_timers_cpu{c}"),
+    };
     BackgroundSource {
-        name: format!("host_wakeups_cpu{c}"),
-        kind: TimerKind::Hrtimer,
+        name,
+        kind,
         placement: Placement::PerCpu,
         period_ns: None,
         rate_hz: Some(rate),
@@ -585,7 +596,7 @@ fn cpu_source(c: u32, rate: f64, t: f64) -> BackgroundSource {
         slack_ns: 50_000,
         wakes_task: true,
         provenance: format!(
-            "CAL(host calibrate): idle LOC/s not from the tick on CPU {c} = {t:.2}/s, rate rescaled until the twin's idle CPU matches"
+            "CAL(host calibrate): idle LOC/s not from the tick on CPU {c} = {t:.2}/s, split into hrtimers and wheel timers by the one-hog phase, rescaled until the twin's idle CPU matches"
         ),
         cpus: Some({
             let mut one = CpuSet::new();
@@ -605,7 +616,7 @@ fn harness_source(nr: u32) -> BackgroundSource {
         deferrable: false,
         slack_ns: 50_000,
         wakes_task: true,
-        provenance: "C: ticklab host run's coordinator sleeps in 5 ms slices (harness/run.rs); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
+        provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
         cpus: None,
     }
 }
@@ -643,6 +654,23 @@ pub fn fit(
     let target: Vec<f64> = (0..m.nr_cpus as usize)
         .map(|c| (m.idle_loc[c] - hz * m.idle_busy[c]).max(0.0))
         .collect();
+    // Which part of an idle CPU's wake-ups survives when the CPU is busy: on the hogged CPU,
+    // wake-ups above its own tick (and the harness coordinator's share) are hrtimers that keep
+    // their own interrupts; the rest were timer-wheel timers, which a running tick absorbs.
+    let hc = m.hog_cpu as usize;
+    let coordinator = 1e9 / (HARNESS_POLL_NS as f64 * m.nr_cpus as f64);
+    let persistent = if target[hc] > 0.0 {
+        ((m.hog_loc[hc] - hz - coordinator) / target[hc]).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    notes.push(format!(
+        "split: on the hogged CPU {hc}, {:.1} LOC/s above HZ + coordinator of {:.1} idle wake-ups/s persist: {:.0} % hrtimers, {:.0} % wheel timers",
+        (m.hog_loc[hc] - hz - coordinator).max(0.0),
+        target[hc],
+        persistent * 100.0,
+        (1.0 - persistent) * 100.0
+    ));
     let mut rates = target.clone();
     let mut scenario = Scenario {
         name: format!("host calibrate: {} ({})", m.hostname, m.release),
@@ -658,8 +686,14 @@ pub fn fit(
     let with_rates = |s: &mut Scenario, rates: &[f64]| {
         s.background = watchdog.clone();
         for (c, r) in rates.iter().enumerate() {
-            if *r > 0.0 {
-                s.background.push(cpu_source(c as u32, *r, target[c]));
+            let (hr, wheel) = (r * persistent, r * (1.0 - persistent));
+            if hr > 0.0 {
+                s.background
+                    .push(cpu_source(c as u32, hr, target[c], TimerKind::Hrtimer));
+            }
+            if wheel > 0.0 {
+                s.background
+                    .push(cpu_source(c as u32, wheel, target[c], TimerKind::Wheel));
             }
         }
     };

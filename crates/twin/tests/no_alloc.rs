@@ -30,9 +30,16 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn stepping_does_not_allocate() {
-    for (mode, hogs) in [(e1::Mode::NohzFull, 0), (e1::Mode::Aggressive, 2), (e1::Mode::NohzFull, 8)]
-    {
-        let run = Run { duration_ns: 4_000_000_000, warmup_ns: 0, seed: 5 };
+    for (mode, hogs) in [
+        (e1::Mode::NohzFull, 0),
+        (e1::Mode::Aggressive, 2),
+        (e1::Mode::NohzFull, 8),
+    ] {
+        let run = Run {
+            duration_ns: 4_000_000_000,
+            warmup_ns: 0,
+            seed: 5,
+        };
         let mut sim = Sim::new(&e1::scenario(mode, hogs, run)).unwrap();
         // Warm-up: one simulated second.
         while sim.now() < 1_000_000_000 && sim.step() {}
@@ -42,6 +49,9 @@ fn stepping_does_not_allocate() {
         let allocs = ALLOCS.load(Ordering::Relaxed) - before;
         let events = sim.events() - events_before;
         assert!(events > 300, "{events} events");
-        assert_eq!(allocs, 0, "{allocs} allocations over {events} events ({mode:?}, {hogs} hogs)");
+        assert_eq!(
+            allocs, 0,
+            "{allocs} allocations over {events} events ({mode:?}, {hogs} hogs)"
+        );
     }
 }
