@@ -123,3 +123,22 @@ fn compare_prints_one_column_per_cmdline() {
         "{text}"
     );
 }
+
+#[test]
+fn unknown_parameters_are_kept_and_listed() {
+    let out = ticklab(&[
+        "sim",
+        "--cmdline",
+        "quiet splash nohz_full=1-7",
+        "--duration",
+        "1s",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("not modelled: quiet splash"), "{text}");
+    assert!(text.contains("Full dynticks CPUs: 1-7"), "{text}");
+}

@@ -25,70 +25,58 @@ pub trait EventQueue {
     fn peek(&mut self) -> Option<(Time, usize)>;
 }
 
-/// A winner tree over CPUs: every internal node holds the leaf index with the smaller key.
+/// A winner tree over CPUs: every internal node holds a copy of the smallest `(key, cpu)` of
+/// the leaves below it, so an update compares stored pairs on the way up and never chases
+/// indices back to the leaves.
 ///
-/// Invariant: `nodes[i]` is the argmin (by `(key, cpu)`) of the leaves below node `i`;
-/// leaves `size..2*size` map to CPUs `0..size` (padding leaves hold `NEVER`).
+/// Invariant: `nodes[i] == min(nodes[2i], nodes[2i+1])` for every internal node `i`
+/// (`1 <= i < size`); leaves `size..2*size` hold `(key, cpu)` for CPUs `0..size` (padding
+/// leaves hold `NEVER`). Tuple order breaks ties by the lower CPU.
 #[derive(Debug, Clone)]
 pub struct TournamentTree {
     size: usize,
-    keys: Vec<Time>,
-    nodes: Vec<u32>,
+    nodes: Vec<(Time, u32)>,
 }
 
 impl TournamentTree {
     /// A tree for `n` CPUs, all idle (`NEVER`).
     pub fn new(n: usize) -> Self {
         let size = n.max(1).next_power_of_two();
-        let mut nodes = vec![0u32; 2 * size];
+        let mut nodes = vec![(NEVER, 0u32); 2 * size];
         for (i, node) in nodes.iter_mut().enumerate().skip(size) {
-            *node = (i - size) as u32;
+            *node = (NEVER, (i - size) as u32);
         }
-        let mut t = TournamentTree {
-            size,
-            keys: vec![NEVER; size],
-            nodes,
-        };
         for i in (1..size).rev() {
-            t.nodes[i] = t.winner(t.nodes[2 * i], t.nodes[2 * i + 1]);
+            nodes[i] = nodes[2 * i].min(nodes[2 * i + 1]);
         }
-        t
-    }
-
-    #[inline]
-    fn winner(&self, a: u32, b: u32) -> u32 {
-        // Strictly smaller key wins; equal keys go to the lower CPU (a is always the left,
-        // lower-numbered subtree).
-        if self.keys[b as usize] < self.keys[a as usize] {
-            b
-        } else {
-            a
-        }
+        TournamentTree { size, nodes }
     }
 }
 
 impl EventQueue for TournamentTree {
     #[inline]
     fn set(&mut self, cpu: usize, time: Time) {
-        self.keys[cpu] = time;
-        let mut i = (cpu + self.size) / 2;
-        while i >= 1 {
-            let w = self.winner(self.nodes[2 * i], self.nodes[2 * i + 1]);
-            if self.nodes[i] == w && w as usize != cpu {
-                // The winner above did not change and it is not us: nothing further moves...
-                // unless our key got worse and we were the winner, handled by `w != cpu`.
-                break;
+        let mut i = cpu + self.size;
+        let nodes = &mut self.nodes[..];
+        if nodes[i].0 == time {
+            return;
+        }
+        nodes[i].0 = time;
+        while i > 1 {
+            let parent = i / 2;
+            let best = nodes[i].min(nodes[i ^ 1]);
+            if nodes[parent] == best {
+                break; // the winner above did not change, so nothing further up does
             }
-            self.nodes[i] = w;
-            i /= 2;
+            nodes[parent] = best;
+            i = parent;
         }
     }
 
     #[inline]
     fn peek(&mut self) -> Option<(Time, usize)> {
-        let cpu = self.nodes[1] as usize;
-        let t = self.keys[cpu];
-        (t != NEVER).then_some((t, cpu))
+        let (t, cpu) = self.nodes[1];
+        (t != NEVER).then_some((t, cpu as usize))
     }
 }
 

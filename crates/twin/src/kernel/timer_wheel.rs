@@ -245,6 +245,9 @@ pub struct TimerWheel {
     heads: Vec<u32>,
     /// Per base and level: bit `b` set ⇔ bucket `b` is non-empty.
     occupied: [[u64; MAX_DEPTH]; BASES],
+    /// Memo of [`TimerWheel::next_expiry`] (index: `include_deferrable`), asked on every tick.
+    /// Invariant: cleared by every change of a bucket list or of the clock.
+    next_memo: [std::cell::Cell<Option<Option<u64>>>; 2],
 }
 
 impl fmt::Debug for TimerWheel {
@@ -286,6 +289,7 @@ impl TimerWheel {
             entries: vec![Entry::IDLE; capacity],
             heads: vec![NIL; BASES * depth * LVL_SIZE],
             occupied: [[0; MAX_DEPTH]; BASES],
+            next_memo: Default::default(),
         }
     }
 
@@ -392,6 +396,21 @@ impl TimerWheel {
     /// The earliest effective expiry among pending timers (jiffies), ignoring deferrable
     /// timers unless `include_deferrable` (an idle CPU ignores them, §3.4).
     pub fn next_expiry(&self, include_deferrable: bool) -> Option<u64> {
+        let memo = &self.next_memo[include_deferrable as usize];
+        if let Some(known) = memo.get() {
+            return known;
+        }
+        let next = self.compute_next_expiry(include_deferrable);
+        memo.set(Some(next));
+        next
+    }
+
+    fn forget_next(&self) {
+        self.next_memo[0].set(None);
+        self.next_memo[1].set(None);
+    }
+
+    fn compute_next_expiry(&self, include_deferrable: bool) -> Option<u64> {
         let std = self.base_next(BASE_STD).map(|(t, _)| t);
         if !include_deferrable {
             return std;
@@ -412,6 +431,7 @@ impl TimerWheel {
             None => now,
         };
         self.clk = self.clk.max(target);
+        self.forget_next();
     }
 
     /// Expires every timer whose effective expiry is at or before `now`, calling `f` with each
@@ -438,6 +458,7 @@ impl TimerWheel {
             }
         }
         self.clk = now;
+        self.forget_next();
     }
 
     fn entry(&self, id: WheelTimerId) -> &Entry {
@@ -506,6 +527,7 @@ impl TimerWheel {
     }
 
     fn link(&mut self, id: u32, index: usize) {
+        self.forget_next();
         let head = self.heads[index];
         {
             let e = &mut self.entries[id as usize];
@@ -523,6 +545,7 @@ impl TimerWheel {
     }
 
     fn unlink(&mut self, id: u32) {
+        self.forget_next();
         let Entry {
             prev, next, bucket, ..
         } = self.entries[id as usize];

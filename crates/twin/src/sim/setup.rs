@@ -67,6 +67,17 @@ impl Sim {
             .into_iter()
             .map(|text| KernelMessage { at_ns: 0, text })
             .collect();
+        if !cmd.unknown.is_empty() {
+            // Unknown parameters are kept and listed, never fatal (they may matter to a kernel
+            // the twin does not model).
+            messages.push(KernelMessage {
+                at_ns: 0,
+                text: format!(
+                    "ticklab: parameters kept but not modelled: {}",
+                    cmd.unknown.join(" ")
+                ),
+            });
+        }
         if !cfg.highres && k.nohz != NohzBuild::Periodic {
             messages.push(KernelMessage {
                 at_ns: 0,
