@@ -28,8 +28,12 @@ const HIST_MAX_NS: u64 = 60_000_000_000;
 pub fn frame_offset_ns(k: u64, frequency_hz: f64) -> u64 {
     if frequency_hz.fract() == 0.0 {
         // Exact integer rounding (half up) for integral frequencies.
-        let f = frequency_hz as u128;
-        ((k as u128 * 2_000_000_000 + f) / (2 * f)) as u64
+        let f = frequency_hz as u64;
+        // u64 whenever it fits (k < ~9e9 frames), which avoids a 128-bit division per frame.
+        match k.checked_mul(2_000_000_000).and_then(|n| n.checked_add(f)) {
+            Some(n) => n / (2 * f),
+            None => ((k as u128 * 2_000_000_000 + f as u128) / (2 * f as u128)) as u64,
+        }
     } else {
         (k as f64 * 1e9 / frequency_hz).round() as u64
     }

@@ -89,12 +89,17 @@ pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
         }
         // count ≥ 6: the first pass keeps all 8 and the loop stops before dropping below 6.
         let avg = sum / count;
-        let variance = intervals
+        let squares = intervals
             .iter()
             .filter(|&&v| v <= threshold)
             .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
-            .sum::<u128>()
-            / u128::from(count);
+            .sum::<u128>();
+        // Same quotient, but a 64-bit division when the sum fits (it does unless intervals
+        // reach hours), since this runs at every idle entry.
+        let variance = match u64::try_from(squares) {
+            Ok(sq) => u128::from(sq / count),
+            Err(_) => squares / u128::from(count),
+        };
         let tight_relative =
             u128::from(avg) * u128::from(avg) > 36 * variance && 4 * count >= 3 * INTERVALS as u64;
         if tight_relative || variance <= u128::from(TYPICAL_MAX_VARIANCE_US2) {
