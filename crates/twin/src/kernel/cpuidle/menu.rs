@@ -89,16 +89,25 @@ pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
         }
         // count ≥ 6: the first pass keeps all 8 and the loop stops before dropping below 6.
         let avg = sum / count;
-        let squares = intervals
-            .iter()
-            .filter(|&&v| v <= threshold)
-            .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
-            .sum::<u128>();
-        // Same quotient, but a 64-bit division when the sum fits (it does unless intervals
-        // reach hours), since this runs at every idle entry.
-        let variance = match u64::try_from(squares) {
-            Ok(sq) => u128::from(sq / count),
-            Err(_) => squares / u128::from(count),
+        // 64-bit arithmetic when every kept interval is below 2^30 µs (~18 min): each square
+        // is then below 2^60 and the sum of 8 below 2^63. This runs at every idle entry.
+        let variance = if max < 1 << 30 {
+            let sq: u64 = intervals
+                .iter()
+                .filter(|&&v| v <= threshold)
+                .map(|&v| {
+                    let d = u64::from(v).abs_diff(avg);
+                    d * d
+                })
+                .sum();
+            u128::from(sq / count)
+        } else {
+            intervals
+                .iter()
+                .filter(|&&v| v <= threshold)
+                .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
+                .sum::<u128>()
+                / u128::from(count)
         };
         let tight_relative =
             u128::from(avg) * u128::from(avg) > 36 * variance && 4 * count >= 3 * INTERVALS as u64;
