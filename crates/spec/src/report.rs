@@ -278,3 +278,142 @@ pub struct SyscallReport {
     /// Nanoseconds per call.
     pub ns_per_call: f64,
 }
+
+/// Fliers listed by index at the start of the frame table's last column.
+pub const FIRST_FLIERS: usize = 5;
+
+/// Running statistics of one frame worker, folded frame by frame into one [`FrameRow`]. The
+/// twin and the host lab both keep their per-CPU frame statistics in this one type, so the
+/// table means the same thing for a simulated and a measured run.
+///
+/// Mean and variance are Welford's running sums (exact to rounding, no stored samples); the
+/// flier list keeps the first [`FIRST_FLIERS`] indices and the last one.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FrameRowStats {
+    /// Frames recorded.
+    pub frames: u64,
+    /// Smallest jitter (ns); meaningful when `frames > 0`.
+    pub min_ns: i64,
+    /// Largest jitter (ns).
+    pub max_ns: i64,
+    /// Frame index of the largest.
+    pub max_frame: u64,
+    mean: f64,
+    m2: f64,
+    /// Frames that finished after the next frame's start.
+    pub overruns: u64,
+    /// Index of the last such frame.
+    pub last_overrun: u64,
+    /// Frames strictly above the flier threshold.
+    pub fliers: u64,
+    first: [u64; FIRST_FLIERS],
+    /// Index of the last flier.
+    pub last_flier: Option<u64>,
+}
+
+impl FrameRowStats {
+    /// Folds in frame `k` with `jitter_ns`; `overrun` if it ended after the next frame's start;
+    /// a flier when the jitter is strictly above `flier_ns`.
+    #[inline]
+    pub fn record(&mut self, k: u64, jitter_ns: i64, overrun: bool, flier_ns: i64) {
+        if self.frames == 0 || jitter_ns < self.min_ns {
+            self.min_ns = jitter_ns;
+        }
+        if self.frames == 0 || jitter_ns > self.max_ns {
+            self.max_ns = jitter_ns;
+            self.max_frame = k;
+        }
+        self.frames += 1;
+        let x = jitter_ns as f64;
+        let d = x - self.mean;
+        self.mean += d / self.frames as f64;
+        self.m2 += d * (x - self.mean);
+        if overrun {
+            self.overruns += 1;
+            self.last_overrun = k;
+        }
+        if jitter_ns > flier_ns {
+            if (self.fliers as usize) < FIRST_FLIERS {
+                self.first[self.fliers as usize] = k;
+            }
+            self.fliers += 1;
+            self.last_flier = Some(k);
+        }
+    }
+
+    /// Mean jitter (ns).
+    pub fn mean_ns(&self) -> f64 {
+        self.mean
+    }
+
+    /// Population standard deviation of the jitter (ns).
+    pub fn sigma_ns(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            (self.m2 / self.frames as f64).sqrt()
+        }
+    }
+
+    /// The frame-table row of `cpu` (µs); an empty worker gives zeros with `frames == 0`.
+    pub fn row(&self, cpu: u32) -> FrameRow {
+        let empty = self.frames == 0;
+        let us = |ns: i64| if empty { 0.0 } else { ns as f64 / 1e3 };
+        let n = (self.fliers as usize).min(FIRST_FLIERS);
+        FrameRow {
+            cpu,
+            frames: self.frames,
+            min_us: us(self.min_ns),
+            max_us: us(self.max_ns),
+            max_frame: self.max_frame,
+            avg_us: self.mean / 1e3,
+            sigma_us: self.sigma_ns() / 1e3,
+            overruns: self.overruns,
+            last_overrun: self.last_overrun,
+            fliers: self.fliers,
+            first_fliers: self.first[..n].to_vec(),
+            last_flier: self.last_flier,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_row_stats_boundaries() {
+        let mut s = FrameRowStats::default();
+        assert_eq!(s.row(4).frames, 0);
+        assert_eq!(s.row(4).min_us, 0.0);
+        // (frame, jitter ns, overrun)
+        let frames = [
+            (0, 5_000, false),
+            (1, 10_000, false),
+            (2, 10_001, true),
+            (3, -20, false),
+        ];
+        for (k, j, o) in frames {
+            s.record(k, j, o, 10_000);
+        }
+        let r = s.row(4);
+        assert_eq!(
+            (r.frames, r.max_frame, r.overruns, r.last_overrun),
+            (4, 2, 1, 2)
+        );
+        assert_eq!((s.min_ns, s.max_ns), (-20, 10_001));
+        // Exactly at the threshold is not a flier; one above is.
+        assert_eq!(
+            (r.fliers, r.first_fliers.clone(), r.last_flier),
+            (1, vec![2], Some(2))
+        );
+        assert!((s.mean_ns() - 6245.25).abs() < 1e-9);
+        for k in 10..20 {
+            s.record(k, 50_000, false, 10_000);
+        }
+        let r = s.row(4);
+        assert_eq!(r.first_fliers, vec![2, 10, 11, 12, 13]);
+        assert_eq!(r.last_flier, Some(19));
+        assert_eq!(r.fliers, 11);
+    }
+}

@@ -16,10 +16,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use ticklab_spec::report::FrameRow;
-
-/// How many leading flier frame indices a row keeps.
-pub const FIRST_FLIERS: usize = 5;
+use ticklab_spec::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,21 +31,12 @@ pub struct FrameSample {
     pub overrun: bool,
 }
 
-/// Running statistics of one frame worker (one row of the frame table).
+/// Running statistics of one frame worker: the shared frame-table statistics
+/// ([`FrameRowStats`]) plus the histograms and counters only a measured run has.
 #[derive(Debug, Clone)]
 pub struct FrameStats {
     flier_threshold_ns: i64,
-    frames: u64,
-    min_ns: i64,
-    max_ns: i64,
-    max_frame: u64,
-    mean_ns: f64,
-    m2: f64,
-    overruns: u64,
-    last_overrun: u64,
-    fliers: u64,
-    first_fliers: Vec<u64>,
-    last_flier: Option<u64>,
+    table: FrameRowStats,
     negative: u64,
     jitter: Histogram<u64>,
     wakeup: Histogram<u64>,
@@ -73,17 +61,7 @@ impl FrameStats {
     pub fn new(flier_threshold_ns: i64) -> Self {
         FrameStats {
             flier_threshold_ns,
-            frames: 0,
-            min_ns: i64::MAX,
-            max_ns: i64::MIN,
-            max_frame: 0,
-            mean_ns: 0.0,
-            m2: 0.0,
-            overruns: 0,
-            last_overrun: 0,
-            fliers: 0,
-            first_fliers: Vec::with_capacity(FIRST_FLIERS),
-            last_flier: None,
+            table: FrameRowStats::default(),
             negative: 0,
             jitter: new_histogram(),
             wakeup: new_histogram(),
@@ -93,29 +71,9 @@ impl FrameStats {
 
     /// Folds in one frame.
     pub fn record(&mut self, s: FrameSample) {
-        self.frames += 1;
         let j = s.jitter_ns;
-        if j < self.min_ns {
-            self.min_ns = j;
-        }
-        if j > self.max_ns {
-            self.max_ns = j;
-            self.max_frame = s.frame;
-        }
-        let delta = j as f64 - self.mean_ns;
-        self.mean_ns += delta / self.frames as f64;
-        self.m2 += delta * (j as f64 - self.mean_ns);
-        if s.overrun {
-            self.overruns += 1;
-            self.last_overrun = s.frame;
-        }
-        if j > self.flier_threshold_ns {
-            self.fliers += 1;
-            if self.first_fliers.len() < FIRST_FLIERS {
-                self.first_fliers.push(s.frame);
-            }
-            self.last_flier = Some(s.frame);
-        }
+        self.table
+            .record(s.frame, j, s.overrun, self.flier_threshold_ns);
         if j < 0 {
             self.negative += 1;
         }
@@ -126,7 +84,7 @@ impl FrameStats {
 
     /// Frames recorded.
     pub fn frames(&self) -> u64 {
-        self.frames
+        self.table.frames
     }
 
     /// Frames whose jitter came out below zero.
@@ -147,7 +105,7 @@ impl FrameStats {
     /// Wake-up latency summary of this worker.
     pub fn wakeup_summary(&self) -> LatencySummary {
         let mut s = LatencySummary::from_histogram(&self.wakeup);
-        if self.frames > 0 {
+        if self.table.frames > 0 {
             // The exact signed minimum beats the histogram's bucket floor.
             s.min_us = self.min_wakeup_ns as f64 / 1e3;
         }
@@ -156,32 +114,13 @@ impl FrameStats {
 
     /// Population standard deviation of the jitter in nanoseconds.
     pub fn sigma_ns(&self) -> f64 {
-        if self.frames == 0 {
-            0.0
-        } else {
-            (self.m2 / self.frames as f64).sqrt()
-        }
+        self.table.sigma_ns()
     }
 
     /// The frame-table row for `cpu` (times in µs). An empty worker gives a row of zeros with
     /// `frames == 0`.
     pub fn row(&self, cpu: u32) -> FrameRow {
-        let empty = self.frames == 0;
-        let us = |ns: i64| if empty { 0.0 } else { ns as f64 / 1e3 };
-        FrameRow {
-            cpu,
-            frames: self.frames,
-            min_us: us(self.min_ns),
-            max_us: us(self.max_ns),
-            max_frame: self.max_frame,
-            avg_us: self.mean_ns / 1e3,
-            sigma_us: self.sigma_ns() / 1e3,
-            overruns: self.overruns,
-            last_overrun: self.last_overrun,
-            fliers: self.fliers,
-            first_fliers: self.first_fliers.clone(),
-            last_flier: self.last_flier,
-        }
+        self.table.row(cpu)
     }
 }
 

@@ -978,7 +978,9 @@ impl Sim {
         let next_start = g.start(next);
         let overrun = t > next_start;
         if self.window_open {
-            worker.stats.record(k, jitter, overrun, self.flier_ns);
+            worker
+                .stats
+                .record(k, jitter as i64, overrun, self.flier_ns as i64);
             g.hist.saturating_record(jitter.max(1));
         }
         worker.k = next;

@@ -12,13 +12,10 @@
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
-use ticklab_spec::report::{FrameGroupReport, FrameRow};
+use ticklab_spec::report::FrameGroupReport;
 
 /// Default flier threshold (experiments.md E2: "default 10 µs").
 pub const DEFAULT_FLIER_NS: u64 = 10_000;
-
-/// Fliers listed by index at the start of the list (experiments.md E2 table format).
-const FIRST_FLIERS: usize = 5;
 
 /// Largest jitter the group histogram resolves (60 s); larger values saturate.
 const HIST_MAX_NS: u64 = 60_000_000_000;
@@ -95,94 +92,8 @@ impl FrameGroup {
     }
 }
 
-/// Per-worker jitter statistics (one row of the E2 table).
-#[derive(Debug, Clone, Default)]
-pub struct FrameStats {
-    /// Frames completed.
-    pub frames: u64,
-    /// Smallest jitter (ns).
-    pub min_ns: u64,
-    /// Largest jitter (ns).
-    pub max_ns: u64,
-    /// Frame index of the largest.
-    pub max_frame: u64,
-    /// Running mean (Welford), ns.
-    mean: f64,
-    /// Running sum of squared deviations (Welford), ns².
-    m2: f64,
-    /// Frames that finished after the next frame's start.
-    pub overruns: u64,
-    /// Index of the last such frame.
-    pub last_overrun: u64,
-    /// Frames above the flier threshold.
-    pub fliers: u64,
-    first: [u64; FIRST_FLIERS],
-    /// Index of the last flier.
-    pub last_flier: Option<u64>,
-}
-
-impl FrameStats {
-    /// Records frame `k` with `jitter_ns`; `overrun` if it ended after the next start.
-    #[inline]
-    pub fn record(&mut self, k: u64, jitter_ns: u64, overrun: bool, flier_ns: u64) {
-        if self.frames == 0 || jitter_ns < self.min_ns {
-            self.min_ns = jitter_ns;
-        }
-        if self.frames == 0 || jitter_ns > self.max_ns {
-            self.max_ns = jitter_ns;
-            self.max_frame = k;
-        }
-        self.frames += 1;
-        let x = jitter_ns as f64;
-        let d = x - self.mean;
-        self.mean += d / self.frames as f64;
-        self.m2 += d * (x - self.mean);
-        if overrun {
-            self.overruns += 1;
-            self.last_overrun = k;
-        }
-        if jitter_ns > flier_ns {
-            if (self.fliers as usize) < FIRST_FLIERS {
-                self.first[self.fliers as usize] = k;
-            }
-            self.fliers += 1;
-            self.last_flier = Some(k);
-        }
-    }
-
-    /// Mean jitter (ns).
-    pub fn mean_ns(&self) -> f64 {
-        self.mean
-    }
-
-    /// Population standard deviation (ns).
-    pub fn sigma_ns(&self) -> f64 {
-        if self.frames == 0 {
-            0.0
-        } else {
-            (self.m2 / self.frames as f64).sqrt()
-        }
-    }
-
-    /// The table row of CPU `cpu`.
-    pub fn row(&self, cpu: u32) -> FrameRow {
-        let n = (self.fliers as usize).min(FIRST_FLIERS);
-        FrameRow {
-            cpu,
-            frames: self.frames,
-            min_us: self.min_ns as f64 / 1e3,
-            max_us: self.max_ns as f64 / 1e3,
-            max_frame: self.max_frame,
-            avg_us: self.mean / 1e3,
-            sigma_us: self.sigma_ns() / 1e3,
-            overruns: self.overruns,
-            last_overrun: self.last_overrun,
-            fliers: self.fliers,
-            first_fliers: self.first[..n].to_vec(),
-            last_flier: self.last_flier,
-        }
-    }
-}
+/// Per-worker jitter statistics: the shared frame-table statistics of the report schema.
+pub type FrameStats = ticklab_spec::report::FrameRowStats;
 
 /// One worker at run time.
 #[derive(Debug, Clone)]
@@ -250,7 +161,7 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            s.record(k as u64, j, k == 3, 10_000);
+            s.record(k as u64, j as i64, k == 3, 10_000);
         }
         assert_eq!(s.frames, 9);
         assert_eq!((s.min_ns, s.max_ns, s.max_frame), (100, 20_000, 2));
