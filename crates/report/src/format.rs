@@ -10,7 +10,7 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
-/// The placeholder for a value that is unknown or cannot be computed.
+/// What a cell shows for a value that is unknown or cannot be computed.
 pub const MISSING: &str = "-";
 
 /// `v` with `decimals` decimals, `-` when not finite; never prints `-0`.

@@ -115,7 +115,8 @@ impl ContendedLock {
 pub struct SeqLock {
     /// The write side.
     pub writer: ContendedLock,
-    /// Write sections so far (the sequence count / 2).
+    /// Write sections since boot (the sequence count / 2). Not `writer.acquisitions`: that
+    /// statistic restarts with the measured window, the sequence never does.
     pub writes: u64,
 }
 

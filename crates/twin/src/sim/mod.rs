@@ -475,11 +475,13 @@ impl Sim {
         }
         let no_driver = self.cpuidle_off || self.states.len() <= 1;
         let gate = self.can_stop_idle_tick(c);
+        // The next-event computation serves both the governor's sleep length and the stop
+        // decision; the governor changes nothing it depends on.
+        let ne = next_event(&self.next_event_input(c));
         let (state, stop_tick) = if no_driver {
             (self.states.len().saturating_sub(1).min(1), true)
         } else {
             let cpu = &self.cpus[c];
-            let ne = next_event(&self.next_event_input(c));
             let stop_target = match ne {
                 Some(e) => e,
                 None => cpu.hrt.hard_expires(cpu.tick_timer),
@@ -506,7 +508,7 @@ impl Sim {
         if gate && (stop_tick || self.cpus[c].ts.stopped) {
             now += self.costs.tick_stop_ns;
             self.cpus[c].ts.idle_calls += 1;
-            if let Some(expires) = next_event(&self.next_event_input(c)) {
+            if let Some(expires) = ne {
                 self.cpus[c].ts.idle_sleeps += 1;
                 now = self.tick_stop(c, expires, now);
             }

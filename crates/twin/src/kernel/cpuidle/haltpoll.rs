@@ -121,7 +121,7 @@ impl Governor for Haltpoll {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::TICK;
+    use super::super::fixtures::{TICK, long_sleep as input};
     use super::super::haltpoll_driver_states;
     use super::*;
 
@@ -194,16 +194,6 @@ mod tests {
         ];
         for &(p, window, block, want, what) in table {
             assert_eq!(adjust(window, block, p), want, "{what}");
-        }
-    }
-
-    fn input(latency: u64) -> SelectInput {
-        SelectInput {
-            sleep_length_ns: 10 * TICK,
-            delta_next_ns: TICK,
-            tick_stopped: false,
-            latency_req_ns: latency,
-            tick_period_ns: TICK,
         }
     }
 

@@ -154,18 +154,8 @@ impl Governor for Ladder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::{TICK, skx};
+    use super::super::fixtures::{long_sleep as input, skx};
     use super::*;
-
-    fn input(latency: u64) -> SelectInput {
-        SelectInput {
-            sleep_length_ns: 10 * TICK,
-            delta_next_ns: TICK,
-            tick_stopped: false,
-            latency_req_ns: latency,
-            tick_period_ns: TICK,
-        }
-    }
 
     /// Select, then reflect a stay of `residency` in the selected state; returns the state.
     fn idle(g: &mut Ladder, s: &[IdleStateParams], latency: u64, residency: u64) -> usize {

@@ -254,7 +254,19 @@ pub fn default_governor(nohz: bool, driver_prefers: Option<&str>) -> &'static st
 /// Test fixtures shared by the governor tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use super::IdleStateParams;
+    use super::{IdleStateParams, SelectInput};
+
+    /// A selection with a long sleep ahead (10 ticks), the tick running and due in one tick,
+    /// under a latency limit of `latency` ns.
+    pub fn long_sleep(latency: u64) -> SelectInput {
+        SelectInput {
+            sleep_length_ns: 10 * TICK,
+            delta_next_ns: TICK,
+            tick_stopped: false,
+            latency_req_ns: latency,
+            tick_period_ns: TICK,
+        }
+    }
 
     /// An intel_idle table for Skylake-SP: POLL, C1 (2/2 µs), C1E (10/20 µs), C6 (133/600 µs).
     pub fn skx() -> Vec<IdleStateParams> {
