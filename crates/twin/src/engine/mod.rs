@@ -25,58 +25,80 @@ pub trait EventQueue {
     fn peek(&mut self) -> Option<(Time, usize)>;
 }
 
-/// A winner tree over CPUs: every internal node holds a copy of the smallest `(key, cpu)` of
-/// the leaves below it, so an update compares stored pairs on the way up and never chases
-/// indices back to the leaves.
+/// Bits of a packed queue key that hold the CPU number (4096 CPUs, the most a machine may have).
+pub const CPU_BITS: u32 = 12;
+
+/// Event times must stay below this (2^52 ns, about 52 days) to be packed with a CPU number.
+pub const MAX_EVENT_TIME: Time = (1 << (64 - CPU_BITS)) - 1;
+
+/// `(time, cpu)` packed into one integer whose order is the tuple's order: the time in the
+/// high bits, the CPU in the low [`CPU_BITS`]. `NEVER` packs to `u64::MAX`, above every real
+/// event of every CPU.
+#[inline]
+fn pack(time: Time, cpu: usize) -> u64 {
+    if time == NEVER {
+        u64::MAX
+    } else {
+        debug_assert!(
+            time <= MAX_EVENT_TIME,
+            "event time {time} beyond MAX_EVENT_TIME"
+        );
+        (time << CPU_BITS) | cpu as u64
+    }
+}
+
+/// A winner tree over CPUs: every internal node holds the smallest packed `(time, cpu)` key
+/// of the leaves below it, so an update compares one integer per level on the way up and
+/// never chases indices back to the leaves.
 ///
 /// Invariant: `nodes[i] == min(nodes[2i], nodes[2i+1])` for every internal node `i`
-/// (`1 <= i < size`); leaves `size..2*size` hold `(key, cpu)` for CPUs `0..size` (padding
-/// leaves hold `NEVER`). Tuple order breaks ties by the lower CPU.
+/// (`1 <= i < size`); leaf `size + c` holds CPU `c`'s packed key (padding leaves and idle CPUs
+/// hold `u64::MAX`). Integer order of packed keys is tuple order, so ties go to the lower CPU.
 #[derive(Debug, Clone)]
 pub struct TournamentTree {
     size: usize,
-    nodes: Vec<(Time, u32)>,
+    nodes: Vec<u64>,
 }
 
 impl TournamentTree {
-    /// A tree for `n` CPUs, all idle (`NEVER`).
+    /// A tree for `n` CPUs (at most `1 << CPU_BITS`), all idle (`NEVER`).
     pub fn new(n: usize) -> Self {
+        assert!(
+            n <= 1 << CPU_BITS,
+            "{n} CPUs: at most {} fit a packed key",
+            1 << CPU_BITS
+        );
         let size = n.max(1).next_power_of_two();
-        let mut nodes = vec![(NEVER, 0u32); 2 * size];
-        for (i, node) in nodes.iter_mut().enumerate().skip(size) {
-            *node = (NEVER, (i - size) as u32);
+        TournamentTree {
+            size,
+            nodes: vec![u64::MAX; 2 * size],
         }
-        for i in (1..size).rev() {
-            nodes[i] = nodes[2 * i].min(nodes[2 * i + 1]);
-        }
-        TournamentTree { size, nodes }
     }
 }
 
 impl EventQueue for TournamentTree {
     #[inline]
     fn set(&mut self, cpu: usize, time: Time) {
+        let key = pack(time, cpu);
         let mut i = cpu + self.size;
         let nodes = &mut self.nodes[..];
-        if nodes[i].0 == time {
+        if nodes[i] == key {
             return;
         }
-        nodes[i].0 = time;
+        nodes[i] = key;
+        // Always replay the whole path: a fixed trip count is predicted perfectly, where an
+        // early exit at a data-dependent level cost a branch miss on most updates.
         while i > 1 {
-            let parent = i / 2;
             let best = nodes[i].min(nodes[i ^ 1]);
-            if nodes[parent] == best {
-                break; // the winner above did not change, so nothing further up does
-            }
-            nodes[parent] = best;
-            i = parent;
+            i /= 2;
+            nodes[i] = best;
         }
     }
 
     #[inline]
     fn peek(&mut self) -> Option<(Time, usize)> {
-        let (t, cpu) = self.nodes[1];
-        (t != NEVER).then_some((t, cpu as usize))
+        let key = self.nodes[1];
+        (key != u64::MAX).then(|| (key >> CPU_BITS, (key & ((1 << CPU_BITS) - 1)) as usize))
     }
 }
 

@@ -17,12 +17,19 @@
 //! Changes are scheduled with [`EnergyMeter::set`] at the instant they happen, which may lie a
 //! few microseconds after the engine's current event (an interrupt handler's end, the end of a
 //! C-state exit), and applied in time order by [`EnergyMeter::apply_until`] as the engine's
-//! clock passes them. Per CPU, changes are scheduled in time order (a CPU's handlers never
-//! overlap); across CPUs the pending heap restores the order.
+//! clock passes them. Only a few changes are pending at any time (a C-state exit and the next
+//! idle entry per busy CPU, most a few microseconds ahead), so they wait in one deque sorted by
+//! time: a new change is nearly always the latest and is appended, and the earliest leaves
+//! from the front.
+//!
+//! Changes of several CPUs at the same instant are applied as one batch: every thread changes
+//! first, then the cores and the package are re-evaluated once. Simultaneous changes are common
+//! (ticks without skew fire on every CPU at once), and applying them one by one would let a
+//! core or the package pass through a zero-length state whose exit energy depends on the order
+//! in which the CPUs happened to be listed.
 
 use crate::engine::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use ticklab_spec::machine::Machine;
 
 /// What one logical CPU is doing, as far as power is concerned.
@@ -72,11 +79,20 @@ pub struct EnergyMeter {
     smt_busy_cores: u32,
     /// Current package state: `None` active, `Some(usize::MAX)` idle without a PC state.
     pkg_state: Option<usize>,
+    /// Power drawn in the current state (package, executing cores, idle cores), recomputed
+    /// whenever a batch of changes alters the state.
+    power_w: (f64, f64, f64),
     last: Time,
     measuring: bool,
     totals: EnergyTotals,
-    pending: BinaryHeap<Reverse<(Time, u64, u32, u8)>>,
-    seq: u64,
+    /// Changes scheduled but not applied: `(time, cpu, code)`, sorted by time; changes at the
+    /// same time keep the order they were scheduled in.
+    pending: VecDeque<(Time, u32, u8)>,
+    /// Per CPU, the activity code once every pending change is applied.
+    scheduled: Vec<u8>,
+    /// Cores touched by the batch being applied, and their flags.
+    dirty_cores: Vec<u32>,
+    core_dirty: Vec<bool>,
 }
 
 impl EnergyMeter {
@@ -92,7 +108,7 @@ impl EnergyMeter {
             .collect();
         let core_busy: Vec<u8> = core_threads.iter().map(|t| t.len() as u8).collect();
         let smt_busy_cores = core_busy.iter().filter(|b| **b >= 2).count() as u32;
-        EnergyMeter {
+        let mut meter = EnergyMeter {
             core_active_w: p.core_active_w,
             smt_extra_w: p.smt_extra_w,
             package_active_w: p.package_active_w,
@@ -116,12 +132,18 @@ impl EnergyMeter {
             active_cores: cores as u32,
             smt_busy_cores,
             pkg_state: None,
+            power_w: (0.0, 0.0, 0.0),
             last: 0,
             measuring: false,
             totals: EnergyTotals::default(),
-            pending: BinaryHeap::with_capacity(4 * n),
-            seq: 0,
-        }
+            // A CPU has at most a C-state exit and the following idle entry pending at once.
+            pending: VecDeque::with_capacity(4 * n),
+            scheduled: vec![EXECUTING; n],
+            dirty_cores: Vec::with_capacity(cores),
+            core_dirty: vec![false; cores],
+        };
+        meter.power_w = meter.current_power();
+        meter
     }
 
     /// Starts (or restarts) the measured window at `now`, discarding what came before.
@@ -148,6 +170,18 @@ impl EnergyMeter {
             return;
         }
         let secs = dt as f64 * 1e-9;
+        let (pkg_w, active_w, idle_w) = self.power_w;
+        self.totals.package_j += pkg_w * secs;
+        self.totals.core_active_j += active_w * secs;
+        self.totals.core_idle_j += idle_w * secs;
+        self.totals.measured_ns += dt;
+        if self.active_cores == 0 {
+            self.totals.package_idle_ns += dt;
+        }
+    }
+
+    /// The power of the current state: (package, executing cores, idle cores).
+    fn current_power(&self) -> (f64, f64, f64) {
         let pkg_busy = self.active_cores > 0;
         let pkg_w = match self.pkg_state {
             None => self.package_active_w,
@@ -163,48 +197,77 @@ impl EnergyMeter {
         }
         let active_w = self.active_cores as f64 * self.core_active_w
             + self.smt_busy_cores as f64 * self.smt_extra_w;
-        self.totals.package_j += pkg_w * secs;
-        self.totals.core_active_j += active_w * secs;
-        self.totals.core_idle_j += idle_w * secs;
-        self.totals.measured_ns += dt;
-        if !pkg_busy {
-            self.totals.package_idle_ns += dt;
-        }
+        (pkg_w, active_w, idle_w)
     }
 
     /// Schedules CPU `cpu`'s change of activity at `at` (applied once the clock passes it).
+    ///
+    /// A change that would land before the last applied instant is moved up to it.
     #[inline]
     pub fn set(&mut self, cpu: usize, at: Time, activity: Activity) {
         let code = match activity {
             Activity::Executing => EXECUTING,
             Activity::Idle(s) => s,
         };
-        self.seq += 1;
-        self.pending
-            .push(Reverse((at.max(self.last), self.seq, cpu as u32, code)));
+        if self.scheduled[cpu] == code {
+            return; // once the pending changes are applied this one would change nothing
+        }
+        self.scheduled[cpu] = code;
+        let at = at.max(self.last);
+        // Insertion from the back: the new change is almost always the latest. Changes of
+        // one CPU are scheduled in time order, so this keeps each CPU's changes in order.
+        let q = &mut self.pending;
+        let mut pos = q.len();
+        while pos > 0 && q[pos - 1].0 > at {
+            pos -= 1;
+        }
+        q.insert(pos, (at, cpu as u32, code));
     }
 
-    /// Applies every scheduled change at or before `now`, in time order.
+    /// Applies every scheduled change at or before `now`, in time order; changes at the same
+    /// instant as one batch.
     #[inline]
     pub fn apply_until(&mut self, now: Time) {
-        while let Some(&Reverse((t, _, cpu, code))) = self.pending.peek() {
+        while let Some(&(t, _, _)) = self.pending.front() {
             if t > now {
                 break;
             }
-            self.pending.pop();
-            self.apply(cpu as usize, t, code);
+            self.apply_batch(t);
         }
     }
 
-    fn apply(&mut self, cpu: usize, now: Time, code: u8) {
-        if self.thread[cpu] == code {
+    /// Applies every change scheduled at `t` (the earliest pending instant).
+    fn apply_batch(&mut self, t: Time) {
+        self.charge(t);
+        while let Some(&(at, cpu, code)) = self.pending.front() {
+            if at != t {
+                break;
+            }
+            self.pending.pop_front();
+            self.set_thread(cpu as usize, code);
+        }
+        if self.dirty_cores.is_empty() {
+            return; // every change in the batch was undone within it
+        }
+        let mut cores_changed = false;
+        while let Some(core) = self.dirty_cores.pop() {
+            self.core_dirty[core as usize] = false;
+            cores_changed |= self.update_core(core as usize);
+        }
+        if cores_changed {
+            self.update_package();
+        }
+        self.power_w = self.current_power();
+    }
+
+    /// Sets one thread's activity and marks its core for re-evaluation.
+    fn set_thread(&mut self, cpu: usize, code: u8) {
+        let old = self.thread[cpu];
+        if old == code {
             return;
         }
-        self.charge(now);
-        let core = self.core_of[cpu] as usize;
-        let was = self.core_state[core];
-        let old = self.thread[cpu];
         self.thread[cpu] = code;
+        let core = self.core_of[cpu] as usize;
         if old == EXECUTING {
             self.core_busy[core] -= 1;
             if self.core_busy[core] == 1 {
@@ -217,6 +280,15 @@ impl EnergyMeter {
                 self.smt_busy_cores += 1;
             }
         }
+        if !self.core_dirty[core] {
+            self.core_dirty[core] = true;
+            self.dirty_cores.push(core as u32);
+        }
+    }
+
+    /// Re-evaluates a core's state from its threads; returns whether it changed.
+    fn update_core(&mut self, core: usize) -> bool {
+        let was = self.core_state[core];
         let now_state = if self.core_busy[core] > 0 {
             EXECUTING
         } else {
@@ -227,7 +299,7 @@ impl EnergyMeter {
                 .unwrap_or(0)
         };
         if now_state == was {
-            return;
+            return false;
         }
         self.core_state[core] = now_state;
         if was == EXECUTING {
@@ -244,7 +316,7 @@ impl EnergyMeter {
         } else {
             self.idle_cores_in[now_state as usize] += 1;
         }
-        self.update_package();
+        true
     }
 
     fn add_wake(&mut self, joules: f64) {
@@ -314,6 +386,57 @@ mod tests {
         let t = e.finish(1_000_000_000);
         let want = m.power.package_idle_w + m.idle_states[1].core_w;
         assert!((watts(&t) - want).abs() < 1e-9);
+    }
+
+    #[test]
+    fn simultaneous_changes_do_not_depend_on_their_order() {
+        // CPU 0 wakes and CPU 1 goes idle at the same instant, everything else sleeps deep.
+        // Applied one by one in the order 1, 0 the package would pass through a zero-length
+        // package C-state and be charged its exit energy; as a batch it never leaves active.
+        let m = xps13_7390();
+        let run = |order: [usize; 2]| {
+            let mut e = EnergyMeter::new(&m);
+            for c in 0..8 {
+                e.set(c, 0, Activity::Idle(8));
+            }
+            e.set(1, 0, Activity::Executing);
+            e.start_window(0);
+            for c in order {
+                let act = if c == 0 {
+                    Activity::Executing
+                } else {
+                    Activity::Idle(8)
+                };
+                e.set(c, 500_000_000, act);
+            }
+            e.finish(1_000_000_000)
+        };
+        let a = run([0, 1]);
+        let b = run([1, 0]);
+        assert_eq!(a, b);
+        let p = &m.power;
+        // Only CPU 0's own core exit is charged (CPU 0 and 1 are different cores here).
+        assert!((a.wake_j - m.idle_states[8].wake_energy_uj * 1e-6).abs() < 1e-12);
+        assert_eq!(a.package_idle_ns, 0);
+        assert!((a.package_j - p.package_active_w).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_cpus_changes_apply_in_the_order_scheduled() {
+        let m = xps13_7390();
+        let mut e = EnergyMeter::new(&m);
+        e.start_window(0);
+        // Two changes of CPU 3 pending at once, the second undoing the first.
+        e.set(3, 100, Activity::Idle(1));
+        e.set(3, 200, Activity::Executing);
+        e.apply_until(150);
+        assert_eq!(e.thread[3], 1);
+        e.apply_until(200);
+        assert_eq!(e.thread[3], EXECUTING);
+        assert!(e.pending.is_empty());
+        // A change equal to what is already scheduled is dropped.
+        e.set(3, 300, Activity::Executing);
+        assert!(e.pending.is_empty());
     }
 
     #[test]

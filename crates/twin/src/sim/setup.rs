@@ -3,7 +3,7 @@
 
 use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
 use crate::engine::rng::streams;
-use crate::engine::{EventQueue, NEVER, TournamentTree};
+use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
@@ -45,9 +45,25 @@ impl Sim {
         let m = &scenario.machine;
         let k = &scenario.kernel;
         let nr = m.topology.nr_cpus();
-        if nr == 0 || nr > 4096 {
+        if nr == 0 || nr > 1 << CPU_BITS {
             return Err(SimError::Config(format!(
-                "machine has {nr} CPUs: expected 1..=4096"
+                "machine has {nr} CPUs: expected 1..={}",
+                1u32 << CPU_BITS
+            )));
+        }
+        // The event queue packs times below MAX_EVENT_TIME (about 52 days) with CPU numbers;
+        // the furthest event is a little past the end of the run.
+        let span = scenario
+            .run
+            .warmup_ns
+            .checked_add(scenario.run.duration_ns)
+            .filter(|end| *end < MAX_EVENT_TIME / 2);
+        if span.is_none() {
+            return Err(SimError::Config(format!(
+                "warm-up {} ns + duration {} ns: expected at most {} s in all",
+                scenario.run.warmup_ns,
+                scenario.run.duration_ns,
+                MAX_EVENT_TIME / 2 / 1_000_000_000
             )));
         }
         let version = k.version_tuple().map_err(SimError::Config)?;
