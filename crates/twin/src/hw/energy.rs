@@ -70,7 +70,14 @@ pub struct EnergyMeter {
     state_w: Vec<(f64, f64, f64)>,
     pkg_states: Vec<(u8, f64, f64)>,
     core_of: Vec<u32>,
-    core_threads: Vec<Vec<u32>>,
+    /// The threads of core `k` are `core_threads[k * threads_per_core..][..threads_per_core]`.
+    core_threads: Vec<u32>,
+    threads_per_core: usize,
+    /// For each shallowest idle core state, the deepest package state it allows (`usize::MAX`:
+    /// none).
+    pkg_state_for: Vec<usize>,
+    /// Bit `s` set ⇔ `idle_cores_in[s] > 0` (invariant kept by `update_core`).
+    idle_mask: u64,
     thread: Vec<u8>,
     core_busy: Vec<u8>,
     core_state: Vec<u8>,
@@ -103,11 +110,29 @@ impl EnergyMeter {
         let cores = topo.nr_cores() as usize;
         let p = &machine.power;
         let core_of: Vec<u32> = (0..n as u32).map(|c| topo.core_of(c)).collect();
-        let core_threads: Vec<Vec<u32>> = (0..cores as u32)
-            .map(|c| topo.threads_of_core(c).collect())
+        let threads_per_core = topo.threads_per_core as usize;
+        let core_threads: Vec<u32> = (0..cores as u32)
+            .flat_map(|c| topo.threads_of_core(c))
             .collect();
-        let core_busy: Vec<u8> = core_threads.iter().map(|t| t.len() as u8).collect();
-        let smt_busy_cores = core_busy.iter().filter(|b| **b >= 2).count() as u32;
+        let core_busy = vec![threads_per_core as u8; cores];
+        let smt_busy_cores = if threads_per_core >= 2 {
+            cores as u32
+        } else {
+            0
+        };
+        assert!(
+            machine.idle_states.len() <= 64,
+            "{} idle states: the energy meter tracks at most 64",
+            machine.idle_states.len()
+        );
+        let pkg_state_for = (0..machine.idle_states.len())
+            .map(|shallowest| {
+                p.package_states
+                    .iter()
+                    .rposition(|s| s.min_core_state <= shallowest)
+                    .unwrap_or(usize::MAX)
+            })
+            .collect();
         let mut meter = EnergyMeter {
             core_active_w: p.core_active_w,
             smt_extra_w: p.smt_extra_w,
@@ -125,6 +150,9 @@ impl EnergyMeter {
                 .collect(),
             core_of,
             core_threads,
+            threads_per_core,
+            pkg_state_for,
+            idle_mask: 0,
             thread: vec![EXECUTING; n],
             core_busy,
             core_state: vec![EXECUTING; cores],
@@ -189,11 +217,12 @@ impl EnergyMeter {
             Some(i) => self.pkg_states[i].1,
         };
         let mut idle_w = 0.0;
-        for (s, &n) in self.idle_cores_in.iter().enumerate() {
-            if n > 0 {
-                let (w_idle, w_busy, _) = self.state_w[s];
-                idle_w += n as f64 * if pkg_busy { w_busy } else { w_idle };
-            }
+        let mut mask = self.idle_mask;
+        while mask != 0 {
+            let s = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let (w_idle, w_busy, _) = self.state_w[s];
+            idle_w += self.idle_cores_in[s] as f64 * if pkg_busy { w_busy } else { w_idle };
         }
         let active_w = self.active_cores as f64 * self.core_active_w
             + self.smt_busy_cores as f64 * self.smt_extra_w;
@@ -217,10 +246,14 @@ impl EnergyMeter {
         // Insertion from the back: the new change is almost always the latest. Changes of
         // one CPU are scheduled in time order, so this keeps each CPU's changes in order.
         let q = &mut self.pending;
-        let mut pos = q.len();
-        while pos > 0 && q[pos - 1].0 > at {
-            pos -= 1;
+        if q.back().is_none_or(|&(t, _, _)| t <= at) {
+            q.push_back((at, cpu as u32, code));
+            return;
         }
+        let pos = q
+            .iter()
+            .rposition(|&(t, _, _)| t <= at)
+            .map_or(0, |p| p + 1);
         q.insert(pos, (at, cpu as u32, code));
     }
 
@@ -292,7 +325,8 @@ impl EnergyMeter {
         let now_state = if self.core_busy[core] > 0 {
             EXECUTING
         } else {
-            self.core_threads[core]
+            let k = self.threads_per_core;
+            self.core_threads[core * k..][..k]
                 .iter()
                 .map(|&t| self.thread[t as usize])
                 .min()
@@ -306,6 +340,9 @@ impl EnergyMeter {
             self.active_cores -= 1;
         } else {
             self.idle_cores_in[was as usize] -= 1;
+            if self.idle_cores_in[was as usize] == 0 {
+                self.idle_mask &= !(1 << was);
+            }
             // Leaving a deeper state for a shallower one or for execution costs its exit.
             if now_state == EXECUTING || now_state < was {
                 self.add_wake(self.state_w[was as usize].2);
@@ -315,6 +352,7 @@ impl EnergyMeter {
             self.active_cores += 1;
         } else {
             self.idle_cores_in[now_state as usize] += 1;
+            self.idle_mask |= 1 << now_state;
         }
         true
     }
@@ -329,9 +367,8 @@ impl EnergyMeter {
         let new = if self.active_cores > 0 {
             None
         } else {
-            let shallowest = self.idle_cores_in.iter().position(|&n| n > 0).unwrap_or(0) as u8;
-            let deepest_pc = self.pkg_states.iter().rposition(|s| s.0 <= shallowest);
-            Some(deepest_pc.unwrap_or(usize::MAX))
+            let shallowest = self.idle_mask.trailing_zeros() as usize;
+            Some(self.pkg_state_for[shallowest])
         };
         if new == self.pkg_state {
             return;

@@ -3,9 +3,11 @@
 //!
 //! Design note. The kernel keeps each clock base's timers in an rbtree ordered by hard expiry
 //! with a cached leftmost node. A CPU of the twin holds a handful of timers (the tick, a
-//! watchdog, a task's nanosleep, background sources), so each base here is a small vector
-//! sorted by `(hard expiry, id)`, preallocated at setup: insertion is a binary search plus a
-//! short shift, the first timer is index 0, and nothing allocates after [`HrtimerCpuBase::new`].
+//! watchdog, a task's nanosleep, background sources), so each base here is a small unordered
+//! vector preallocated at setup: start and cancel are a push and a swap-remove, the first timer
+//! is the smallest `(hard expiry, id)` found by a scan of those few entries (ids are unique, so
+//! the order is total and does not depend on where an entry sits), and nothing allocates
+//! after [`HrtimerCpuBase::new`].
 //! The active-bases mask means an empty base is never looked at (the 2015 "lean hrtimer" rule).
 //!
 //! All clock bases share the monotonic timeline here (no clock has been set during a run, so
@@ -169,15 +171,20 @@ impl<F: Copy> HrtimerCpuBase<F> {
         self.timers[id.0 as usize].hard
     }
 
+    /// The first timer of base `b`: its smallest `(hard, id)`.
+    #[inline]
+    fn first(&self, b: usize) -> Option<(Time, u16)> {
+        self.queues[b].iter().copied().min()
+    }
+
     fn dequeue(&mut self, id: TimerId) {
         let t = self.timers[id.0 as usize];
         if !t.queued {
             return;
         }
         let q = &mut self.queues[t.base as usize];
-        let key = (t.hard, id.0);
-        if let Ok(pos) = q.binary_search(&key) {
-            q.remove(pos);
+        if let Some(pos) = q.iter().position(|&(_, i)| i == id.0) {
+            q.swap_remove(pos);
         }
         if q.is_empty() {
             self.active_bases &= !(1 << t.base);
@@ -190,19 +197,24 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// device unless inside the interrupt or a hang back-off is active).
     #[inline]
     pub fn start(&mut self, id: TimerId, soft: Time, slack: u64) -> bool {
-        self.dequeue(id);
         let hard = soft.saturating_add(slack);
         let t = &mut self.timers[id.0 as usize];
         t.soft = soft;
         t.hard = hard;
-        t.queued = true;
         let base = t.base;
+        let was_queued = std::mem::replace(&mut t.queued, true);
         let q = &mut self.queues[base as usize];
         let key = (hard, id.0);
-        let pos = q.binary_search(&key).unwrap_or_else(|p| p);
-        q.insert(pos, key);
+        // Invariant: a queued timer has exactly one entry, in its own base.
+        match was_queued
+            .then(|| q.iter().position(|&(_, i)| i == id.0))
+            .flatten()
+        {
+            Some(pos) => q[pos] = key,
+            None => q.push(key),
+        }
         self.active_bases |= 1 << base;
-        pos == 0 && hard < self.expires_next
+        hard < self.expires_next && q.iter().all(|&e| e >= key)
     }
 
     /// Removes `id` if queued; returns whether it was.
@@ -221,7 +233,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
         while mask != 0 {
             let b = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            if let Some(&(hard, _)) = self.queues[b].first() {
+            if let Some((hard, _)) = self.first(b) {
                 best = best.min(hard);
             }
         }
@@ -236,7 +248,8 @@ impl<F: Copy> HrtimerCpuBase<F> {
         while mask != 0 {
             let b = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            if let Some(&(hard, _)) = self.queues[b].iter().find(|(_, id)| *id != except.0) {
+            let others = self.queues[b].iter().filter(|(_, id)| *id != except.0);
+            if let Some(&(hard, _)) = others.min() {
                 best = best.min(hard);
             }
         }
@@ -250,7 +263,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
         while mask != 0 {
             let b = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            if let Some(&(_, id)) = self.queues[b].first()
+            if let Some((_, id)) = self.first(b)
                 && self.timers[id as usize].soft <= now
             {
                 let id = TimerId(id);
@@ -364,8 +377,8 @@ mod tests {
                     prop_assert!(b.soft_expires(id) <= now);
                 }
                 // After the walk, the first timer of each base is not soft-due.
-                for q in &b.queues {
-                    if let Some(&(_, id)) = q.first() {
+                for base in 0..MAX_CLOCK_BASES {
+                    if let Some((_, id)) = b.first(base) {
                         prop_assert!(b.timers[id as usize].soft > now);
                     }
                 }

@@ -24,7 +24,7 @@
 mod setup;
 
 use crate::engine::rng::Stream;
-use crate::engine::{EventQueue, NEVER, Time, TournamentTree};
+use crate::engine::{DaryTree, EventQueue, NEVER, Time};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::{Activity, EnergyMeter};
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
@@ -200,7 +200,7 @@ pub struct Sim {
     now: Time,
     window_start: Time,
     end: Time,
-    queue: TournamentTree,
+    queue: DaryTree,
     cpus: Vec<Cpu>,
     tk: Timekeeping,
     energy: EnergyMeter,
