@@ -43,6 +43,15 @@ pub enum Activity {
 
 const EXECUTING: u8 = u8::MAX;
 
+/// A power in whole nanowatts (the meter's idle-core sums are exact integers).
+fn watts_to_nw(w: f64) -> u64 {
+    assert!(
+        w.is_finite() && w >= 0.0,
+        "idle-state power {w} W: expected finite and >= 0"
+    );
+    (w * 1e9).round() as u64
+}
+
 /// Joules by component.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EnergyTotals {
@@ -67,9 +76,13 @@ pub struct EnergyMeter {
     smt_extra_w: f64,
     package_active_w: f64,
     package_idle_w: f64,
-    state_w: Vec<(f64, f64, f64)>,
+    /// Per idle state, the energy of a core leaving it (J).
+    wake_j: Vec<f64>,
     pkg_states: Vec<(u8, f64, f64)>,
-    core_of: Vec<u32>,
+    /// Per logical CPU.
+    threads: Vec<ThreadState>,
+    /// Per core.
+    cores: Vec<CoreState>,
     /// The threads of core `k` are `core_threads[k * threads_per_core..][..threads_per_core]`.
     core_threads: Vec<u32>,
     threads_per_core: usize,
@@ -78,28 +91,46 @@ pub struct EnergyMeter {
     pkg_state_for: Vec<usize>,
     /// Bit `s` set ⇔ `idle_cores_in[s] > 0` (invariant kept by `update_core`).
     idle_mask: u64,
-    thread: Vec<u8>,
-    core_busy: Vec<u8>,
-    core_state: Vec<u8>,
     idle_cores_in: Vec<u32>,
     active_cores: u32,
     smt_busy_cores: u32,
     /// Current package state: `None` active, `Some(usize::MAX)` idle without a PC state.
     pkg_state: Option<usize>,
-    /// Power drawn in the current state (package, executing cores, idle cores), recomputed
-    /// whenever a batch of changes alters the state.
-    power_w: (f64, f64, f64),
+    /// Per idle state, a core's draw in nW with the package idle and with it active.
+    state_nw: Vec<(u64, u64)>,
+    /// Draw of all idle cores in nW, with the package idle and with it active: integer sums
+    /// kept exactly as cores enter and leave states (invariant: equal to
+    /// `Σ idle_cores_in[s] × state_nw[s]`), so charging needs no scan of the states.
+    idle_nw: (u64, u64),
     last: Time,
     measuring: bool,
     totals: EnergyTotals,
     /// Changes scheduled but not applied: `(time, cpu, code)`, sorted by time; changes at the
     /// same time keep the order they were scheduled in.
     pending: VecDeque<(Time, u32, u8)>,
-    /// Per CPU, the activity code once every pending change is applied.
-    scheduled: Vec<u8>,
-    /// Cores touched by the batch being applied, and their flags.
+    /// Cores touched by the batch being applied (each also has `CoreState::dirty` set).
     dirty_cores: Vec<u32>,
-    core_dirty: Vec<bool>,
+}
+
+/// One logical CPU as the meter sees it.
+#[derive(Debug, Clone, Copy)]
+struct ThreadState {
+    /// Current activity code (`EXECUTING` or an idle-state index).
+    code: u8,
+    /// The code once every pending change is applied.
+    scheduled: u8,
+    core: u32,
+}
+
+/// One core.
+#[derive(Debug, Clone, Copy)]
+struct CoreState {
+    /// Threads executing.
+    busy: u8,
+    /// `EXECUTING`, or the shallowest idle state of its threads.
+    state: u8,
+    /// Touched by the batch being applied.
+    dirty: bool,
 }
 
 impl EnergyMeter {
@@ -109,12 +140,10 @@ impl EnergyMeter {
         let n = topo.nr_cpus() as usize;
         let cores = topo.nr_cores() as usize;
         let p = &machine.power;
-        let core_of: Vec<u32> = (0..n as u32).map(|c| topo.core_of(c)).collect();
         let threads_per_core = topo.threads_per_core as usize;
         let core_threads: Vec<u32> = (0..cores as u32)
             .flat_map(|c| topo.threads_of_core(c))
             .collect();
-        let core_busy = vec![threads_per_core as u8; cores];
         let smt_busy_cores = if threads_per_core >= 2 {
             cores as u32
         } else {
@@ -133,45 +162,57 @@ impl EnergyMeter {
                     .unwrap_or(usize::MAX)
             })
             .collect();
-        let mut meter = EnergyMeter {
+        EnergyMeter {
             core_active_w: p.core_active_w,
             smt_extra_w: p.smt_extra_w,
             package_active_w: p.package_active_w,
             package_idle_w: p.package_idle_w,
-            state_w: machine
+            wake_j: machine
                 .idle_states
                 .iter()
-                .map(|s| (s.core_w, s.core_w_pkg_active, s.wake_energy_uj * 1e-6))
+                .map(|s| s.wake_energy_uj * 1e-6)
                 .collect(),
             pkg_states: p
                 .package_states
                 .iter()
                 .map(|s| (s.min_core_state as u8, s.power_w, s.exit_energy_uj * 1e-6))
                 .collect(),
-            core_of,
+            threads: (0..n as u32)
+                .map(|c| ThreadState {
+                    code: EXECUTING,
+                    scheduled: EXECUTING,
+                    core: topo.core_of(c),
+                })
+                .collect(),
+            cores: vec![
+                CoreState {
+                    busy: threads_per_core as u8,
+                    state: EXECUTING,
+                    dirty: false,
+                };
+                cores
+            ],
             core_threads,
             threads_per_core,
             pkg_state_for,
             idle_mask: 0,
-            thread: vec![EXECUTING; n],
-            core_busy,
-            core_state: vec![EXECUTING; cores],
             idle_cores_in: vec![0; machine.idle_states.len()],
             active_cores: cores as u32,
             smt_busy_cores,
             pkg_state: None,
-            power_w: (0.0, 0.0, 0.0),
+            state_nw: machine
+                .idle_states
+                .iter()
+                .map(|s| (watts_to_nw(s.core_w), watts_to_nw(s.core_w_pkg_active)))
+                .collect(),
+            idle_nw: (0, 0),
             last: 0,
             measuring: false,
             totals: EnergyTotals::default(),
             // A CPU has at most a C-state exit and the following idle entry pending at once.
             pending: VecDeque::with_capacity(4 * n),
-            scheduled: vec![EXECUTING; n],
             dirty_cores: Vec::with_capacity(cores),
-            core_dirty: vec![false; cores],
-        };
-        meter.power_w = meter.current_power();
-        meter
+        }
     }
 
     /// Starts (or restarts) the measured window at `now`, discarding what came before.
@@ -198,35 +239,26 @@ impl EnergyMeter {
             return;
         }
         let secs = dt as f64 * 1e-9;
-        let (pkg_w, active_w, idle_w) = self.power_w;
-        self.totals.package_j += pkg_w * secs;
-        self.totals.core_active_j += active_w * secs;
-        self.totals.core_idle_j += idle_w * secs;
-        self.totals.measured_ns += dt;
-        if self.active_cores == 0 {
-            self.totals.package_idle_ns += dt;
-        }
-    }
-
-    /// The power of the current state: (package, executing cores, idle cores).
-    fn current_power(&self) -> (f64, f64, f64) {
         let pkg_busy = self.active_cores > 0;
         let pkg_w = match self.pkg_state {
             None => self.package_active_w,
             Some(usize::MAX) => self.package_idle_w,
             Some(i) => self.pkg_states[i].1,
         };
-        let mut idle_w = 0.0;
-        let mut mask = self.idle_mask;
-        while mask != 0 {
-            let s = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let (w_idle, w_busy, _) = self.state_w[s];
-            idle_w += self.idle_cores_in[s] as f64 * if pkg_busy { w_busy } else { w_idle };
-        }
+        let idle_nw = if pkg_busy {
+            self.idle_nw.1
+        } else {
+            self.idle_nw.0
+        };
         let active_w = self.active_cores as f64 * self.core_active_w
             + self.smt_busy_cores as f64 * self.smt_extra_w;
-        (pkg_w, active_w, idle_w)
+        self.totals.package_j += pkg_w * secs;
+        self.totals.core_active_j += active_w * secs;
+        self.totals.core_idle_j += idle_nw as f64 * 1e-9 * secs;
+        self.totals.measured_ns += dt;
+        if !pkg_busy {
+            self.totals.package_idle_ns += dt;
+        }
     }
 
     /// Schedules CPU `cpu`'s change of activity at `at` (applied once the clock passes it).
@@ -238,10 +270,11 @@ impl EnergyMeter {
             Activity::Executing => EXECUTING,
             Activity::Idle(s) => s,
         };
-        if self.scheduled[cpu] == code {
+        let thread = &mut self.threads[cpu];
+        if thread.scheduled == code {
             return; // once the pending changes are applied this one would change nothing
         }
-        self.scheduled[cpu] = code;
+        thread.scheduled = code;
         let at = at.max(self.last);
         // Insertion from the back: the new change is almost always the latest. Changes of
         // one CPU are scheduled in time order, so this keeps each CPU's changes in order.
@@ -284,58 +317,60 @@ impl EnergyMeter {
         }
         let mut cores_changed = false;
         while let Some(core) = self.dirty_cores.pop() {
-            self.core_dirty[core as usize] = false;
             cores_changed |= self.update_core(core as usize);
         }
         if cores_changed {
             self.update_package();
         }
-        self.power_w = self.current_power();
     }
 
     /// Sets one thread's activity and marks its core for re-evaluation.
     fn set_thread(&mut self, cpu: usize, code: u8) {
-        let old = self.thread[cpu];
+        let thread = &mut self.threads[cpu];
+        let old = thread.code;
         if old == code {
             return;
         }
-        self.thread[cpu] = code;
-        let core = self.core_of[cpu] as usize;
+        thread.code = code;
+        let k = thread.core;
+        let core = &mut self.cores[k as usize];
         if old == EXECUTING {
-            self.core_busy[core] -= 1;
-            if self.core_busy[core] == 1 {
+            core.busy -= 1;
+            if core.busy == 1 {
                 self.smt_busy_cores -= 1;
             }
         }
         if code == EXECUTING {
-            self.core_busy[core] += 1;
-            if self.core_busy[core] == 2 {
+            core.busy += 1;
+            if core.busy == 2 {
                 self.smt_busy_cores += 1;
             }
         }
-        if !self.core_dirty[core] {
-            self.core_dirty[core] = true;
-            self.dirty_cores.push(core as u32);
+        if !core.dirty {
+            core.dirty = true;
+            self.dirty_cores.push(k);
         }
     }
 
     /// Re-evaluates a core's state from its threads; returns whether it changed.
-    fn update_core(&mut self, core: usize) -> bool {
-        let was = self.core_state[core];
-        let now_state = if self.core_busy[core] > 0 {
+    fn update_core(&mut self, k: usize) -> bool {
+        let core = self.cores[k];
+        self.cores[k].dirty = false;
+        let was = core.state;
+        let now_state = if core.busy > 0 {
             EXECUTING
         } else {
-            let k = self.threads_per_core;
-            self.core_threads[core * k..][..k]
+            let n = self.threads_per_core;
+            self.core_threads[k * n..][..n]
                 .iter()
-                .map(|&t| self.thread[t as usize])
+                .map(|&t| self.threads[t as usize].code)
                 .min()
                 .unwrap_or(0)
         };
         if now_state == was {
             return false;
         }
-        self.core_state[core] = now_state;
+        self.cores[k].state = now_state;
         if was == EXECUTING {
             self.active_cores -= 1;
         } else {
@@ -343,9 +378,12 @@ impl EnergyMeter {
             if self.idle_cores_in[was as usize] == 0 {
                 self.idle_mask &= !(1 << was);
             }
+            let (w_idle, w_busy) = self.state_nw[was as usize];
+            self.idle_nw.0 -= w_idle;
+            self.idle_nw.1 -= w_busy;
             // Leaving a deeper state for a shallower one or for execution costs its exit.
             if now_state == EXECUTING || now_state < was {
-                self.add_wake(self.state_w[was as usize].2);
+                self.add_wake(self.wake_j[was as usize]);
             }
         }
         if now_state == EXECUTING {
@@ -353,6 +391,9 @@ impl EnergyMeter {
         } else {
             self.idle_cores_in[now_state as usize] += 1;
             self.idle_mask |= 1 << now_state;
+            let (w_idle, w_busy) = self.state_nw[now_state as usize];
+            self.idle_nw.0 += w_idle;
+            self.idle_nw.1 += w_busy;
         }
         true
     }
@@ -467,9 +508,9 @@ mod tests {
         e.set(3, 100, Activity::Idle(1));
         e.set(3, 200, Activity::Executing);
         e.apply_until(150);
-        assert_eq!(e.thread[3], 1);
+        assert_eq!(e.threads[3].code, 1);
         e.apply_until(200);
-        assert_eq!(e.thread[3], EXECUTING);
+        assert_eq!(e.threads[3].code, EXECUTING);
         assert!(e.pending.is_empty());
         // A change equal to what is already scheduled is dropped.
         e.set(3, 300, Activity::Executing);

@@ -4,10 +4,11 @@
 //! Design note. The kernel keeps each clock base's timers in an rbtree ordered by hard expiry
 //! with a cached leftmost node. A CPU of the twin holds a handful of timers (the tick, a
 //! watchdog, a task's nanosleep, background sources), so each base here is a small unordered
-//! vector preallocated at setup: start and cancel are a push and a swap-remove, the first timer
-//! is the smallest `(hard expiry, id)` found by a scan of those few entries (ids are unique, so
-//! the order is total and does not depend on where an entry sits), and nothing allocates
-//! after [`HrtimerCpuBase::new`].
+//! vector preallocated at setup: start and cancel are a push and a swap-remove, and the first
+//! timer, the smallest `(hard expiry, id)`, is cached per base like the kernel's leftmost node
+//! (ids are unique, so the order is total and does not depend on where an entry sits). The
+//! cache is rescanned only when its own timer leaves or moves later; nothing allocates after
+//! [`HrtimerCpuBase::new`].
 //! The active-bases mask means an empty base is never looked at (the 2015 "lean hrtimer" rule).
 //!
 //! All clock bases share the monotonic timeline here (no clock has been set during a run, so
@@ -39,6 +40,9 @@ pub enum ClockBase {
     /// CLOCK_MONOTONIC, expired from HRTIMER_SOFTIRQ.
     MonotonicSoft = 4,
 }
+
+/// `HrtimerCpuBase::firsts` of an empty base (no timer has id `u16::MAX`).
+const EMPTY_BASE: (Time, u16) = (NEVER, u16::MAX);
 
 /// Index of a timer in its CPU's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,6 +94,9 @@ pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
 pub struct HrtimerCpuBase<F> {
     timers: Vec<Hrtimer<F>>,
     queues: [Vec<(Time, u16)>; MAX_CLOCK_BASES],
+    /// Per base, its smallest `(hard, id)`, or `EMPTY_BASE`. Invariant: equal to the minimum
+    /// of `queues[b]` at all times.
+    firsts: [(Time, u16); MAX_CLOCK_BASES],
     /// Bit i set iff base i holds a queued timer.
     active_bases: u8,
     /// The expiry the clock event device is programmed for.
@@ -115,6 +122,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
         HrtimerCpuBase {
             timers: Vec::with_capacity(capacity),
             queues: std::array::from_fn(|_| Vec::with_capacity(capacity)),
+            firsts: [EMPTY_BASE; MAX_CLOCK_BASES],
             active_bases: 0,
             expires_next: NEVER,
             in_hrtirq: false,
@@ -131,6 +139,10 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// a model-construction bug, never an input error.
     pub fn init(&mut self, base: ClockBase, func: F) -> TimerId {
         assert!(self.timers.len() < self.capacity, "hrtimer slab full");
+        assert!(
+            self.timers.len() < usize::from(u16::MAX),
+            "timer ids end below u16::MAX"
+        );
         self.timers.push(Hrtimer {
             soft: NEVER,
             hard: NEVER,
@@ -174,7 +186,12 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// The first timer of base `b`: its smallest `(hard, id)`.
     #[inline]
     fn first(&self, b: usize) -> Option<(Time, u16)> {
-        self.queues[b].iter().copied().min()
+        let f = self.firsts[b];
+        (f != EMPTY_BASE).then_some(f)
+    }
+
+    fn rescan(&mut self, b: usize) {
+        self.firsts[b] = self.queues[b].iter().copied().min().unwrap_or(EMPTY_BASE);
     }
 
     fn dequeue(&mut self, id: TimerId) {
@@ -190,6 +207,9 @@ impl<F: Copy> HrtimerCpuBase<F> {
             self.active_bases &= !(1 << t.base);
         }
         self.timers[id.0 as usize].queued = false;
+        if self.firsts[t.base as usize].1 == id.0 {
+            self.rescan(t.base as usize);
+        }
     }
 
     /// (Re)starts `id` with soft expiry `soft` and `slack` (hard = soft + slack). Returns true
@@ -214,7 +234,13 @@ impl<F: Copy> HrtimerCpuBase<F> {
             None => q.push(key),
         }
         self.active_bases |= 1 << base;
-        hard < self.expires_next && q.iter().all(|&e| e >= key)
+        let b = base as usize;
+        if key < self.firsts[b] {
+            self.firsts[b] = key;
+        } else if self.firsts[b].1 == id.0 {
+            self.rescan(b); // the first timer moved later
+        }
+        hard < self.expires_next && self.firsts[b] == key
     }
 
     /// Removes `id` if queued; returns whether it was.
@@ -363,6 +389,36 @@ mod tests {
 
     proptest! {
         /// No timer ever fires before its soft expiry, and every due first timer fires.
+        #[test]
+        fn first_cache_matches_a_scan(ops in proptest::collection::vec((0u16..6, 0u8..3, 0u64..1_000, 0u64..50), 1..300)) {
+            // Starts, re-starts, cancels and expiries in any order: each base's cached first
+            // timer is always the minimum of its queue, and start's "became first" answer
+            // agrees with a scan.
+            let mut b: HrtimerCpuBase<u16> = HrtimerCpuBase::new(8);
+            let ids: Vec<TimerId> = (0..6).map(|i| b.init(if i < 3 { ClockBase::Monotonic } else { ClockBase::Boottime }, i)).collect();
+            for (i, op, t, slack) in ops {
+                let id = ids[i as usize];
+                match op {
+                    0 => {
+                        let became_first = b.start(id, t, slack);
+                        let base = b.timers[id.0 as usize].base as usize;
+                        let scan = b.queues[base].iter().copied().min();
+                        let want = scan == Some((t + slack, id.0)) && t + slack < b.expires_next;
+                        prop_assert_eq!(became_first, want);
+                    }
+                    1 => {
+                        b.cancel(id);
+                    }
+                    _ => {
+                        b.pop_expired(t);
+                    }
+                }
+                for base in 0..MAX_CLOCK_BASES {
+                    prop_assert_eq!(b.first(base), b.queues[base].iter().copied().min());
+                }
+            }
+        }
+
         #[test]
         fn never_before_soft_expiry(ops in proptest::collection::vec((0u16..6, 0u64..10_000, 0u64..500), 1..200), now_steps in proptest::collection::vec(0u64..3000, 1..20)) {
             let mut b: HrtimerCpuBase<u16> = HrtimerCpuBase::new(8);
