@@ -286,8 +286,9 @@ pub const FIRST_FLIERS: usize = 5;
 /// twin and the host lab both keep their per-CPU frame statistics in this one type, so the
 /// table means the same thing for a simulated and a measured run.
 ///
-/// Mean and variance are Welford's running sums (exact to rounding, no stored samples); the
-/// flier list keeps the first [`FIRST_FLIERS`] indices and the last one.
+/// Mean and variance come from exact integer sums of each jitter's distance to the first one
+/// (no stored samples, no division per frame, no rounding until the row is built); the flier
+/// list keeps the first [`FIRST_FLIERS`] indices and the last one.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FrameRowStats {
     /// Frames recorded.
@@ -298,8 +299,13 @@ pub struct FrameRowStats {
     pub max_ns: i64,
     /// Frame index of the largest.
     pub max_frame: u64,
-    mean: f64,
-    m2: f64,
+    /// The first jitter recorded: the others are summed as distances from it, which keeps the
+    /// sums small (the spread of the jitters, not their size).
+    origin: i64,
+    /// Σ (jitter − origin).
+    sum: i128,
+    /// Σ (jitter − origin)².
+    sum_sq: u128,
     /// Frames that finished after the next frame's start.
     pub overruns: u64,
     /// Index of the last such frame.
@@ -323,11 +329,14 @@ impl FrameRowStats {
             self.max_ns = jitter_ns;
             self.max_frame = k;
         }
+        if self.frames == 0 {
+            self.origin = jitter_ns;
+        }
         self.frames += 1;
-        let x = jitter_ns as f64;
-        let d = x - self.mean;
-        self.mean += d / self.frames as f64;
-        self.m2 += d * (x - self.mean);
+        let d = i128::from(jitter_ns) - i128::from(self.origin);
+        self.sum += d;
+        // |d| < 2^64, so d² < 2^128; saturation would need ~2^64 frames at that spread.
+        self.sum_sq = self.sum_sq.saturating_add(d.unsigned_abs().pow(2));
         if overrun {
             self.overruns += 1;
             self.last_overrun = k;
@@ -343,16 +352,33 @@ impl FrameRowStats {
 
     /// Mean jitter (ns).
     pub fn mean_ns(&self) -> f64 {
-        self.mean
+        if self.frames == 0 {
+            0.0
+        } else {
+            self.origin as f64 + self.sum as f64 / self.frames as f64
+        }
     }
 
     /// Population standard deviation of the jitter (ns).
     pub fn sigma_ns(&self) -> f64 {
         if self.frames == 0 {
-            0.0
-        } else {
-            (self.m2 / self.frames as f64).sqrt()
+            return 0.0;
         }
+        let n = u128::from(self.frames);
+        let s = self.sum.unsigned_abs();
+        // n² σ² = n Σd² − (Σd)², exact in integers when it fits; f64 otherwise.
+        let n2_var = n
+            .checked_mul(self.sum_sq)
+            .zip(s.checked_mul(s))
+            .map(|(a, b)| a.saturating_sub(b) as f64);
+        let var = match n2_var {
+            Some(x) => x / (n as f64 * n as f64),
+            None => {
+                let mean = self.sum as f64 / n as f64;
+                (self.sum_sq as f64 / n as f64 - mean * mean).max(0.0)
+            }
+        };
+        var.sqrt()
     }
 
     /// The frame-table row of `cpu` (µs); an empty worker gives zeros with `frames == 0`.
@@ -366,7 +392,7 @@ impl FrameRowStats {
             min_us: us(self.min_ns),
             max_us: us(self.max_ns),
             max_frame: self.max_frame,
-            avg_us: self.mean / 1e3,
+            avg_us: self.mean_ns() / 1e3,
             sigma_us: self.sigma_ns() / 1e3,
             overruns: self.overruns,
             last_overrun: self.last_overrun,
@@ -380,6 +406,27 @@ impl FrameRowStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frame_row_stats_stay_exact_far_from_zero() {
+        // Jitters near 10^15 ns that differ by 2: a running f64 sum of squares would lose the
+        // spread entirely; sums of distances to the first jitter keep it exact.
+        let mut s = FrameRowStats::default();
+        for (k, j) in [1_000_000_000_000_000i64, 1_000_000_000_000_002]
+            .into_iter()
+            .enumerate()
+        {
+            s.record(k as u64, j, false, i64::MAX);
+        }
+        assert_eq!(s.mean_ns(), 1_000_000_000_000_001.0);
+        assert_eq!(s.sigma_ns(), 1.0);
+        let mut neg = FrameRowStats::default();
+        for (k, j) in [-30i64, 10, 20].into_iter().enumerate() {
+            neg.record(k as u64, j, false, i64::MAX);
+        }
+        assert_eq!(neg.mean_ns(), 0.0);
+        assert!((neg.sigma_ns() - (1400.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    }
 
     #[test]
     fn frame_row_stats_boundaries() {

@@ -974,10 +974,11 @@ impl Sim {
         let worker = &mut self.workers[w];
         let g = &mut self.frame_groups[worker.group];
         let k = worker.k;
-        let start = g.start(k);
-        let jitter = t.saturating_sub(start + g.work_ns);
+        debug_assert_eq!(worker.start, g.start(k));
+        let jitter = t.saturating_sub(worker.start + g.work_ns);
         let next = k + 1;
         let next_start = g.start(next);
+        worker.start = next_start;
         let overrun = t > next_start;
         if self.window_open {
             worker

@@ -319,6 +319,7 @@ impl Sim {
                             cpu: c,
                             timer,
                             k: 0,
+                            start: group.start(0),
                             stats: FrameStats::default(),
                         });
                     }

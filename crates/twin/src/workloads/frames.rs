@@ -106,6 +106,9 @@ pub struct FrameWorker {
     pub timer: TimerId,
     /// Index of the current (or next) frame.
     pub k: u64,
+    /// Nominal start of frame `k` (`FrameGroup::start(k)`, kept so that each frame costs one
+    /// start computation, not two).
+    pub start: Time,
     /// The statistics.
     pub stats: FrameStats,
 }
