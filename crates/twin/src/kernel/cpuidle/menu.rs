@@ -78,47 +78,188 @@ pub fn updated_factor(old: u32, measured_ns: u64, expected_ns: u64) -> u32 {
 }
 
 /// The typical idle interval (µs) of a history, if it has one (see the module note).
+///
+/// As in the kernel's `get_typical_interval()`, this is a series of passes over the intervals.
+/// A pass keeps `n` of them (all 8 in the first) and takes their integer mean `avg` and
+/// variance `⌊Σ(v − avg)² ÷ n⌋`. It returns `avg` if the variance is at most
+/// [`TYPICAL_MAX_VARIANCE_US2`], or if `avg² > 36 × variance` with at least three quarters of
+/// the intervals kept. Otherwise it returns `None` if no more than three quarters are kept, and
+/// failing that the next pass drops every copy of the largest interval kept.
+///
+/// The passes are not rescans. Each is computed from the count, sum and sum of squares of the
+/// intervals it keeps (`Moments`), and dropping a value subtracts it from those. There are at
+/// most three passes: all 8 intervals; the other 7 if the maximum is unique; then those below
+/// the second largest (repeats counted), at most 6. So only the two largest intervals need
+/// finding. The result is that of the plain rescanning loop for every input (the tests check
+/// it against one).
 pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
-    let mut threshold = u32::MAX;
-    loop {
-        let (mut sum, mut count, mut max) = (0u64, 0u64, 0u32);
-        for &v in intervals.iter().filter(|&&v| v <= threshold) {
-            sum += u64::from(v);
-            count += 1;
-            max = max.max(v);
-        }
-        // count ≥ 6: the first pass keeps all 8 and the loop stops before dropping below 6.
-        let avg = sum / count;
-        // 64-bit arithmetic when every kept interval is below 2^30 µs (~18 min): each square
-        // is then below 2^60 and the sum of 8 below 2^63. This runs at every idle entry.
-        let variance = if max < 1 << 30 {
-            let sq: u64 = intervals
-                .iter()
-                .filter(|&&v| v <= threshold)
-                .map(|&v| {
-                    let d = u64::from(v).abs_diff(avg);
-                    d * d
-                })
-                .sum();
-            u128::from(sq / count)
-        } else {
-            intervals
-                .iter()
-                .filter(|&&v| v <= threshold)
-                .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
-                .sum::<u128>()
-                / u128::from(count)
-        };
-        let tight_relative =
-            u128::from(avg) * u128::from(avg) > 36 * variance && 4 * count >= 3 * INTERVALS as u64;
-        if tight_relative || variance <= u128::from(TYPICAL_MAX_VARIANCE_US2) {
-            return Some(avg as u32);
-        }
-        if 4 * count <= 3 * INTERVALS as u64 {
-            return None;
-        }
-        threshold = max - 1;
+    let sum: u64 = intervals.iter().map(|&v| u64::from(v)).sum();
+    if sum >= 1 << 30 {
+        return typical_interval_wide(intervals);
     }
+    // Every interval is below 2^30, so the sum of squares is below sum² < 2^60: 64 bits will do
+    // (see `Moments::pass`). This is the path of every realistic history.
+    let all = Moments {
+        count: INTERVALS as u64,
+        sum,
+        sum_sq: intervals.iter().map(|&v| u64::from(v) * u64::from(v)).sum(),
+    };
+    match all.pass() {
+        Pass::Done(typical) => typical,
+        Pass::DropMax => Moments::drop_maxima(intervals, all.sum, all.sum_sq),
+    }
+}
+
+/// [`typical_interval_us`] for histories summing to 2^30 µs (~18 min) or more, in 128 bits.
+#[cold]
+#[inline(never)]
+fn typical_interval_wide(intervals: &[u32; INTERVALS]) -> Option<u32> {
+    let all = Moments::<u128> {
+        count: INTERVALS as u64,
+        sum: intervals.iter().map(|&v| u128::from(v)).sum(),
+        sum_sq: intervals
+            .iter()
+            .map(|&v| u128::from(v) * u128::from(v))
+            .sum(),
+    };
+    match all.pass() {
+        Pass::Done(typical) => typical,
+        Pass::DropMax => Moments::drop_maxima(intervals, all.sum, all.sum_sq),
+    }
+}
+
+// The pass structure of `Moments::drop_maxima`: dropping one interval leaves more than three
+// quarters (another pass may follow), dropping two leaves no more (the pass is the last).
+// (`top_two` also takes the intervals in pairs.)
+const _: () = assert!(
+    4 * (INTERVALS - 1) > 3 * INTERVALS
+        && 4 * (INTERVALS - 2) <= 3 * INTERVALS
+        && INTERVALS.is_multiple_of(2)
+);
+
+/// Unsigned integer holding the sums of a [`Moments`]: `u64` or `u128`.
+trait MomentInt:
+    Copy
+    + Ord
+    + From<u64>
+    + TryInto<u32, Error = std::num::TryFromIntError>
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+}
+impl MomentInt for u64 {}
+impl MomentInt for u128 {}
+
+/// The intervals kept by a pass of [`typical_interval_us`], as count, sum and sum of squares.
+#[derive(Clone, Copy)]
+struct Moments<W> {
+    count: u64,
+    sum: W,
+    sum_sq: W,
+}
+
+/// The outcome of one pass of [`typical_interval_us`].
+enum Pass {
+    /// The typical interval, or `None`: the answer.
+    Done(Option<u32>),
+    /// Undecided: drop the largest interval kept (every copy) and pass again.
+    DropMax,
+}
+
+impl<W: MomentInt> Moments<W> {
+    /// One pass over the intervals kept (`count ≥ 1`).
+    ///
+    /// No rescan and no division by `n` for the variance: with `avg = ⌊sum ÷ n⌋` and
+    /// `sum = n·avg + r`, the squared deviations are
+    ///
+    /// ```text
+    /// dev = Σ(v − avg)² = sum_sq − 2·avg·sum + n·avg² = sum_sq − avg·(sum + r)
+    /// ```
+    ///
+    /// exactly, in integers. As `dev ≥ 0`, `avg·(sum + r) ≤ sum_sq`, so nothing overflows `W`:
+    /// in the 64-bit case every interval is below 2^30, `sum_sq` below 2^60 and `2·sum` below
+    /// 2^31; `u128` has room for any eight `u32`s. The variance `⌊dev ÷ n⌋` is then compared
+    /// through
+    ///
+    /// ```text
+    /// ⌊dev ÷ n⌋ ≤ 400        ⟺  dev < 401·n
+    /// avg² > 36·⌊dev ÷ n⌋    ⟺  ⌊dev ÷ n⌋ < ⌈avg² ÷ 36⌉  ⟺  dev < n·⌊(avg² + 35) ÷ 36⌋
+    /// ```
+    ///
+    /// (an integer is below a real number iff it is below its ceiling), where `avg² < 2^60`
+    /// and `n·⌈avg² ÷ 36⌉ < 2^59` in the 64-bit case.
+    #[inline]
+    fn pass(&self) -> Pass {
+        let n = W::from(self.count);
+        let avg = self.sum / n;
+        // Σ(v − avg)² = sum_sq − avg·(sum + r), where sum + r = 2·sum − n·avg.
+        let dev = self.sum_sq - avg * (self.sum + self.sum - avg * n);
+        let typical = || Pass::Done(Some(avg.try_into().expect("a mean of u32s fits a u32")));
+        let kept_x4 = 4 * self.count;
+        let three_quarters_x4 = 3 * INTERVALS as u64;
+        if dev < W::from(TYPICAL_MAX_VARIANCE_US2 + 1) * n {
+            // variance ≤ TYPICAL_MAX_VARIANCE_US2
+            typical()
+        } else if kept_x4 < three_quarters_x4 {
+            Pass::Done(None)
+        } else if dev < n * ((avg * avg + W::from(35)) / W::from(36)) {
+            // avg² > 36 × variance, with at least three quarters kept
+            typical()
+        } else if kept_x4 == three_quarters_x4 {
+            Pass::Done(None)
+        } else {
+            Pass::DropMax
+        }
+    }
+
+    /// These moments without `copies` intervals equal to `value`, all of them kept.
+    fn without(self, value: u32, copies: u64) -> Self {
+        let (v, k) = (W::from(u64::from(value)), W::from(copies));
+        Moments {
+            count: self.count - copies,
+            sum: self.sum - k * v,
+            sum_sq: self.sum_sq - k * v * v,
+        }
+    }
+
+    /// The passes after a first one, over all the intervals (of this sum and sum of squares),
+    /// that asked to drop the maximum.
+    #[inline(never)]
+    fn drop_maxima(intervals: &[u32; INTERVALS], sum: W, sum_sq: W) -> Option<u32> {
+        let (first, second) = top_two(intervals);
+        let mut kept = Moments {
+            count: INTERVALS as u64,
+            sum,
+            sum_sq,
+        };
+        if first > second {
+            // A unique maximum: a pass over the other 7, which may drop their maximum, `second`.
+            kept = kept.without(first, 1);
+            if let Pass::Done(typical) = kept.pass() {
+                return typical;
+            }
+        }
+        // Drop every copy of `second` (= `first` if the maximum repeats): at most 6 are left,
+        // at least one, or the previous pass would have found a variance of 0.
+        let below = intervals.iter().filter(|&&v| v < second).count() as u64;
+        match kept.without(second, kept.count - below).pass() {
+            Pass::Done(typical) => typical,
+            Pass::DropMax => unreachable!("a pass over at most 6 of 8 intervals concludes"),
+        }
+    }
+}
+
+/// The largest and second largest of the intervals, repeats counted: equal if the maximum
+/// occurs more than once.
+fn top_two(intervals: &[u32; INTERVALS]) -> (u32, u32) {
+    // Each pair's (larger, smaller), then merged pairwise.
+    let merge = |(a, b): (u32, u32), (c, d): (u32, u32)| (a.max(c), a.min(c).max(b.max(d)));
+    intervals
+        .chunks_exact(2)
+        .map(|p| (p[0].max(p[1]), p[0].min(p[1])))
+        .fold((0, 0), merge)
 }
 
 /// Per-CPU state of the menu governor.
@@ -308,6 +449,7 @@ impl Governor for Menu {
 mod tests {
     use super::super::fixtures::{TICK, skx};
     use super::*;
+    use proptest::prelude::*;
 
     /// Intervals with no typical value (checked in `typical_table`).
     const SPREAD: [u32; INTERVALS] = [1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000];
@@ -387,11 +529,182 @@ mod tests {
                 None,
             ),
             (SPREAD, None),
+            // The relative rule at its edge: mean² = 36 × variance + 1 passes, in each pass.
+            // 757² = 36 × 15_918 + 1.
+            ([584, 611, 684, 685, 792, 858, 917, 926], Some(757)),
+            // 2_341² = 36 × 152_230 + 1 over the seven left.
+            (
+                [1_900, 1_968, 1_986, 2_273, 2_587, 2_685, 2_991, 50_000],
+                Some(2_341),
+            ),
+            // 935² = 36 × 24_284 + 1 over the six left.
+            (
+                [694, 776, 915, 1_040, 1_090, 1_099, 40_000, 50_000],
+                Some(935),
+            ),
+            // ...and mean² = 36 × variance fails: 330² = 36 × 3_025, with no pass left.
+            ([246, 284, 307, 366, 376, 401, 40_000, 50_000], None),
             // Saturated samples do not overflow.
             ([u32::MAX; 8], Some(u32::MAX)),
         ];
         for (intervals, want) in table {
             assert_eq!(typical_interval_us(intervals), *want, "{intervals:?}");
+            assert_eq!(
+                typical_interval_us_reference(intervals),
+                *want,
+                "{intervals:?}"
+            );
+        }
+    }
+
+    /// The kernel's loop as written before the moments rewrite: the oracle for
+    /// `typical_interval_us`.
+    fn typical_interval_us_reference(intervals: &[u32; INTERVALS]) -> Option<u32> {
+        let mut threshold = u32::MAX;
+        loop {
+            let (mut sum, mut count, mut max) = (0u64, 0u64, 0u32);
+            for &v in intervals.iter().filter(|&&v| v <= threshold) {
+                sum += u64::from(v);
+                count += 1;
+                max = max.max(v);
+            }
+            // count ≥ 1: the smallest interval is never dropped (all equal means variance 0).
+            let avg = sum / count;
+            let variance = if max < 1 << 30 {
+                let sq: u64 = intervals
+                    .iter()
+                    .filter(|&&v| v <= threshold)
+                    .map(|&v| {
+                        let d = u64::from(v).abs_diff(avg);
+                        d * d
+                    })
+                    .sum();
+                u128::from(sq / count)
+            } else {
+                intervals
+                    .iter()
+                    .filter(|&&v| v <= threshold)
+                    .map(|&v| (i128::from(v) - i128::from(avg)).pow(2) as u128)
+                    .sum::<u128>()
+                    / u128::from(count)
+            };
+            let tight_relative = u128::from(avg) * u128::from(avg) > 36 * variance
+                && 4 * count >= 3 * INTERVALS as u64;
+            if tight_relative || variance <= u128::from(TYPICAL_MAX_VARIANCE_US2) {
+                return Some(avg as u32);
+            }
+            if 4 * count <= 3 * INTERVALS as u64 {
+                return None;
+            }
+            threshold = max - 1;
+        }
+    }
+
+    /// Intervals `centre ± spread`, clamped to the u32 range; centres near 0, near 2^27 (where
+    /// the sum crosses 2^30, the 64/128-bit boundary) and anywhere.
+    fn clustered() -> impl Strategy<Value = [u32; INTERVALS]> {
+        let centre = prop_oneof![
+            0u32..3_000,
+            (1u32 << 27) - 50_000..(1 << 27) + 50_000,
+            any::<u32>()
+        ];
+        (centre, 0u32..=20, proptest::array::uniform8(any::<u32>())).prop_map(
+            |(centre, bits, raw)| {
+                let spread = 1i64 << bits;
+                raw.map(|r| {
+                    let offset = i64::from(r) % (2 * spread + 1) - spread;
+                    (i64::from(centre) + offset).clamp(0, i64::from(u32::MAX)) as u32
+                })
+            },
+        )
+    }
+
+    /// Intervals drawn from a pool of 2 to 4 values, edge values included: many repeats.
+    fn repetitive() -> impl Strategy<Value = [u32; INTERVALS]> {
+        let value = prop_oneof![
+            Just(0u32),
+            Just(u32::MAX),
+            Just((1 << 30) - 1),
+            0u32..2_000,
+            any::<u32>(),
+        ];
+        (
+            proptest::collection::vec(value, 2..=4),
+            proptest::array::uniform8(any::<usize>()),
+        )
+            .prop_map(|(pool, picks)| picks.map(|i| pool[i % pool.len()]))
+    }
+
+    /// A cluster around 1000 µs with some intervals replaced by outliers.
+    fn with_outliers() -> impl Strategy<Value = [u32; INTERVALS]> {
+        (
+            proptest::array::uniform8(950u32..1_050),
+            proptest::array::uniform8(
+                prop_oneof![3 => Just(None), 1 => any::<u32>().prop_map(Some)],
+            ),
+        )
+            .prop_map(|(base, outliers)| {
+                std::array::from_fn(|i| outliers[i].map_or(base[i], |o| o % 100_000 + 1_000))
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn typical_matches_reference_small(intervals in proptest::array::uniform8(0u32..100)) {
+            prop_assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals)
+            );
+        }
+
+        #[test]
+        fn typical_matches_reference_clustered(intervals in clustered()) {
+            prop_assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals)
+            );
+        }
+
+        #[test]
+        fn typical_matches_reference_full_range(intervals in proptest::array::uniform8(any::<u32>())) {
+            prop_assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals)
+            );
+        }
+
+        #[test]
+        fn typical_matches_reference_repetitive(intervals in repetitive()) {
+            prop_assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals)
+            );
+        }
+
+        #[test]
+        fn typical_matches_reference_outliers(intervals in with_outliers()) {
+            prop_assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals)
+            );
+        }
+    }
+
+    #[test]
+    fn typical_matches_reference_exhaustively_on_five_values() {
+        // All 5^8 histories over these values; between them they reach every outcome: each
+        // rule accepting in each of the three passes, and `None` after the second and third.
+        const VALUES: [u32; 5] = [300, 1_050, 1_200, 2_000, 5_000];
+        for code in 0..VALUES.len().pow(INTERVALS as u32) {
+            let intervals: [u32; INTERVALS] =
+                std::array::from_fn(|i| VALUES[code / VALUES.len().pow(i as u32) % VALUES.len()]);
+            assert_eq!(
+                typical_interval_us(&intervals),
+                typical_interval_us_reference(&intervals),
+                "{intervals:?}"
+            );
         }
     }
 
