@@ -1,14 +1,14 @@
-//! Per-CPU hrtimer base: eight clock bases, an active-bases mask, ordered queues with a cached
-//! first timer, soft/hard expiry (slack) and forwarding.
+//! Per-CPU hrtimer base: eight clock bases, an active-bases mask, a cached first timer per
+//! base, soft/hard expiry (slack) and forwarding.
 //!
 //! Design note. The kernel keeps each clock base's timers in an rbtree ordered by hard expiry
 //! with a cached leftmost node. A CPU of the twin holds a handful of timers (the tick, a
-//! watchdog, a task's nanosleep, background sources), so each base here is a small unordered
-//! vector preallocated at setup: start and cancel are a push and a swap-remove, and the first
-//! timer, the smallest `(hard expiry, id)`, is cached per base like the kernel's leftmost node
-//! (ids are unique, so the order is total and does not depend on where an entry sits). The
-//! cache is rescanned only when its own timer leaves or moves later; nothing allocates after
-//! [`HrtimerCpuBase::new`].
+//! watchdog, a task's nanosleep, background sources), so they all sit in one small unordered
+//! vector preallocated at setup, each entry tagged with its base: start and cancel are a push
+//! and a swap-remove, and each base's first timer, its smallest `(hard expiry, id)`, is cached
+//! like the kernel's leftmost node (ids are unique, so the order is total and does not depend
+//! on where an entry sits). A cache is rescanned only when its own timer leaves or moves
+//! later; nothing allocates after [`HrtimerCpuBase::new`].
 //! The active-bases mask means an empty base is never looked at (the 2015 "lean hrtimer" rule).
 //!
 //! All clock bases share the monotonic timeline here (no clock has been set during a run, so
@@ -99,9 +99,12 @@ pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
 #[derive(Debug, Clone)]
 pub struct HrtimerCpuBase<F> {
     timers: Vec<Hrtimer<F>>,
-    queues: [Vec<(Time, u16)>; MAX_CLOCK_BASES],
+    /// Every queued timer once, as `(hard, id, base)`, in no order. One list for all bases
+    /// keeps the per-CPU state small (it is touched on every interrupt); a base's timers are
+    /// the entries carrying its index.
+    queue: Vec<(Time, u16, u8)>,
     /// Per base, its smallest `(hard, id)`, or `EMPTY_BASE`. Invariant: equal to the minimum
-    /// of `queues[b]` at all times.
+    /// over the base's entries in `queue` at all times.
     firsts: [(Time, u16); MAX_CLOCK_BASES],
     /// Bit i set iff base i holds a queued timer.
     active_bases: u8,
@@ -127,7 +130,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
     pub fn new(capacity: usize) -> Self {
         HrtimerCpuBase {
             timers: Vec::with_capacity(capacity),
-            queues: std::array::from_fn(|_| Vec::with_capacity(capacity)),
+            queue: Vec::with_capacity(capacity),
             firsts: [EMPTY_BASE; MAX_CLOCK_BASES],
             active_bases: 0,
             expires_next: NEVER,
@@ -196,8 +199,20 @@ impl<F: Copy> HrtimerCpuBase<F> {
         (f != EMPTY_BASE).then_some(f)
     }
 
+    /// The smallest `(hard, id)` of base `b` by a scan of the queue.
+    fn scan_first(&self, b: usize) -> Option<(Time, u16)> {
+        self.queue
+            .iter()
+            .filter(|e| usize::from(e.2) == b)
+            .map(|&(hard, id, _)| (hard, id))
+            .min()
+    }
+
     fn rescan(&mut self, b: usize) {
-        self.firsts[b] = self.queues[b].iter().copied().min().unwrap_or(EMPTY_BASE);
+        self.firsts[b] = self.scan_first(b).unwrap_or(EMPTY_BASE);
+        if self.firsts[b] == EMPTY_BASE {
+            self.active_bases &= !(1 << b);
+        }
     }
 
     fn dequeue(&mut self, id: TimerId) {
@@ -205,12 +220,8 @@ impl<F: Copy> HrtimerCpuBase<F> {
         if !t.queued {
             return;
         }
-        let q = &mut self.queues[t.base as usize];
-        if let Some(pos) = q.iter().position(|&(_, i)| i == id.0) {
-            q.swap_remove(pos);
-        }
-        if q.is_empty() {
-            self.active_bases &= !(1 << t.base);
+        if let Some(pos) = self.queue.iter().position(|e| e.1 == id.0) {
+            self.queue.swap_remove(pos);
         }
         self.timers[id.0 as usize].queued = false;
         if self.firsts[t.base as usize].1 == id.0 {
@@ -229,15 +240,15 @@ impl<F: Copy> HrtimerCpuBase<F> {
         t.hard = hard;
         let base = t.base;
         let was_queued = std::mem::replace(&mut t.queued, true);
-        let q = &mut self.queues[base as usize];
+        let q = &mut self.queue;
         let key = (hard, id.0);
-        // Invariant: a queued timer has exactly one entry, in its own base.
+        // Invariant: a queued timer has exactly one entry, carrying its own base.
         match was_queued
-            .then(|| q.iter().position(|&(_, i)| i == id.0))
+            .then(|| q.iter().position(|e| e.1 == id.0))
             .flatten()
         {
-            Some(pos) => q[pos] = key,
-            None => q.push(key),
+            Some(pos) => q[pos].0 = hard,
+            None => q.push((hard, id.0, base)),
         }
         self.active_bases |= 1 << base;
         let b = base as usize;
@@ -275,17 +286,12 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// Earliest hard expiry ignoring timer `except` (e.g. the tick when asking for the sleep
     /// length "if the tick were stopped").
     pub fn next_hard_expiry_except(&self, except: TimerId) -> Time {
-        let mut mask = self.active_bases;
-        let mut best = NEVER;
-        while mask != 0 {
-            let b = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            let others = self.queues[b].iter().filter(|(_, id)| *id != except.0);
-            if let Some(&(hard, _)) = others.min() {
-                best = best.min(hard);
-            }
-        }
-        best
+        self.queue
+            .iter()
+            .filter(|e| e.1 != except.0)
+            .map(|e| e.0)
+            .min()
+            .unwrap_or(NEVER)
     }
 
     /// Dequeues and returns the next timer due at `now` per the module's expiry rule.
@@ -308,7 +314,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Number of queued timers.
     pub fn queued(&self) -> usize {
-        self.queues.iter().map(Vec::len).sum()
+        self.queue.len()
     }
 }
 
@@ -408,7 +414,7 @@ mod tests {
                     0 => {
                         let became_first = b.start(id, t, slack);
                         let base = b.timers[id.0 as usize].base as usize;
-                        let scan = b.queues[base].iter().copied().min();
+                        let scan = b.scan_first(base);
                         let want = scan == Some((t + slack, id.0)) && t + slack < b.expires_next;
                         prop_assert_eq!(became_first, want);
                     }
@@ -420,7 +426,8 @@ mod tests {
                     }
                 }
                 for base in 0..MAX_CLOCK_BASES {
-                    prop_assert_eq!(b.first(base), b.queues[base].iter().copied().min());
+                    prop_assert_eq!(b.first(base), b.scan_first(base));
+                    prop_assert_eq!(b.active_bases & (1 << base) != 0, b.first(base).is_some());
                 }
             }
         }
