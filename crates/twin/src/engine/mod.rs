@@ -49,6 +49,12 @@ fn pack(time: Time, cpu: usize) -> u64 {
     }
 }
 
+/// The `(time, cpu)` of a packed key; `None` for `u64::MAX`.
+#[inline]
+fn unpack(key: u64) -> Option<(Time, usize)> {
+    (key != u64::MAX).then_some((key >> CPU_BITS, (key & ((1 << CPU_BITS) - 1)) as usize))
+}
+
 /// A winner tree over CPUs: every internal node holds the smallest packed `(time, cpu)` key
 /// of the leaves below it, so an update compares one integer per level on the way up and
 /// never chases indices back to the leaves.
@@ -99,8 +105,7 @@ impl EventQueue for TournamentTree {
 
     #[inline]
     fn peek(&mut self) -> Option<(Time, usize)> {
-        let key = self.nodes[1];
-        (key != u64::MAX).then(|| (key >> CPU_BITS, (key & ((1 << CPU_BITS) - 1)) as usize))
+        unpack(self.nodes[1])
     }
 }
 
@@ -187,8 +192,7 @@ impl EventQueue for DaryTree {
 
     #[inline]
     fn peek(&mut self) -> Option<(Time, usize)> {
-        let key = *self.nodes.last().expect("a tree has a root");
-        (key != u64::MAX).then(|| (key >> CPU_BITS, (key & ((1 << CPU_BITS) - 1)) as usize))
+        unpack(*self.nodes.last().expect("a tree has a root"))
     }
 }
 

@@ -1,8 +1,10 @@
 //! The package energy meter.
 //!
 //! Power is piecewise constant between state changes, so the meter integrates exactly: every
-//! time a CPU starts or stops executing, or changes idle state, the elapsed interval is charged
-//! at the power that held during it and the new power is computed from counts.
+//! time a CPU starts or stops executing, or changes idle state, the elapsed interval is added
+//! to integer time integrals of the state that held during it (core-nanoseconds executing,
+//! nanowatt-nanoseconds of idle cores, nanoseconds per package state) and exits are counted;
+//! joules are computed from those integrals once, when the totals are asked for.
 //!
 //! The model (values and provenance in `ticklab_spec::machine`):
 //! * a core with a thread executing (task, interrupt or POLL spinning) draws `core_active_w`,
@@ -22,11 +24,10 @@
 //! time: a new change is nearly always the latest and is appended, and the earliest leaves
 //! from the front.
 //!
-//! Changes of several CPUs at the same instant are applied as one batch: every thread changes
-//! first, then the cores and the package are re-evaluated once. Simultaneous changes are common
-//! (ticks without skew fire on every CPU at once), and applying them one by one would let a
-//! core or the package pass through a zero-length state whose exit energy depends on the order
-//! in which the CPUs happened to be listed.
+//! Changes of several CPUs at the same instant are common (ticks without skew fire on every CPU
+//! at once). Applied one by one they can pass a core or the package through a state that lasts
+//! zero nanoseconds, and which one depends on the order the CPUs were listed in; such a state
+//! is charged nothing and its exit costs nothing, so the totals do not depend on that order.
 
 use crate::engine::Time;
 use std::collections::VecDeque;
@@ -78,7 +79,8 @@ pub struct EnergyMeter {
     package_idle_w: f64,
     /// Per idle state, the energy of a core leaving it (J).
     wake_j: Vec<f64>,
-    pkg_states: Vec<(u8, f64, f64)>,
+    /// Per package C-state: (power W, exit energy J).
+    pkg_states: Vec<(f64, f64)>,
     /// Per logical CPU.
     threads: Vec<ThreadState>,
     /// Per core.
@@ -86,30 +88,57 @@ pub struct EnergyMeter {
     /// The threads of core `k` are `core_threads[k * threads_per_core..][..threads_per_core]`.
     core_threads: Vec<u32>,
     threads_per_core: usize,
-    /// For each shallowest idle core state, the deepest package state it allows (`usize::MAX`:
+    /// For each shallowest idle core state, the deepest package state it allows (`NO_PC`:
     /// none).
     pkg_state_for: Vec<usize>,
-    /// Bit `s` set ⇔ `idle_cores_in[s] > 0` (invariant kept by `update_core`).
-    idle_mask: u64,
+    /// Idle cores per idle state.
     idle_cores_in: Vec<u32>,
-    active_cores: u32,
-    smt_busy_cores: u32,
-    /// Current package state: `None` active, `Some(usize::MAX)` idle without a PC state.
-    pkg_state: Option<usize>,
+    /// Bit `s` set ⇔ `idle_cores_in[s] > 0`.
+    idle_mask: u64,
     /// Per idle state, a core's draw in nW with the package idle and with it active.
     state_nw: Vec<(u64, u64)>,
-    /// Draw of all idle cores in nW, with the package idle and with it active: integer sums
-    /// kept exactly as cores enter and leave states (invariant: equal to
-    /// `Σ idle_cores_in[s] × state_nw[s]`), so charging needs no scan of the states.
+    /// Draw of all idle cores in nW, with the package idle and with it active. Invariant:
+    /// `Σ idle_cores_in[s] × state_nw[s]`, kept exactly as cores enter and leave states.
     idle_nw: (u64, u64),
+    active_cores: u32,
+    smt_busy_cores: u32,
+    /// Current package state: `PKG_ACTIVE`, `NO_PC` (all idle, no package C-state), or a
+    /// package C-state index.
+    pkg_state: usize,
+    /// When the package entered `pkg_state`.
+    pkg_since: Time,
+    /// Time integrated up to.
     last: Time,
-    measuring: bool,
-    totals: EnergyTotals,
+    /// Integrals since the window started.
+    acc: Integrals,
     /// Changes scheduled but not applied: `(time, cpu, code)`, sorted by time; changes at the
     /// same time keep the order they were scheduled in.
     pending: VecDeque<(Time, u32, u8)>,
-    /// Cores touched by the batch being applied (each also has `CoreState::dirty` set).
-    dirty_cores: Vec<u32>,
+}
+
+/// `EnergyMeter::pkg_state` while a core executes.
+const PKG_ACTIVE: usize = usize::MAX;
+/// `EnergyMeter::pkg_state` with every core idle but no package C-state allowed.
+const NO_PC: usize = usize::MAX - 1;
+
+/// Exact integrals of the machine's state over the measured window.
+#[derive(Debug, Clone, Default)]
+struct Integrals {
+    /// Σ executing cores × dt (core-ns).
+    active_core_ns: u64,
+    /// Σ cores with both threads executing × dt.
+    smt_core_ns: u64,
+    /// Σ idle-core draw × dt (nW·ns).
+    idle_nw_ns: u128,
+    /// Time with a core executing, with all idle and no package C-state, and per package
+    /// C-state (ns).
+    pkg_active_ns: u64,
+    pkg_idle_ns: u64,
+    pkg_state_ns: Vec<u64>,
+    /// Core exits per idle state, package exits per package C-state.
+    core_exits: Vec<u64>,
+    pkg_exits: Vec<u64>,
+    measured_ns: u64,
 }
 
 /// One logical CPU as the meter sees it.
@@ -129,8 +158,8 @@ struct CoreState {
     busy: u8,
     /// `EXECUTING`, or the shallowest idle state of its threads.
     state: u8,
-    /// Touched by the batch being applied.
-    dirty: bool,
+    /// When it entered `state`.
+    since: Time,
 }
 
 impl EnergyMeter {
@@ -141,27 +170,11 @@ impl EnergyMeter {
         let cores = topo.nr_cores() as usize;
         let p = &machine.power;
         let threads_per_core = topo.threads_per_core as usize;
-        let core_threads: Vec<u32> = (0..cores as u32)
-            .flat_map(|c| topo.threads_of_core(c))
-            .collect();
-        let smt_busy_cores = if threads_per_core >= 2 {
-            cores as u32
-        } else {
-            0
-        };
         assert!(
             machine.idle_states.len() <= 64,
             "{} idle states: the energy meter tracks at most 64",
             machine.idle_states.len()
         );
-        let pkg_state_for = (0..machine.idle_states.len())
-            .map(|shallowest| {
-                p.package_states
-                    .iter()
-                    .rposition(|s| s.min_core_state <= shallowest)
-                    .unwrap_or(usize::MAX)
-            })
-            .collect();
         EnergyMeter {
             core_active_w: p.core_active_w,
             smt_extra_w: p.smt_extra_w,
@@ -175,7 +188,7 @@ impl EnergyMeter {
             pkg_states: p
                 .package_states
                 .iter()
-                .map(|s| (s.min_core_state as u8, s.power_w, s.exit_energy_uj * 1e-6))
+                .map(|s| (s.power_w, s.exit_energy_uj * 1e-6))
                 .collect(),
             threads: (0..n as u32)
                 .map(|c| ThreadState {
@@ -188,30 +201,42 @@ impl EnergyMeter {
                 CoreState {
                     busy: threads_per_core as u8,
                     state: EXECUTING,
-                    dirty: false,
+                    since: 0,
                 };
                 cores
             ],
-            core_threads,
+            core_threads: (0..cores as u32)
+                .flat_map(|c| topo.threads_of_core(c))
+                .collect(),
             threads_per_core,
-            pkg_state_for,
-            idle_mask: 0,
+            pkg_state_for: (0..machine.idle_states.len())
+                .map(|shallowest| {
+                    p.package_states
+                        .iter()
+                        .rposition(|s| s.min_core_state <= shallowest)
+                        .unwrap_or(NO_PC)
+                })
+                .collect(),
             idle_cores_in: vec![0; machine.idle_states.len()],
-            active_cores: cores as u32,
-            smt_busy_cores,
-            pkg_state: None,
+            idle_mask: 0,
             state_nw: machine
                 .idle_states
                 .iter()
                 .map(|s| (watts_to_nw(s.core_w), watts_to_nw(s.core_w_pkg_active)))
                 .collect(),
             idle_nw: (0, 0),
+            active_cores: cores as u32,
+            smt_busy_cores: if threads_per_core >= 2 {
+                cores as u32
+            } else {
+                0
+            },
+            pkg_state: PKG_ACTIVE,
+            pkg_since: 0,
             last: 0,
-            measuring: false,
-            totals: EnergyTotals::default(),
+            acc: Integrals::new(machine.idle_states.len(), p.package_states.len()),
             // A CPU has at most a C-state exit and the following idle entry pending at once.
             pending: VecDeque::with_capacity(4 * n),
-            dirty_cores: Vec::with_capacity(cores),
         }
     }
 
@@ -219,46 +244,74 @@ impl EnergyMeter {
     pub fn start_window(&mut self, now: Time) {
         self.apply_until(now);
         self.charge(now);
-        self.totals = EnergyTotals::default();
-        self.measuring = true;
+        self.acc = Integrals::new(self.wake_j.len(), self.pkg_states.len());
     }
 
-    /// Charges up to `now` and returns the totals.
+    /// Charges up to `now` and returns the totals of the window.
     pub fn finish(&mut self, now: Time) -> EnergyTotals {
         self.apply_until(now);
         self.charge(now);
-        self.totals
+        let a = &self.acc;
+        let secs = |ns: u64| ns as f64 * 1e-9;
+        let pc_j: f64 = a
+            .pkg_state_ns
+            .iter()
+            .zip(&self.pkg_states)
+            .map(|(&ns, &(w, _))| secs(ns) * w)
+            .sum();
+        let exits_j: f64 = a
+            .core_exits
+            .iter()
+            .zip(&self.wake_j)
+            .map(|(&n, &j)| n as f64 * j)
+            .sum::<f64>()
+            + a.pkg_exits
+                .iter()
+                .zip(&self.pkg_states)
+                .map(|(&n, &(_, j))| n as f64 * j)
+                .sum::<f64>();
+        EnergyTotals {
+            package_j: secs(a.pkg_active_ns) * self.package_active_w
+                + secs(a.pkg_idle_ns) * self.package_idle_w
+                + pc_j,
+            core_active_j: secs(a.active_core_ns) * self.core_active_w
+                + secs(a.smt_core_ns) * self.smt_extra_w,
+            core_idle_j: a.idle_nw_ns as f64 * 1e-18,
+            wake_j: exits_j,
+            package_idle_ns: a.measured_ns - a.pkg_active_ns,
+            measured_ns: a.measured_ns,
+        }
     }
 
+    /// Adds the interval since the last change to the integrals.
+    #[inline]
     fn charge(&mut self, now: Time) {
         // Invariant: changes are applied in time order (apply_until), so time never goes back.
         debug_assert!(now >= self.last, "energy meter time went backwards");
         let dt = now.saturating_sub(self.last);
-        self.last = now;
-        if !self.measuring || dt == 0 {
+        if dt == 0 {
             return;
         }
-        let secs = dt as f64 * 1e-9;
-        let pkg_busy = self.active_cores > 0;
-        let pkg_w = match self.pkg_state {
-            None => self.package_active_w,
-            Some(usize::MAX) => self.package_idle_w,
-            Some(i) => self.pkg_states[i].1,
+        self.last = now;
+        let a = &mut self.acc;
+        a.measured_ns += dt;
+        a.active_core_ns += u64::from(self.active_cores) * dt;
+        a.smt_core_ns += u64::from(self.smt_busy_cores) * dt;
+        let idle_nw = match self.pkg_state {
+            PKG_ACTIVE => {
+                a.pkg_active_ns += dt;
+                self.idle_nw.1
+            }
+            NO_PC => {
+                a.pkg_idle_ns += dt;
+                self.idle_nw.0
+            }
+            pc => {
+                a.pkg_state_ns[pc] += dt;
+                self.idle_nw.0
+            }
         };
-        let idle_nw = if pkg_busy {
-            self.idle_nw.1
-        } else {
-            self.idle_nw.0
-        };
-        let active_w = self.active_cores as f64 * self.core_active_w
-            + self.smt_busy_cores as f64 * self.smt_extra_w;
-        self.totals.package_j += pkg_w * secs;
-        self.totals.core_active_j += active_w * secs;
-        self.totals.core_idle_j += idle_nw as f64 * 1e-9 * secs;
-        self.totals.measured_ns += dt;
-        if !pkg_busy {
-            self.totals.package_idle_ns += dt;
-        }
+        a.idle_nw_ns += u128::from(idle_nw) * u128::from(dt);
     }
 
     /// Schedules CPU `cpu`'s change of activity at `at` (applied once the clock passes it).
@@ -290,50 +343,28 @@ impl EnergyMeter {
         q.insert(pos, (at, cpu as u32, code));
     }
 
-    /// Applies every scheduled change at or before `now`, in time order; changes at the same
-    /// instant as one batch.
+    /// Applies every scheduled change at or before `now`, in time order.
     #[inline]
     pub fn apply_until(&mut self, now: Time) {
-        while let Some(&(t, _, _)) = self.pending.front() {
+        while let Some(&(t, cpu, code)) = self.pending.front() {
             if t > now {
                 break;
             }
-            self.apply_batch(t);
-        }
-    }
-
-    /// Applies every change scheduled at `t` (the earliest pending instant).
-    fn apply_batch(&mut self, t: Time) {
-        self.charge(t);
-        while let Some(&(at, cpu, code)) = self.pending.front() {
-            if at != t {
-                break;
-            }
             self.pending.pop_front();
-            self.set_thread(cpu as usize, code);
-        }
-        if self.dirty_cores.is_empty() {
-            return; // every change in the batch was undone within it
-        }
-        let mut cores_changed = false;
-        while let Some(core) = self.dirty_cores.pop() {
-            cores_changed |= self.update_core(core as usize);
-        }
-        if cores_changed {
-            self.update_package();
+            self.apply(t, cpu as usize, code);
         }
     }
 
-    /// Sets one thread's activity and marks its core for re-evaluation.
-    fn set_thread(&mut self, cpu: usize, code: u8) {
-        let thread = &mut self.threads[cpu];
-        let old = thread.code;
+    /// Applies one thread's change at `t`, then its core's and the package's consequences.
+    fn apply(&mut self, t: Time, cpu: usize, code: u8) {
+        let old = self.threads[cpu].code;
         if old == code {
             return;
         }
-        thread.code = code;
-        let k = thread.core;
-        let core = &mut self.cores[k as usize];
+        self.charge(t);
+        self.threads[cpu].code = code;
+        let k = self.threads[cpu].core as usize;
+        let core = &mut self.cores[k];
         if old == EXECUTING {
             core.busy -= 1;
             if core.busy == 1 {
@@ -346,16 +377,14 @@ impl EnergyMeter {
                 self.smt_busy_cores += 1;
             }
         }
-        if !core.dirty {
-            core.dirty = true;
-            self.dirty_cores.push(k);
+        if self.update_core(k, t) {
+            self.update_package(t);
         }
     }
 
-    /// Re-evaluates a core's state from its threads; returns whether it changed.
-    fn update_core(&mut self, k: usize) -> bool {
+    /// Re-evaluates core `k`'s state from its threads at `t`; returns whether it changed.
+    fn update_core(&mut self, k: usize, t: Time) -> bool {
         let core = self.cores[k];
-        self.cores[k].dirty = false;
         let was = core.state;
         let now_state = if core.busy > 0 {
             EXECUTING
@@ -363,7 +392,7 @@ impl EnergyMeter {
             let n = self.threads_per_core;
             self.core_threads[k * n..][..n]
                 .iter()
-                .map(|&t| self.threads[t as usize].code)
+                .map(|&c| self.threads[c as usize].code)
                 .min()
                 .unwrap_or(0)
         };
@@ -371,61 +400,65 @@ impl EnergyMeter {
             return false;
         }
         self.cores[k].state = now_state;
+        self.cores[k].since = t;
         if was == EXECUTING {
             self.active_cores -= 1;
         } else {
-            self.idle_cores_in[was as usize] -= 1;
-            if self.idle_cores_in[was as usize] == 0 {
-                self.idle_mask &= !(1 << was);
+            let s = was as usize;
+            self.idle_cores_in[s] -= 1;
+            if self.idle_cores_in[s] == 0 {
+                self.idle_mask &= !(1 << s);
             }
-            let (w_idle, w_busy) = self.state_nw[was as usize];
+            let (w_idle, w_busy) = self.state_nw[s];
             self.idle_nw.0 -= w_idle;
             self.idle_nw.1 -= w_busy;
-            // Leaving a deeper state for a shallower one or for execution costs its exit.
-            if now_state == EXECUTING || now_state < was {
-                self.add_wake(self.wake_j[was as usize]);
+            // Leaving a deeper state for a shallower one or for execution costs its exit,
+            // unless the state lasted no time at all (see the module note).
+            if (now_state == EXECUTING || now_state < was) && core.since < t {
+                self.acc.core_exits[s] += 1;
             }
         }
         if now_state == EXECUTING {
             self.active_cores += 1;
         } else {
-            self.idle_cores_in[now_state as usize] += 1;
-            self.idle_mask |= 1 << now_state;
-            let (w_idle, w_busy) = self.state_nw[now_state as usize];
+            let s = now_state as usize;
+            self.idle_cores_in[s] += 1;
+            self.idle_mask |= 1 << s;
+            let (w_idle, w_busy) = self.state_nw[s];
             self.idle_nw.0 += w_idle;
             self.idle_nw.1 += w_busy;
         }
         true
     }
 
-    fn add_wake(&mut self, joules: f64) {
-        if self.measuring {
-            self.totals.wake_j += joules;
-        }
-    }
-
-    fn update_package(&mut self) {
+    fn update_package(&mut self, t: Time) {
         let new = if self.active_cores > 0 {
-            None
+            PKG_ACTIVE
         } else {
-            let shallowest = self.idle_mask.trailing_zeros() as usize;
-            Some(self.pkg_state_for[shallowest])
+            self.pkg_state_for[self.idle_mask.trailing_zeros() as usize]
         };
-        if new == self.pkg_state {
+        let old = self.pkg_state;
+        if new == old {
             return;
         }
-        if let Some(old) = self.pkg_state
-            && old != usize::MAX
-        {
-            let leaving = match new {
-                None | Some(usize::MAX) => true,
-                Some(n) => n < old,
-            };
-            if leaving {
-                self.add_wake(self.pkg_states[old].2);
-            }
+        // Leaving a package C-state for activity, for none or for a shallower one costs its
+        // exit, unless it lasted no time at all.
+        if old < NO_PC && (new >= NO_PC || new < old) && self.pkg_since < t {
+            self.acc.pkg_exits[old] += 1;
         }
         self.pkg_state = new;
+        self.pkg_since = t;
+    }
+}
+
+impl Integrals {
+    fn new(idle_states: usize, pkg_states: usize) -> Integrals {
+        Integrals {
+            pkg_state_ns: vec![0; pkg_states],
+            core_exits: vec![0; idle_states],
+            pkg_exits: vec![0; pkg_states],
+            ..Integrals::default()
+        }
     }
 }
 
@@ -519,25 +552,44 @@ mod tests {
 
     #[test]
     fn smt_and_wake_energy_are_counted() {
+        // Everything sleeps in the deepest state from 0; at 1 ms the two threads of core 1
+        // (CPUs 1 and 5) wake and run to the end: one core exit and one package exit.
         let m = xps13_7390();
         let mut e = EnergyMeter::new(&m);
         for c in 0..8 {
             e.set(c, 0, Activity::Idle(8));
         }
         e.start_window(0);
-        e.set(1, 0, Activity::Executing);
-        e.set(5, 0, Activity::Executing);
+        e.set(1, 1_000_000, Activity::Executing);
+        e.set(5, 1_000_000, Activity::Executing);
         let t = e.finish(1_000_000_000);
         let p = &m.power;
-        let want = p.package_active_w + p.core_active_w + p.smt_extra_w;
-        let wake = (m.idle_states[8].wake_energy_uj
-            + p.package_states.last().unwrap().exit_energy_uj)
-            * 1e-6;
+        let pc10 = p.package_states.last().unwrap();
+        let wake = (m.idle_states[8].wake_energy_uj + pc10.exit_energy_uj) * 1e-6;
+        assert!((t.wake_j - wake).abs() < 1e-15, "{} vs {wake}", t.wake_j);
+        let want_j = 0.999 * (p.package_active_w + p.core_active_w + p.smt_extra_w)
+            + 0.001 * (pc10.power_w + 4.0 * m.idle_states[8].core_w)
+            + 0.999 * 3.0 * m.idle_states[8].core_w_pkg_active
+            + wake;
         assert!(
-            (watts(&t) - want - wake).abs() < 1e-9,
-            "{} vs {}",
-            watts(&t),
-            want + wake
+            (watts(&t) - want_j).abs() < 1e-9,
+            "{} vs {want_j}",
+            watts(&t)
         );
+        assert_eq!(t.package_idle_ns, 1_000_000);
+    }
+
+    #[test]
+    fn a_state_that_lasts_no_time_costs_no_exit() {
+        // All idle deep at 0 and awake again at 0: nothing was ever left.
+        let m = xps13_7390();
+        let mut e = EnergyMeter::new(&m);
+        e.start_window(0);
+        for c in 0..8 {
+            e.set(c, 0, Activity::Idle(8));
+        }
+        e.set(1, 0, Activity::Executing);
+        let t = e.finish(1_000);
+        assert_eq!(t.wake_j, 0.0);
     }
 }
