@@ -26,18 +26,21 @@ pub struct Etime;
 ///
 /// Invariant: `fire_at == NEVER` iff `state == OneshotStopped` or nothing is armed; otherwise
 /// `fire_at >= the time of the programming call + min_delta` clamped as documented.
+///
+/// `repr(C)`: the fields every programming touches come first, in one cache line.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct ClockEventDevice {
-    /// Minimum programmable delta.
-    pub min_delta_ns: u64,
-    /// Maximum programmable delta.
-    pub max_delta_ns: u64,
     /// Absolute time the kernel asked for (`next_event`).
     pub next_event: Time,
     /// When the interrupt will be raised.
     fire_at: Time,
     /// Current state.
     pub state: CeState,
+    /// Minimum programmable delta.
+    pub min_delta_ns: u64,
+    /// Maximum programmable delta.
+    pub max_delta_ns: u64,
     /// Forced min-delta programmings (`retries` in timer_list).
     pub retries: u64,
     /// Programmings done (each costs `clockevent_program_ns`, a VM exit in a guest).

@@ -3,12 +3,12 @@
 //!
 //! Design note. The kernel keeps each clock base's timers in an rbtree ordered by hard expiry
 //! with a cached leftmost node. A CPU of the twin holds a handful of timers (the tick, a
-//! watchdog, a task's nanosleep, background sources), so they all sit in one small unordered
-//! vector preallocated at setup, each entry tagged with its base: start and cancel are a push
-//! and a swap-remove, and each base's first timer, its smallest `(hard expiry, id)`, is cached
-//! like the kernel's leftmost node (ids are unique, so the order is total and does not depend
-//! on where an entry sits). A cache is rescanned only when its own timer leaves or moves
-//! later; nothing allocates after [`HrtimerCpuBase::new`].
+//! watchdog, a task's nanosleep, background sources), so the queues are the timer slab itself,
+//! preallocated at setup: each timer carries its base and a queued flag, start and cancel only
+//! set fields, and each base's first timer, its smallest `(hard expiry, id)`, is cached like
+//! the kernel's leftmost node (ids are unique, so the order is total). A cache is rescanned
+//! only when its own timer leaves or moves later; nothing allocates after
+//! [`HrtimerCpuBase::new`].
 //! The active-bases mask means an empty base is never looked at (the 2015 "lean hrtimer" rule).
 //!
 //! All clock bases share the monotonic timeline here (no clock has been set during a run, so
@@ -42,7 +42,7 @@ pub enum ClockBase {
 }
 
 /// `HrtimerCpuBase::firsts` of an empty base (no timer has id `u16::MAX`).
-const EMPTY_BASE: (Time, u16) = (NEVER, u16::MAX);
+const NO_TIMER: u16 = u16::MAX;
 
 /// Index of a timer in its CPU's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -96,25 +96,27 @@ pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
 }
 
 /// One CPU's hrtimer bases. `F` is what a timer does when it expires (the twin's callback enum).
+///
+/// `repr(C)`: what every interrupt reads comes first; the statistics last.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct HrtimerCpuBase<F> {
-    timers: Vec<Hrtimer<F>>,
-    /// Every queued timer once, as `(hard, id, base)`, in no order. One list for all bases
-    /// keeps the per-CPU state small (it is touched on every interrupt); a base's timers are
-    /// the entries carrying its index.
-    queue: Vec<(Time, u16, u8)>,
-    /// Per base, its smallest `(hard, id)`, or `EMPTY_BASE`. Invariant: equal to the minimum
-    /// over the base's entries in `queue` at all times.
-    firsts: [(Time, u16); MAX_CLOCK_BASES],
-    /// Bit i set iff base i holds a queued timer.
-    active_bases: u8,
     /// The expiry the clock event device is programmed for.
     pub expires_next: Time,
+    /// The CPU's timers, queued or not; a base's queue is its timers with `queued` set. A CPU
+    /// has a handful, so this one small slab is all the per-CPU hrtimer memory an interrupt
+    /// touches.
+    timers: Vec<Hrtimer<F>>,
+    /// Per base, the id of its first timer (smallest `(hard, id)` among its queued timers), or
+    /// `NO_TIMER`. Invariant: always that minimum.
+    firsts: [u16; MAX_CLOCK_BASES],
+    /// Bit i set iff base i holds a queued timer.
+    active_bases: u8,
     /// Inside the expiry interrupt (suppresses reprogramming from callbacks).
     pub in_hrtirq: bool,
     /// The last interrupt gave up re-arming; earlier re-arms are suppressed until the next one.
     pub hang_detected: bool,
-    /// Expiry interrupts (`.nr_events`).
+    /// Expiry interrupts (`.nr_events`; counted on every interrupt, so kept with the hot part).
     pub nr_events: u64,
     /// Failed re-arms that caused another pass (`.nr_retries`).
     pub nr_retries: u64,
@@ -130,8 +132,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
     pub fn new(capacity: usize) -> Self {
         HrtimerCpuBase {
             timers: Vec::with_capacity(capacity),
-            queue: Vec::with_capacity(capacity),
-            firsts: [EMPTY_BASE; MAX_CLOCK_BASES],
+            firsts: [NO_TIMER; MAX_CLOCK_BASES],
             active_bases: 0,
             expires_next: NEVER,
             in_hrtirq: false,
@@ -195,23 +196,27 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// The first timer of base `b`: its smallest `(hard, id)`.
     #[inline]
     fn first(&self, b: usize) -> Option<(Time, u16)> {
-        let f = self.firsts[b];
-        (f != EMPTY_BASE).then_some(f)
+        let id = self.firsts[b];
+        (id != NO_TIMER).then(|| (self.timers[usize::from(id)].hard, id))
     }
 
-    /// The smallest `(hard, id)` of base `b` by a scan of the queue.
+    /// The smallest `(hard, id)` of base `b` by a scan of the timers.
     fn scan_first(&self, b: usize) -> Option<(Time, u16)> {
-        self.queue
+        self.timers
             .iter()
-            .filter(|e| usize::from(e.2) == b)
-            .map(|&(hard, id, _)| (hard, id))
+            .enumerate()
+            .filter(|(_, t)| t.queued && usize::from(t.base) == b)
+            .map(|(id, t)| (t.hard, id as u16))
             .min()
     }
 
     fn rescan(&mut self, b: usize) {
-        self.firsts[b] = self.scan_first(b).unwrap_or(EMPTY_BASE);
-        if self.firsts[b] == EMPTY_BASE {
-            self.active_bases &= !(1 << b);
+        match self.scan_first(b) {
+            Some((_, id)) => self.firsts[b] = id,
+            None => {
+                self.firsts[b] = NO_TIMER;
+                self.active_bases &= !(1 << b);
+            }
         }
     }
 
@@ -220,11 +225,8 @@ impl<F: Copy> HrtimerCpuBase<F> {
         if !t.queued {
             return;
         }
-        if let Some(pos) = self.queue.iter().position(|e| e.1 == id.0) {
-            self.queue.swap_remove(pos);
-        }
         self.timers[id.0 as usize].queued = false;
-        if self.firsts[t.base as usize].1 == id.0 {
+        if self.firsts[t.base as usize] == id.0 {
             self.rescan(t.base as usize);
         }
     }
@@ -239,25 +241,17 @@ impl<F: Copy> HrtimerCpuBase<F> {
         t.soft = soft;
         t.hard = hard;
         let base = t.base;
-        let was_queued = std::mem::replace(&mut t.queued, true);
-        let q = &mut self.queue;
+        t.queued = true;
         let key = (hard, id.0);
-        // Invariant: a queued timer has exactly one entry, carrying its own base.
-        match was_queued
-            .then(|| q.iter().position(|e| e.1 == id.0))
-            .flatten()
-        {
-            Some(pos) => q[pos].0 = hard,
-            None => q.push((hard, id.0, base)),
-        }
         self.active_bases |= 1 << base;
         let b = base as usize;
-        if key < self.firsts[b] {
-            self.firsts[b] = key;
-        } else if self.firsts[b].1 == id.0 {
-            self.rescan(b); // the first timer moved later
+        match self.first(b) {
+            // It was the first and has moved (its own expiry is already the new one).
+            Some((_, first)) if first == id.0 => self.rescan(b),
+            Some(first) if first <= key => {}
+            _ => self.firsts[b] = id.0,
         }
-        hard < self.expires_next && self.firsts[b] == key
+        hard < self.expires_next && self.firsts[b] == id.0
     }
 
     /// Removes `id` if queued; returns whether it was.
@@ -286,10 +280,11 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// Earliest hard expiry ignoring timer `except` (e.g. the tick when asking for the sleep
     /// length "if the tick were stopped").
     pub fn next_hard_expiry_except(&self, except: TimerId) -> Time {
-        self.queue
+        self.timers
             .iter()
-            .filter(|e| e.1 != except.0)
-            .map(|e| e.0)
+            .enumerate()
+            .filter(|&(id, t)| t.queued && id != usize::from(except.0))
+            .map(|(_, t)| t.hard)
             .min()
             .unwrap_or(NEVER)
     }
@@ -314,7 +309,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Number of queued timers.
     pub fn queued(&self) -> usize {
-        self.queue.len()
+        self.timers.iter().filter(|t| t.queued).count()
     }
 }
 

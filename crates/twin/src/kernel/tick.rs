@@ -85,24 +85,27 @@ pub fn next_event(i: &NextEventInput) -> Option<Time> {
 }
 
 /// Per-CPU tick-sched state (`struct tick_sched`, the parts the model uses).
+///
+/// `repr(C)`: the fields read on every tick and idle entry come first.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct TickSched {
-    /// Inside the idle loop.
-    pub inidle: bool,
     /// The periodic tick is stopped.
     pub stopped: bool,
-    /// Expiry of the tick pending when it was stopped (restart keeps this phase).
-    pub last_tick: Time,
+    /// Inside the idle loop.
+    pub inidle: bool,
+    /// sched_timer expiries (tick handler runs).
+    pub ticks: u64,
     /// Expiry programmed while stopped (`NEVER` if none).
     pub next_tick: Time,
+    /// Expiry of the tick pending when it was stopped (restart keeps this phase).
+    pub last_tick: Time,
+    /// Since when the tick is stopped (valid while `stopped`).
+    pub stopped_since: Time,
     /// Stop attempts that passed the gate (`.idle_calls`, ≥4.17 semantics).
     pub idle_calls: u64,
     /// Of those, the ones that stopped or kept the tick stopped (`.idle_sleeps`).
     pub idle_sleeps: u64,
-    /// sched_timer expiries (tick handler runs).
-    pub ticks: u64,
-    /// Since when the tick is stopped (valid while `stopped`).
-    pub stopped_since: Time,
     /// Accumulated stopped time in the window (ns).
     pub stopped_ns: u64,
     /// Failed stop attempts on a busy nohz_full CPU, by dependency.
