@@ -569,26 +569,40 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         warmup_ns: 0,
         seed: 1,
     };
-    let points = [
-        e1::scenario(e1::Mode::NohzFull, 0, run),
-        e1::scenario(e1::Mode::NohzFull, 8, run),
-        e2::scenario(false, run),
-        e2::scenario(true, run),
+    // Each point builds its simulation the way its experiment runs it: E1 integrates power,
+    // E2 does not (it reports frame tables); the last point shows what power would cost E2.
+    type Build = Box<dyn Fn() -> Result<ticklab_twin::Sim, ticklab_twin::SimError>>;
+    let flier = ticklab_twin::workloads::frames::DEFAULT_FLIER_NS;
+    let points: Vec<(&str, Build)> = vec![
+        (
+            "e1 nohz_full idle",
+            Box::new(move || ticklab_twin::Sim::new(&e1::scenario(e1::Mode::NohzFull, 0, run))),
+        ),
+        (
+            "e1 nohz_full 8",
+            Box::new(move || ticklab_twin::Sim::new(&e1::scenario(e1::Mode::NohzFull, 8, run))),
+        ),
+        ("e2 no-skew", Box::new(move || e2::sim(false, run, flier))),
+        ("e2 skew", Box::new(move || e2::sim(true, run, flier))),
+        (
+            "e2 no-skew+power",
+            Box::new(move || ticklab_twin::Sim::new(&e2::scenario(false, run))),
+        ),
     ];
     println!(
-        "{:<16} {:>11} {:>9} {:>22} {:>22}",
+        "{:<18} {:>11} {:>9} {:>22} {:>22}",
         "point", "events", "x real", "M events/s wall", "M events/s thread CPU"
     );
     println!(
-        "{:<16} {:>11} {:>9} {:>22} {:>22}",
+        "{:<18} {:>11} {:>9} {:>22} {:>22}",
         "", "", "(best)", "best / median", "best / median"
     );
-    for s in points {
+    for (name, build) in &points {
         let mut walls = Vec::new();
         let mut cpus = Vec::new();
         let mut events = 0;
         for _ in 0..a.repeat {
-            let mut sim = ticklab_twin::Sim::new(&s).map_err(|e| input_error(e.to_string()))?;
+            let mut sim = build().map_err(|e| input_error(e.to_string()))?;
             let cpu0 = thread_cpu_ns();
             let t0 = Instant::now();
             sim.run(|_| {});
@@ -604,8 +618,8 @@ pub fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         };
         let real = duration_ns as f64 / 1e9 / walls.iter().copied().fold(f64::MAX, f64::min);
         println!(
-            "{:<16} {:>11} {:>9.0} {:>22} {:>22}",
-            s.name,
+            "{:<18} {:>11} {:>9.0} {:>22} {:>22}",
+            name,
             events,
             real,
             rate(&mut walls),

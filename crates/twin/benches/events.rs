@@ -1,6 +1,8 @@
 //! Simulated events per second on E1 points (idle: few events, mostly the housekeeping tick;
 //! 8 hogs: the busiest E1 point) and on the two E2 configurations (64 CPUs, 60 frame
-//! workers). `cargo bench -p ticklab-twin`, or `ticklab bench`.
+//! workers, built as the experiment builds them), plus the event-queue structures on a
+//! 64-CPU hold workload. `cargo bench -p ticklab-twin`, or `ticklab bench` for the
+//! simulation points with thread CPU time.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ticklab_spec::scenario::Run;
@@ -41,13 +43,14 @@ fn events(c: &mut Criterion) {
             warmup_ns: 0,
             seed: 1,
         };
-        let s = e2::scenario(skew, run);
-        let mut probe = Sim::new(&s).unwrap();
+        // Built as `ticklab experiment e2` builds it (no power integration).
+        let flier = ticklab_twin::workloads::frames::DEFAULT_FLIER_NS;
+        let mut probe = e2::sim(skew, run, flier).unwrap();
         probe.run(|_| {});
         g.throughput(Throughput::Elements(probe.events()));
         g.bench_function(if skew { "skew" } else { "no-skew" }, |b| {
             b.iter(|| {
-                let mut sim = Sim::new(&s).unwrap();
+                let mut sim = e2::sim(skew, run, flier).unwrap();
                 sim.run(|_| {});
                 sim.events()
             })
@@ -56,5 +59,39 @@ fn events(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, events);
+/// The queue alone: 64 CPUs, each step takes the earliest CPU and moves it a pseudo-random
+/// 1–1024 µs later (the "hold" model of priority-queue benchmarks), as `Sim::step` does.
+fn queues(c: &mut Criterion) {
+    use ticklab_twin::engine::{BinaryHeapQueue, DaryTree, EventQueue, TournamentTree};
+    fn hold(q: &mut impl EventQueue, steps: u64) -> u64 {
+        for cpu in 0..64 {
+            q.set(cpu, cpu as u64 * 997);
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut sum = 0;
+        for _ in 0..steps {
+            let (t, cpu) = q.peek().expect("64 CPUs are always pending");
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            q.set(cpu, t + 1_000 + (x & 0xF_FFFF));
+            sum += t;
+        }
+        sum
+    }
+    let steps = 1_000_000;
+    let mut g = c.benchmark_group("queue");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(steps));
+    g.bench_function("dary-8", |b| b.iter(|| hold(&mut DaryTree::new(64), steps)));
+    g.bench_function("binary-tree", |b| {
+        b.iter(|| hold(&mut TournamentTree::new(64), steps))
+    });
+    g.bench_function("binary-heap", |b| {
+        b.iter(|| hold(&mut BinaryHeapQueue::new(64), steps))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, events, queues);
 criterion_main!(benches);

@@ -7,7 +7,7 @@
 //! writes. Same scenario and seed, byte-identical report.
 //!
 //! Map of the code:
-//! * [`engine`] — virtual time, the per-CPU event queue ([`engine::DaryTree`]), the
+//! * [`engine`] — virtual time, the per-CPU event queue ([`engine::TournamentTree`]), the
 //!   seeded RNG with per-CPU streams. Read first.
 //! * [`kernel`] — one module per kernel concept: [`kernel::hrtimer`], [`kernel::tick`]
 //!   (tick-sched rules, skew, next event), [`kernel::timekeeping`] (jiffies and the duty),

@@ -118,14 +118,22 @@ impl Outcome {
 
 /// Runs one configuration with the flier threshold `flier_ns`.
 pub fn run_one(skew: bool, run: Run, flier_ns: u64) -> Result<Outcome, SimError> {
-    let mut sim = Sim::new(&scenario(skew, run))?;
-    sim.set_flier_threshold_ns(flier_ns);
+    let mut sim = sim(skew, run, flier_ns)?;
     sim.run(|_| {});
     Ok(Outcome {
         skew,
         events: sim.events(),
         report: sim.report(),
     })
+}
+
+/// The simulation of configuration (a) or (b) as the experiment runs it: frame fliers above
+/// `flier_ns`, and no power integration (E2 reports frame tables, not watts).
+pub fn sim(skew: bool, run: Run, flier_ns: u64) -> Result<Sim, SimError> {
+    let mut sim = Sim::new(&scenario(skew, run))?;
+    sim.set_flier_threshold_ns(flier_ns);
+    sim.without_energy();
+    Ok(sim)
 }
 
 /// Runs (a) and (b) on up to two threads; `progress(done)` after each.

@@ -24,7 +24,7 @@
 mod setup;
 
 use crate::engine::rng::Stream;
-use crate::engine::{DaryTree, EventQueue, NEVER, Time};
+use crate::engine::{EventQueue, NEVER, Time, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::{Activity, EnergyMeter};
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
@@ -209,10 +209,11 @@ pub struct Sim {
     now: Time,
     window_start: Time,
     end: Time,
-    queue: DaryTree,
+    queue: TournamentTree,
     cpus: Vec<Cpu>,
     tk: Timekeeping,
-    energy: EnergyMeter,
+    /// The power model; `None` once [`Sim::without_energy`] was called.
+    energy: Option<EnergyMeter>,
     sources: Vec<SourceRt>,
     messages: Vec<KernelMessage>,
     hang_reported: bool,
@@ -246,6 +247,13 @@ impl Sim {
     /// Simulated end time (warm-up + window).
     pub fn end(&self) -> Time {
         self.end
+    }
+
+    /// Stops integrating power: the report then has no `energy` section. For experiments
+    /// that report no power (E2's frame tables), where the meter's bookkeeping at every
+    /// C-state change was about a seventh of the run time.
+    pub fn without_energy(&mut self) {
+        self.energy = None;
     }
 
     /// Sets the frame flier threshold (default 10 µs, experiments.md E2).
@@ -292,7 +300,9 @@ impl Sim {
         debug_assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
         self.now = t;
         self.events += 1;
-        self.energy.apply_until(t);
+        if let Some(e) = &mut self.energy {
+            e.apply_until(t);
+        }
         let cpu = &self.cpus[c];
         let due = cpu.next_slot();
         if cpu.slots[SLOT_DEVICE] == due {
@@ -320,7 +330,9 @@ impl Sim {
 
     fn open_window(&mut self, at: Time) {
         self.window_open = true;
-        self.energy.start_window(at);
+        if let Some(e) = &mut self.energy {
+            e.start_window(at);
+        }
         self.tk.start_window(at);
         for cpu in &mut self.cpus {
             cpu.loc = 0;
@@ -409,7 +421,9 @@ impl Sim {
         } else {
             t + self.states[stay.actual as usize].exit_latency_ns
         };
-        self.energy.set(c, exec, Activity::Executing);
+        if let Some(e) = &mut self.energy {
+            e.set(c, exec, Activity::Executing);
+        }
         exec
     }
 
@@ -548,7 +562,9 @@ impl Sim {
         } else {
             Activity::Idle(actual as u8)
         };
-        self.energy.set(c, now, act);
+        if let Some(e) = &mut self.energy {
+            e.set(c, now, act);
+        }
         self.cpus[c].busy_until(now);
     }
 
@@ -1110,36 +1126,11 @@ impl Sim {
                     .collect(),
             });
         }
-        let totals = self.energy.finish(end);
         let secs = duration_ns as f64 * 1e-9;
-        let raw_j = totals.package_j + totals.core_active_j + totals.core_idle_j + totals.wake_j;
-        let mut breakdown = vec![
-            ("package".to_string(), totals.package_j),
-            ("cores_active".to_string(), totals.core_active_j),
-            ("cores_idle".to_string(), totals.core_idle_j),
-            ("wakeups".to_string(), totals.wake_j),
-        ];
-        let mut joules = raw_j;
-        if let Some(pl) = self.power_limit_w
-            && secs > 0.0
-            && raw_j / secs > pl
-        {
-            // RAPL holds the running average at PL1 by lowering the busy cores' frequency.
-            let cut = raw_j - pl * secs;
-            breakdown.push(("rapl_pl1_cut".to_string(), -cut));
-            joules = pl * secs;
-        }
-        let energy = EnergyReport {
-            watts: if secs > 0.0 { joules / secs } else { 0.0 },
-            joules,
-            package_idle_fraction: if totals.measured_ns > 0 {
-                totals.package_idle_ns as f64 / totals.measured_ns as f64
-            } else {
-                0.0
-            },
-            breakdown,
-            modelled: true,
-        };
+        let energy = self
+            .energy
+            .as_mut()
+            .map(|meter| energy_report(meter.finish(end), secs, self.power_limit_w));
         let tks = self.tk.stats;
         let timekeeping = TimekeepingReport {
             max_jiffies_gap_ns: tks.max_gap_ns,
@@ -1248,13 +1239,49 @@ impl Sim {
             hz: self.hz,
             duration_ns,
             cpus,
-            energy: Some(energy),
+            energy,
             messages,
             timekeeping: Some(timekeeping),
             hrtimer: Some(hrtimer),
             workloads,
             warnings: Vec::new(),
         }
+    }
+}
+
+/// The report's energy section from the meter's totals over `secs` (RAPL PL1 applied).
+fn energy_report(
+    totals: crate::hw::energy::EnergyTotals,
+    secs: f64,
+    power_limit_w: Option<f64>,
+) -> EnergyReport {
+    let raw_j = totals.package_j + totals.core_active_j + totals.core_idle_j + totals.wake_j;
+    let mut breakdown = vec![
+        ("package".to_string(), totals.package_j),
+        ("cores_active".to_string(), totals.core_active_j),
+        ("cores_idle".to_string(), totals.core_idle_j),
+        ("wakeups".to_string(), totals.wake_j),
+    ];
+    let mut joules = raw_j;
+    if let Some(pl) = power_limit_w
+        && secs > 0.0
+        && raw_j / secs > pl
+    {
+        // RAPL holds the running average at PL1 by lowering the busy cores' frequency.
+        let cut = raw_j - pl * secs;
+        breakdown.push(("rapl_pl1_cut".to_string(), -cut));
+        joules = pl * secs;
+    }
+    EnergyReport {
+        watts: if secs > 0.0 { joules / secs } else { 0.0 },
+        joules,
+        package_idle_fraction: if totals.measured_ns > 0 {
+            totals.package_idle_ns as f64 / totals.measured_ns as f64
+        } else {
+            0.0
+        },
+        breakdown,
+        modelled: true,
     }
 }
 

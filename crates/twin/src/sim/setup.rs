@@ -3,7 +3,7 @@
 
 use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
 use crate::engine::rng::streams;
-use crate::engine::{CPU_BITS, DaryTree, EventQueue, MAX_EVENT_TIME, NEVER};
+use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
@@ -360,10 +360,10 @@ impl Sim {
             now: 0,
             window_start: warmup,
             end: warmup + scenario.run.duration_ns,
-            queue: DaryTree::new(nr as usize),
+            queue: TournamentTree::new(nr as usize),
             cpus,
             tk,
-            energy: EnergyMeter::new(m),
+            energy: Some(EnergyMeter::new(m)),
             sources,
             messages: std::mem::take(&mut messages),
             hang_reported: false,

@@ -23,16 +23,24 @@ const HIST_MAX_NS: u64 = 60_000_000_000;
 /// Start of frame `k` relative to the group's `t0`: `round(k × 1e9 / freq)` ns.
 #[inline]
 pub fn frame_offset_ns(k: u64, frequency_hz: f64) -> u64 {
-    if frequency_hz.fract() == 0.0 {
-        // Exact integer rounding (half up) for integral frequencies.
-        let f = frequency_hz as u64;
-        // u64 whenever it fits (k < ~9e9 frames), which avoids a 128-bit division per frame.
-        match k.checked_mul(2_000_000_000).and_then(|n| n.checked_add(f)) {
+    offset_ns(k, frequency_hz, integral_hz(frequency_hz))
+}
+
+/// The frequency as an integer when it is one (then frame starts are exact integer math).
+fn integral_hz(frequency_hz: f64) -> Option<u64> {
+    (frequency_hz.fract() == 0.0 && frequency_hz >= 1.0).then_some(frequency_hz as u64)
+}
+
+#[inline]
+fn offset_ns(k: u64, frequency_hz: f64, integral: Option<u64>) -> u64 {
+    match integral {
+        // Exact integer rounding (half up) for integral frequencies; u64 whenever it fits
+        // (k < ~9e9 frames), which avoids a 128-bit division per frame.
+        Some(f) => match k.checked_mul(2_000_000_000).and_then(|n| n.checked_add(f)) {
             Some(n) => n / (2 * f),
             None => ((k as u128 * 2_000_000_000 + f as u128) / (2 * f as u128)) as u64,
-        }
-    } else {
-        (k as f64 * 1e9 / frequency_hz).round() as u64
+        },
+        None => (k as f64 * 1e9 / frequency_hz).round() as u64,
     }
 }
 
@@ -48,6 +56,8 @@ pub struct FrameGroup {
     pub name: String,
     /// Frames per second.
     pub frequency_hz: f64,
+    /// `frequency_hz` as an integer when it is one (decided once, not per frame).
+    integral_hz: Option<u64>,
     /// Work units per frame.
     pub loop_units: u64,
     /// Undisturbed compute time of one frame (ns).
@@ -75,6 +85,7 @@ impl FrameGroup {
         FrameGroup {
             name,
             frequency_hz,
+            integral_hz: integral_hz(frequency_hz),
             loop_units,
             work_ns: (loop_units as f64 * work_unit_ns).round() as u64,
             t0,
@@ -88,7 +99,7 @@ impl FrameGroup {
     /// Nominal start of frame `k`.
     #[inline]
     pub fn start(&self, k: u64) -> Time {
-        self.t0 + frame_offset_ns(k, self.frequency_hz)
+        self.t0 + offset_ns(k, self.frequency_hz, self.integral_hz)
     }
 }
 
