@@ -148,9 +148,39 @@ trait MomentInt:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
 {
+    /// `⌊self ÷ count⌋` for a pass's `count` (1..=8 intervals kept).
+    fn div_count(self, count: u64) -> Self;
 }
-impl MomentInt for u64 {}
-impl MomentInt for u128 {}
+
+/// `⌈2^33 ÷ n⌉` for n = 1..=8, index n − 1: `⌊x ÷ n⌋ = (x · RECIP[n − 1]) >> 33` for every
+/// `x < 2^30` (with `RECIP = (2^33 + e) ÷ n`, `0 ≤ e < n`, the error term `x·e ÷ (n·2^33)` is
+/// below `1 ÷ n`, too small to carry the fraction `x ÷ n` past an integer). The pass mean is
+/// on every idle entry, and a hardware division was the largest single cost of menu.
+const RECIP_33: [u64; INTERVALS] = {
+    let mut r = [0; INTERVALS];
+    let mut n = 1;
+    while n <= INTERVALS as u64 {
+        r[n as usize - 1] = (1u64 << 33).div_ceil(n);
+        n += 1;
+    }
+    r
+};
+
+impl MomentInt for u64 {
+    #[inline]
+    fn div_count(self, count: u64) -> Self {
+        // The u64 path is taken only when the eight intervals sum below 2^30.
+        debug_assert!(self < 1 << 30 && (1..=INTERVALS as u64).contains(&count));
+        (self * RECIP_33[count as usize - 1]) >> 33
+    }
+}
+
+impl MomentInt for u128 {
+    #[inline]
+    fn div_count(self, count: u64) -> Self {
+        self / u128::from(count)
+    }
+}
 
 /// The intervals kept by a pass of [`typical_interval_us`], as count, sum and sum of squares.
 #[derive(Clone, Copy)]
@@ -193,7 +223,7 @@ impl<W: MomentInt> Moments<W> {
     #[inline]
     fn pass(&self) -> Pass {
         let n = W::from(self.count);
-        let avg = self.sum / n;
+        let avg = self.sum.div_count(self.count);
         // Σ(v − avg)² = sum_sq − avg·(sum + r), where sum + r = 2·sum − n·avg.
         let dev = self.sum_sq - avg * (self.sum + self.sum - avg * n);
         let typical = || Pass::Done(Some(avg.try_into().expect("a mean of u32s fits a u32")));
@@ -751,6 +781,24 @@ mod tests {
         Selection,
         &'a str,
     );
+
+    #[test]
+    fn reciprocal_division_is_exact() {
+        // Every divisor, at and around the multiples where a floor changes, up to 2^30.
+        for n in 1..=INTERVALS as u64 {
+            for x in (0..1u64 << 30)
+                .step_by(7_919)
+                .chain(
+                    (1..(1u64 << 30) / n)
+                        .step_by(9_973)
+                        .flat_map(|q| [q * n - 1, q * n]),
+                )
+                .chain([(1 << 30) - 1])
+            {
+                assert_eq!(x.div_count(n), x / n, "{x} / {n}");
+            }
+        }
+    }
 
     #[test]
     fn select_table() {
