@@ -60,8 +60,18 @@ pub fn which_bucket(sleep_ns: u64) -> usize {
 
 /// `sleep_ns × factor ÷ UNITY`, rounded to nearest and saturating.
 pub fn scale_by_factor(sleep_ns: u64, factor: u32) -> u64 {
-    let product = u128::from(sleep_ns) * u128::from(factor);
-    u64::try_from((product + u128::from(UNITY / 2)) / u128::from(UNITY)).unwrap_or(u64::MAX)
+    // 64-bit unless the product overflows (sleep lengths near "never"); this runs at every
+    // idle entry.
+    match sleep_ns
+        .checked_mul(u64::from(factor))
+        .and_then(|p| p.checked_add(UNITY / 2))
+    {
+        Some(p) => p / UNITY,
+        None => {
+            let product = u128::from(sleep_ns) * u128::from(factor);
+            u64::try_from((product + u128::from(UNITY / 2)) / u128::from(UNITY)).unwrap_or(u64::MAX)
+        }
+    }
 }
 
 /// The correction factor after one idle period that lasted `measured_ns` (already capped at
@@ -70,7 +80,8 @@ pub fn updated_factor(old: u32, measured_ns: u64, expected_ns: u64) -> u32 {
     let kept = u64::from(old) - u64::from(old) / DECAY;
     let sample = if expected_ns > 0 && measured_ns < MAX_INTERESTING_NS {
         // measured ≤ expected, so the sample is at most RESOLUTION.
-        (u128::from(RESOLUTION) * u128::from(measured_ns) / u128::from(expected_ns)) as u64
+        // measured < MAX_INTERESTING_NS (5·10^7), so the product is below 2^36.
+        RESOLUTION * measured_ns / expected_ns
     } else {
         RESOLUTION
     };
@@ -781,6 +792,24 @@ mod tests {
         Selection,
         &'a str,
     );
+
+    #[test]
+    fn scale_by_factor_table() {
+        // (sleep, factor, want): rounding to nearest, the 64/128-bit seam, saturation.
+        let cases = [
+            (1_000, UNITY as u32, 1_000),
+            (1_000, UNITY as u32 / 2, 500),
+            (3, UNITY as u32 / 2, 2), // 1.5 rounds up
+            (u64::MAX / UNITY, UNITY as u32, u64::MAX / UNITY),
+            (u64::MAX / UNITY + 1, UNITY as u32, u64::MAX / UNITY + 1),
+            (u64::MAX, UNITY as u32, u64::MAX),
+            (u64::MAX, 2 * UNITY as u32, u64::MAX),
+            (0, u32::MAX, 0),
+        ];
+        for (sleep, factor, want) in cases {
+            assert_eq!(scale_by_factor(sleep, factor), want, "{sleep} x {factor}");
+        }
+    }
 
     #[test]
     fn reciprocal_division_is_exact() {
