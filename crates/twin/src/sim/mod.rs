@@ -1004,7 +1004,7 @@ impl Sim {
         debug_assert_eq!(worker.start, g.start(k));
         let jitter = t.saturating_sub(worker.start + g.work_ns);
         let next = k + 1;
-        let next_start = g.start(next);
+        let next_start = g.next_start(k, worker.start, &mut worker.rem);
         worker.start = next_start;
         let overrun = t > next_start;
         if self.window_open {

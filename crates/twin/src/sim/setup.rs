@@ -320,6 +320,7 @@ impl Sim {
                             timer,
                             k: 0,
                             start: group.start(0),
+                            rem: group.first_remainder(),
                             stats: FrameStats::default(),
                         });
                     }

@@ -58,6 +58,9 @@ pub struct FrameGroup {
     pub frequency_hz: f64,
     /// `frequency_hz` as an integer when it is one (decided once, not per frame).
     integral_hz: Option<u64>,
+    /// For an integral frequency `f`: `(⌊2·10^9 ÷ 2f⌋, 2·10^9 mod 2f, 2f)`, one frame's step
+    /// of the exact rounding in [`FrameGroup::next_start`].
+    step: Option<(u64, u64, u64)>,
     /// Work units per frame.
     pub loop_units: u64,
     /// Undisturbed compute time of one frame (ns).
@@ -86,6 +89,8 @@ impl FrameGroup {
             name,
             frequency_hz,
             integral_hz: integral_hz(frequency_hz),
+            step: integral_hz(frequency_hz)
+                .map(|f| (2_000_000_000 / (2 * f), 2_000_000_000 % (2 * f), 2 * f)),
             loop_units,
             work_ns: (loop_units as f64 * work_unit_ns).round() as u64,
             t0,
@@ -100,6 +105,32 @@ impl FrameGroup {
     #[inline]
     pub fn start(&self, k: u64) -> Time {
         self.t0 + offset_ns(k, self.frequency_hz, self.integral_hz)
+    }
+
+    /// The remainder [`FrameGroup::next_start`] starts from at frame 0.
+    pub fn first_remainder(&self) -> u64 {
+        self.integral_hz.unwrap_or(0)
+    }
+
+    /// Start of frame `k + 1` from frame `k`'s start and the rounding remainder, which it
+    /// advances: what [`FrameGroup::start`] gives, without its division per frame.
+    ///
+    /// Invariant (integral frequency `f`): `2·10^9·k + f = (start(k) − t0)·2f + rem` with
+    /// `0 ≤ rem < 2f`; one frame adds `2·10^9 = A·2f + B` to the left side.
+    #[inline]
+    pub fn next_start(&self, k: u64, start: Time, rem: &mut u64) -> Time {
+        match self.step {
+            Some((a, b, two_f)) => {
+                let mut next = start + a;
+                *rem += b;
+                if *rem >= two_f {
+                    *rem -= two_f;
+                    next += 1;
+                }
+                next
+            }
+            None => self.start(k + 1),
+        }
     }
 }
 
@@ -117,9 +148,10 @@ pub struct FrameWorker {
     pub timer: TimerId,
     /// Index of the current (or next) frame.
     pub k: u64,
-    /// Nominal start of frame `k` (`FrameGroup::start(k)`, kept so that each frame costs one
-    /// start computation, not two).
+    /// Nominal start of frame `k` (`FrameGroup::start(k)`), advanced frame by frame.
     pub start: Time,
+    /// Rounding remainder of `start` (see [`FrameGroup::next_start`]).
+    pub rem: u64,
     /// The statistics.
     pub stats: FrameStats,
 }
@@ -156,6 +188,19 @@ mod tests {
         assert_eq!(frame_offset_ns(1, 666.0), 1_501_502);
         assert_eq!(frame_offset_ns(3, 300.0), 10_000_000);
         assert_eq!(frame_offset_ns(1, 2.5), 400_000_000);
+    }
+
+    #[test]
+    fn next_start_follows_start_exactly() {
+        for hz in [960.0, 666.0, 300.0, 7.0, 1_000_000_000.0, 2.5] {
+            let g = FrameGroup::new("g".into(), hz, 1, 1.0, 12_345, 0);
+            let (mut start, mut rem) = (g.start(0), g.first_remainder());
+            for k in 0..5_000 {
+                let next = g.next_start(k, start, &mut rem);
+                assert_eq!(next, g.start(k + 1), "{hz} Hz, frame {}", k + 1);
+                start = next;
+            }
+        }
     }
 
     #[test]
