@@ -340,6 +340,7 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
         seed: a.seed,
     };
     let p = std::sync::Mutex::new(Progress::new(2, "configurations"));
+    let t0 = Instant::now();
     let outcomes = e2::run(run, flier_ns, 2, |done| {
         if let Ok(mut p) = p.lock() {
             p.set(done as u64);
@@ -349,6 +350,22 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     if let Ok(p) = p.into_inner() {
         p.finish();
     }
+    // The twin's speed goes to stderr: stdout stays byte-identical for a seed.
+    let wall = t0.elapsed().as_secs_f64();
+    let events: Vec<String> = outcomes
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {:.1} M",
+                if o.skew { "skew" } else { "no-skew" },
+                o.events as f64 / 1e6
+            )
+        })
+        .collect();
+    eprintln!(
+        "ticklab: simulated events: {}; {wall:.1} s wall for both configurations on 2 threads",
+        events.join(", ")
+    );
     if a.json {
         let out = serde_json::json!({
             "schema_version": ticklab_spec::report::REPORT_SCHEMA_VERSION,
