@@ -52,6 +52,16 @@ fn pack(time: Time, cpu: usize) -> u64 {
     }
 }
 
+/// Panics unless CPUs `0..n` fit the packed key's CPU field (`Sim::new` rejects larger
+/// machines with an error first).
+fn assert_packable(n: usize) {
+    assert!(
+        n <= 1 << CPU_BITS,
+        "{n} CPUs: at most {} fit a packed key",
+        1 << CPU_BITS
+    );
+}
+
 /// The `(time, cpu)` of a packed key; `None` for `u64::MAX`.
 #[inline]
 fn unpack(key: u64) -> Option<(Time, usize)> {
@@ -74,11 +84,7 @@ pub struct TournamentTree {
 impl TournamentTree {
     /// A tree for `n` CPUs (at most `1 << CPU_BITS`), all idle (`NEVER`).
     pub fn new(n: usize) -> Self {
-        assert!(
-            n <= 1 << CPU_BITS,
-            "{n} CPUs: at most {} fit a packed key",
-            1 << CPU_BITS
-        );
+        assert_packable(n);
         let size = n.max(1).next_power_of_two();
         TournamentTree {
             size,
@@ -135,11 +141,7 @@ pub struct DaryTree {
 impl DaryTree {
     /// A tree for `n` CPUs (at most `1 << CPU_BITS`), all idle (`NEVER`).
     pub fn new(n: usize) -> Self {
-        assert!(
-            n <= 1 << CPU_BITS,
-            "{n} CPUs: at most {} fit a packed key",
-            1 << CPU_BITS
-        );
+        assert_packable(n);
         let mut offsets = vec![0];
         let mut len = n.max(1).next_multiple_of(DARY_FANOUT);
         let mut total = len;
