@@ -303,13 +303,98 @@ fn top_two(intervals: &[u32; INTERVALS]) -> (u32, u32) {
         .fold((0, 0), merge)
 }
 
+/// The interval history: a ring of the last [`INTERVALS`] idle durations (µs), with a sorted
+/// copy and running sums so that [`History::typical_us`] needs no scan of the ring.
+///
+/// Invariant: `sorted` is `ring` in ascending order, `sum` and `sum_sq` its sum and sum of
+/// squares (kept by [`History::push`]).
+#[derive(Clone, Debug)]
+struct History {
+    ring: [u32; INTERVALS],
+    next: usize,
+    sorted: [u32; INTERVALS],
+    sum: u64,
+    sum_sq: u128,
+}
+
+impl History {
+    fn new(ring: [u32; INTERVALS]) -> History {
+        let mut sorted = ring;
+        sorted.sort_unstable();
+        History {
+            ring,
+            next: 0,
+            sorted,
+            sum: ring.iter().map(|&v| u64::from(v)).sum(),
+            sum_sq: ring.iter().map(|&v| u128::from(v) * u128::from(v)).sum(),
+        }
+    }
+
+    /// Records `v` in place of the oldest interval.
+    #[inline]
+    fn push(&mut self, v: u32) {
+        let old = std::mem::replace(&mut self.ring[self.next], v);
+        self.next = (self.next + 1) % INTERVALS;
+        self.sum = self.sum - u64::from(old) + u64::from(v);
+        self.sum_sq =
+            self.sum_sq - u128::from(old) * u128::from(old) + u128::from(v) * u128::from(v);
+        // Replace one copy of `old` in the sorted copy by `v`, sliding it into order.
+        let s = &mut self.sorted;
+        let mut i = s
+            .iter()
+            .position(|&x| x == old)
+            .expect("the sorted copy holds every ring value");
+        while i + 1 < INTERVALS && s[i + 1] < v {
+            s[i] = s[i + 1];
+            i += 1;
+        }
+        while i > 0 && s[i - 1] > v {
+            s[i] = s[i - 1];
+            i -= 1;
+        }
+        s[i] = v;
+    }
+
+    /// [`typical_interval_us`] of the ring, from the sorted copy and the sums: a pass is
+    /// [`Moments::pass`] on the sums, and dropping the maximum removes the top copies of the
+    /// sorted array from them.
+    #[inline]
+    fn typical_us(&self) -> Option<u32> {
+        if self.sum >= 1 << 30 {
+            return typical_interval_us(&self.ring); // the rare wide path
+        }
+        // sum < 2^30 bounds every value, so the sum of squares is below 2^60.
+        let mut kept = Moments {
+            count: INTERVALS as u64,
+            sum: self.sum,
+            sum_sq: self.sum_sq as u64,
+        };
+        let mut n = INTERVALS;
+        loop {
+            match kept.pass() {
+                Pass::Done(typical) => return typical,
+                Pass::DropMax => {
+                    // A pass that asks to drop has a non-zero variance, so values below the
+                    // maximum remain and `n` stays above 0.
+                    let max = self.sorted[n - 1];
+                    let mut copies = 0;
+                    while n > 0 && self.sorted[n - 1] == max {
+                        n -= 1;
+                        copies += 1;
+                    }
+                    kept = kept.without(max, copies);
+                }
+            }
+        }
+    }
+}
+
 /// Per-CPU state of the menu governor.
 #[derive(Clone, Debug)]
 pub struct Menu {
     correction: [u32; BUCKETS],
-    /// Last measured idle durations in µs, a ring.
-    intervals: [u32; INTERVALS],
-    next_interval: usize,
+    /// Last measured idle durations in µs.
+    history: History,
     /// Bucket and sleep length of the last selection, used by the next reflect.
     bucket: usize,
     next_timer_ns: u64,
@@ -327,8 +412,7 @@ impl Menu {
     pub fn new() -> Self {
         Menu {
             correction: [UNITY as u32; BUCKETS],
-            intervals: [0; INTERVALS],
-            next_interval: 0,
+            history: History::new([0; INTERVALS]),
             bucket: 0,
             next_timer_ns: 0,
             tick_period_ns: 0,
@@ -342,7 +426,7 @@ impl Menu {
 
     /// The interval history in µs (a ring; order is not meaningful).
     pub fn intervals_us(&self) -> &[u32; INTERVALS] {
-        &self.intervals
+        &self.history.ring
     }
 
     /// The idle duration menu would predict for `sleep_length_ns`: the corrected sleep length,
@@ -352,7 +436,7 @@ impl Menu {
             sleep_length_ns,
             self.correction[which_bucket(sleep_length_ns)],
         );
-        match typical_interval_us(&self.intervals) {
+        match self.history.typical_us() {
             Some(us) => corrected.min(u64::from(us) * 1_000),
             None => corrected,
         }
@@ -481,8 +565,8 @@ impl Governor for Menu {
         let measured = measured.min(self.next_timer_ns);
         let factor = &mut self.correction[self.bucket];
         *factor = updated_factor(*factor, measured, self.next_timer_ns);
-        self.intervals[self.next_interval] = u32::try_from(measured / 1_000).unwrap_or(u32::MAX);
-        self.next_interval = (self.next_interval + 1) % INTERVALS;
+        self.history
+            .push(u32::try_from(measured / 1_000).unwrap_or(u32::MAX));
     }
 }
 
@@ -497,7 +581,7 @@ mod tests {
 
     fn menu_with(intervals: [u32; INTERVALS]) -> Menu {
         Menu {
-            intervals,
+            history: History::new(intervals),
             ..Menu::new()
         }
     }
@@ -792,6 +876,33 @@ mod tests {
         Selection,
         &'a str,
     );
+
+    proptest! {
+        /// The incremental history (sorted copy and sums) gives what the pure function gives
+        /// on its ring, after any sequence of recorded intervals.
+        #[test]
+        fn history_matches_the_pure_typical_interval(
+            centre in 0u32..50_000,
+            values in proptest::collection::vec((0u32..4, 0u32..3_000, any::<u32>()), 1..200),
+        ) {
+            let mut h = History::new([0; INTERVALS]);
+            for (kind, spread, wild) in values {
+                let v = match kind {
+                    0 => centre.saturating_add(spread % 40),
+                    1 => centre.saturating_add(spread),
+                    2 => wild,
+                    _ => wild % 1_000_000,
+                };
+                h.push(v);
+                let mut sorted = h.ring;
+                sorted.sort_unstable();
+                prop_assert_eq!(h.sorted, sorted);
+                prop_assert_eq!(h.sum, h.ring.iter().map(|&x| u64::from(x)).sum::<u64>());
+                prop_assert_eq!(h.typical_us(), typical_interval_us(&h.ring));
+                prop_assert_eq!(h.typical_us(), typical_interval_us_reference(&h.ring));
+            }
+        }
+    }
 
     #[test]
     fn scale_by_factor_table() {
