@@ -33,6 +33,21 @@ impl Stream {
     }
 }
 
+/// A second family of per-CPU streams from the same seed, for timer-delivery jitter: it
+/// starts a `long_jump()` (2^192 draws) ahead, past every stream of [`streams`], so drawing
+/// jitter never changes what a CPU's background sources see.
+pub fn delivery_streams(seed: u64, cpus: usize) -> Vec<Stream> {
+    let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
+    base.long_jump();
+    (0..cpus)
+        .map(|_| {
+            let s = Stream(base.clone());
+            base.jump();
+            s
+        })
+        .collect()
+}
+
 /// Splits one seed into per-CPU streams plus a machine-wide one.
 pub fn streams(seed: u64, cpus: usize) -> (Vec<Stream>, Stream) {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);

@@ -173,6 +173,8 @@ struct Cpu {
     residencies: [u64; 16],
     residency_idx: usize,
     rng: Stream,
+    /// Timer-delivery jitter draws (a stream of their own, see `rng::delivery_streams`).
+    delivery: Stream,
     wheel_fns: Vec<u16>,
     expired: Vec<WheelTimerId>,
 }
@@ -186,6 +188,18 @@ impl Cpu {
     #[inline]
     fn busy_until(&mut self, now: Time) {
         self.free_at = self.free_at.max(now);
+    }
+
+    /// Arms the device interrupt for a programming that fires at `fire`: it is delivered up to
+    /// `jitter_ns` later (`Costs::timer_delivery_jitter_ns`), so CPUs programmed for the same
+    /// instant do not reach shared locks in CPU-number order every time.
+    #[inline]
+    fn arm_device(&mut self, fire: Time, jitter_ns: u64) {
+        self.slots[SLOT_DEVICE] = if fire == NEVER || jitter_ns == 0 {
+            fire
+        } else {
+            fire + self.delivery.below(jitter_ns + 1)
+        };
     }
 }
 
@@ -641,7 +655,7 @@ impl Sim {
             Ok(f) => f,
             Err(_) => now + cpu.dev.min_delta_ns,
         };
-        cpu.slots[SLOT_DEVICE] = fire;
+        cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
         now
     }
 
@@ -736,7 +750,7 @@ impl Sim {
             match cpu.dev.program(next, now, false) {
                 Ok(fire) => {
                     cpu.hrt.hang_detected = false;
-                    cpu.slots[SLOT_DEVICE] = fire;
+                    cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
                     return now;
                 }
                 Err(_) => {
@@ -755,7 +769,7 @@ impl Sim {
                         .program(now + backoff, now, true)
                         .unwrap_or(now + backoff);
                     cpu.hrt.expires_next = now + backoff;
-                    cpu.slots[SLOT_DEVICE] = fire;
+                    cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
                     if !self.hang_reported {
                         self.hang_reported = true;
                         let text = if self.aggressive {

@@ -1,8 +1,8 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_DEVICE, Sim, SourceRt, StateCounters, TimerFn};
-use crate::engine::rng::streams;
+use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, StateCounters, TimerFn};
+use crate::engine::rng::{delivery_streams, streams};
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
@@ -124,8 +124,9 @@ impl Sim {
         let housekeeping: Vec<bool> = (0..nr).map(|c| cfg.housekeeping.contains(c)).collect();
         let any_nohz_full = !cfg.nohz_full.is_empty();
         let (mut rngs, mut global) = streams(scenario.run.seed, nr as usize);
+        let deliveries = delivery_streams(scenario.run.seed, nr as usize);
         let mut cpus = Vec::with_capacity(nr as usize);
-        for (c, rng) in rngs.drain(..).enumerate() {
+        for ((c, rng), delivery) in rngs.drain(..).enumerate().zip(deliveries) {
             let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
                 SimError::Config(format!(
                     "cpuidle.governor={gov_name}: expected menu, ladder or haltpoll"
@@ -172,6 +173,7 @@ impl Sim {
                 residencies: [0; 16],
                 residency_idx: 0,
                 rng,
+                delivery,
                 max_irq_ns: 0,
                 free_at: 0,
                 waking: false,
@@ -388,7 +390,8 @@ impl Sim {
             let next = sim.cpus[c].hrt.next_hard_expiry();
             sim.cpus[c].hrt.expires_next = next;
             let fire = sim.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
-            sim.cpus[c].slots[SLOT_DEVICE] = fire;
+            let jitter = sim.costs.timer_delivery_jitter_ns;
+            sim.cpus[c].arm_device(fire, jitter);
             if sim.cpus[c].hogs == 0 {
                 sim.enter_idle(c, 0);
             }
