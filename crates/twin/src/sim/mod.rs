@@ -157,6 +157,9 @@ struct Cpu {
     bg_runnable: u32,
     ts: TickSched,
     rq: RunQueue,
+    /// Timer-delivery jitter draws (a stream of their own, see `rng::delivery_streams`),
+    /// next to the device: every programming draws once.
+    delivery: Stream,
     dev: ClockEventDevice,
     hrt: HrtimerCpuBase<TimerFn>,
     gov: AnyGovernor,
@@ -173,8 +176,6 @@ struct Cpu {
     residencies: [u64; 16],
     residency_idx: usize,
     rng: Stream,
-    /// Timer-delivery jitter draws (a stream of their own, see `rng::delivery_streams`).
-    delivery: Stream,
     wheel_fns: Vec<u16>,
     expired: Vec<WheelTimerId>,
 }
