@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Compare the twin's speed of two ticklab builds on a noisy machine: run their benchmarks in
+# turn (A, B, A, B, ...) so that both see the same phases of the host, and print the best and
+# mean thread-CPU rate per point. Quote the ratio from one such run.
+#
+#   scripts/bench-ab.sh OLD_TICKLAB NEW_TICKLAB [ROUNDS=4] [DURATION=20s]
+#
+# Both binaries must have `ticklab bench --repeat` (this repository from 2026-11-30 on).
+set -euo pipefail
+if [ $# -lt 2 ]; then
+    echo "usage: $0 OLD_TICKLAB NEW_TICKLAB [ROUNDS] [DURATION]" >&2
+    exit 2
+fi
+a=$1 b=$2 rounds=${3:-4} duration=${4:-20s}
+for bin in "$a" "$b"; do
+    if ! "$bin" bench --help 2>/dev/null | grep -q -- --repeat; then
+        echo "$bin: expected a ticklab binary whose bench has --repeat" >&2
+        exit 2
+    fi
+done
+for _ in $(seq "$rounds"); do
+    for side in A B; do
+        bin=$a
+        [ "$side" = B ] && bin=$b
+        # Rows end with: <wall best> / <wall median> <cpu best> / <cpu median>.
+        "$bin" bench --duration "$duration" --repeat 1 |
+            awk -v side="$side" 'NR > 2 { name = $1; for (i = 2; i <= NF - 8; i++) name = name " " $i; print side "\t" name "\t" $(NF - 2) }'
+    done
+done | {
+    printf "%-20s %22s %22s %8s\n" "point" "A best / mean" "B best / mean" "B/A best"
+    awk -F'\t' '
+    { k = $2 "\t" $1; if (!(k in best) || $3 > best[k]) best[k] = $3; sum[k] += $3; n[k]++; names[$2] = 1 }
+    END {
+        for (p in names) {
+            a = p "\tA"; b = p "\tB"
+            printf "%-20s %10.2f / %-9.2f %10.2f / %-9.2f %7.2fx\n", p, best[a], sum[a] / n[a], best[b], sum[b] / n[b], best[b] / best[a]
+        }
+    }' | sort
+}
