@@ -28,6 +28,24 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Steps `sim` past `warmup_ns`, then to its end, and asserts that the second part made at
+/// least `min_events` events and no heap allocation.
+fn assert_steps_without_allocating(mut sim: Sim, warmup_ns: u64, min_events: u64, what: &str) {
+    while sim.now() < warmup_ns && sim.step() {}
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let events_before = sim.events();
+    while sim.step() {}
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let events = sim.events() - events_before;
+    assert!(events > min_events, "{events} events ({what})");
+    assert_eq!(
+        allocs, 0,
+        "{allocs} allocations over {events} events ({what})"
+    );
+}
+
+/// One test, not several: the allocation counter is global, and tests in parallel threads
+/// would count each other's setup.
 #[test]
 fn stepping_does_not_allocate() {
     for (mode, hogs) in [
@@ -40,49 +58,23 @@ fn stepping_does_not_allocate() {
             warmup_ns: 0,
             seed: 5,
         };
-        let mut sim = Sim::new(&e1::scenario(mode, hogs, run)).unwrap();
-        // Warm-up: one simulated second.
-        while sim.now() < 1_000_000_000 && sim.step() {}
-        let before = ALLOCS.load(Ordering::Relaxed);
-        let events_before = sim.events();
-        while sim.step() {}
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
-        let events = sim.events() - events_before;
-        assert!(events > 300, "{events} events");
-        assert_eq!(
-            allocs, 0,
-            "{allocs} allocations over {events} events ({mode:?}, {hogs} hogs)"
-        );
+        let sim = Sim::new(&e1::scenario(mode, hogs, run)).unwrap();
+        assert_steps_without_allocating(sim, 1_000_000_000, 300, &format!("{mode:?}, {hogs} hogs"));
     }
-    e2_stepping_does_not_allocate();
-}
-
-/// Part of `stepping_does_not_allocate`: the counter is global, so the checks must not run
-/// in parallel test threads.
-fn e2_stepping_does_not_allocate() {
-    // 64 CPUs, frame workers, lock hand-offs; with the power model (its pending-change deque)
-    // and without it, as the experiment runs.
+    // E2: 64 CPUs, frame workers, lock hand-offs; with the power model (its pending-change
+    // deque) and without it, as the experiment runs.
     for (skew, power) in [(false, true), (false, false), (true, false)] {
         let run = Run {
             duration_ns: 2_000_000_000,
             warmup_ns: 0,
             seed: 3,
         };
-        let mut sim = if power {
+        let sim = if power {
             Sim::new(&e2::scenario(skew, run)).unwrap()
         } else {
             e2::sim(skew, run, 10_000).unwrap()
         };
-        while sim.now() < 500_000_000 && sim.step() {}
-        let before = ALLOCS.load(Ordering::Relaxed);
-        let events_before = sim.events();
-        while sim.step() {}
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
-        let events = sim.events() - events_before;
-        assert!(events > 100_000, "{events} events");
-        assert_eq!(
-            allocs, 0,
-            "{allocs} allocations over {events} events (skew {skew}, power {power})"
-        );
+        let what = format!("E2 skew {skew}, power {power}");
+        assert_steps_without_allocating(sim, 500_000_000, 100_000, &what);
     }
 }
