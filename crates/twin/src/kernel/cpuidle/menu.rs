@@ -98,55 +98,12 @@ pub fn updated_factor(old: u32, measured_ns: u64, expected_ns: u64) -> u32 {
 /// failing that the next pass drops every copy of the largest interval kept.
 ///
 /// The passes are not rescans. Each is computed from the count, sum and sum of squares of the
-/// intervals it keeps (`Moments`), and dropping a value subtracts it from those. There are at
-/// most three passes: all 8 intervals; the other 7 if the maximum is unique; then those below
-/// the second largest (repeats counted), at most 6. So only the two largest intervals need
-/// finding. The result is that of the plain rescanning loop for every input (the tests check
-/// it against one).
+/// intervals it keeps (`Moments`), and dropping a value subtracts its copies from those, the
+/// largest found at the top of a sorted copy ([`History`]). The result is that of the plain
+/// rescanning loop for every input (the tests check it against one).
 pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
-    let sum: u64 = intervals.iter().map(|&v| u64::from(v)).sum();
-    if sum >= 1 << 30 {
-        return typical_interval_wide(intervals);
-    }
-    // Every interval is below 2^30, so the sum of squares is below sum² < 2^60: 64 bits will do
-    // (see `Moments::pass`). This is the path of every realistic history.
-    let all = Moments {
-        count: INTERVALS as u64,
-        sum,
-        sum_sq: intervals.iter().map(|&v| u64::from(v) * u64::from(v)).sum(),
-    };
-    match all.pass() {
-        Pass::Done(typical) => typical,
-        Pass::DropMax => Moments::drop_maxima(intervals, all.sum, all.sum_sq),
-    }
+    History::new(*intervals).typical_us()
 }
-
-/// [`typical_interval_us`] for histories summing to 2^30 µs (~18 min) or more, in 128 bits.
-#[cold]
-#[inline(never)]
-fn typical_interval_wide(intervals: &[u32; INTERVALS]) -> Option<u32> {
-    let all = Moments::<u128> {
-        count: INTERVALS as u64,
-        sum: intervals.iter().map(|&v| u128::from(v)).sum(),
-        sum_sq: intervals
-            .iter()
-            .map(|&v| u128::from(v) * u128::from(v))
-            .sum(),
-    };
-    match all.pass() {
-        Pass::Done(typical) => typical,
-        Pass::DropMax => Moments::drop_maxima(intervals, all.sum, all.sum_sq),
-    }
-}
-
-// The pass structure of `Moments::drop_maxima`: dropping one interval leaves more than three
-// quarters (another pass may follow), dropping two leaves no more (the pass is the last).
-// (`top_two` also takes the intervals in pairs.)
-const _: () = assert!(
-    4 * (INTERVALS - 1) > 3 * INTERVALS
-        && 4 * (INTERVALS - 2) <= 3 * INTERVALS
-        && INTERVALS.is_multiple_of(2)
-);
 
 /// Unsigned integer holding the sums of a [`Moments`]: `u64` or `u128`.
 trait MomentInt:
@@ -265,42 +222,28 @@ impl<W: MomentInt> Moments<W> {
         }
     }
 
-    /// The passes after a first one, over all the intervals (of this sum and sum of squares),
-    /// that asked to drop the maximum.
-    #[inline(never)]
-    fn drop_maxima(intervals: &[u32; INTERVALS], sum: W, sum_sq: W) -> Option<u32> {
-        let (first, second) = top_two(intervals);
-        let mut kept = Moments {
-            count: INTERVALS as u64,
-            sum,
-            sum_sq,
-        };
-        if first > second {
-            // A unique maximum: a pass over the other 7, which may drop their maximum, `second`.
-            kept = kept.without(first, 1);
-            if let Pass::Done(typical) = kept.pass() {
-                return typical;
+    /// The passes from these moments (of all the intervals) on: a pass that asks to drop
+    /// removes every copy of the largest interval kept, the top of `sorted`.
+    #[inline]
+    fn passes(mut self, sorted: &[u32; INTERVALS]) -> Option<u32> {
+        let mut n = INTERVALS;
+        loop {
+            match self.pass() {
+                Pass::Done(typical) => return typical,
+                Pass::DropMax => {
+                    // A pass that asks to drop has a non-zero variance, so values below the
+                    // maximum remain and `n` stays above 0.
+                    let max = sorted[n - 1];
+                    let mut copies = 0;
+                    while n > 0 && sorted[n - 1] == max {
+                        n -= 1;
+                        copies += 1;
+                    }
+                    self = self.without(max, copies);
+                }
             }
         }
-        // Drop every copy of `second` (= `first` if the maximum repeats): at most 6 are left,
-        // at least one, or the previous pass would have found a variance of 0.
-        let below = intervals.iter().filter(|&&v| v < second).count() as u64;
-        match kept.without(second, kept.count - below).pass() {
-            Pass::Done(typical) => typical,
-            Pass::DropMax => unreachable!("a pass over at most 6 of 8 intervals concludes"),
-        }
     }
-}
-
-/// The largest and second largest of the intervals, repeats counted: equal if the maximum
-/// occurs more than once.
-fn top_two(intervals: &[u32; INTERVALS]) -> (u32, u32) {
-    // Each pair's (larger, smaller), then merged pairwise.
-    let merge = |(a, b): (u32, u32), (c, d): (u32, u32)| (a.max(c), a.min(c).max(b.max(d)));
-    intervals
-        .chunks_exact(2)
-        .map(|p| (p[0].max(p[1]), p[0].min(p[1])))
-        .fold((0, 0), merge)
 }
 
 /// The interval history: a ring of the last [`INTERVALS`] idle durations (µs), with a sorted
@@ -355,36 +298,26 @@ impl History {
         s[i] = v;
     }
 
-    /// [`typical_interval_us`] of the ring, from the sorted copy and the sums: a pass is
-    /// [`Moments::pass`] on the sums, and dropping the maximum removes the top copies of the
-    /// sorted array from them.
+    /// [`typical_interval_us`] of the ring, from the sums and the sorted copy
+    /// ([`Moments::passes`]).
     #[inline]
     fn typical_us(&self) -> Option<u32> {
-        if self.sum >= 1 << 30 {
-            return typical_interval_us(&self.ring); // the rare wide path
-        }
-        // sum < 2^30 bounds every value, so the sum of squares is below 2^60.
-        let mut kept = Moments {
-            count: INTERVALS as u64,
-            sum: self.sum,
-            sum_sq: self.sum_sq as u64,
-        };
-        let mut n = INTERVALS;
-        loop {
-            match kept.pass() {
-                Pass::Done(typical) => return typical,
-                Pass::DropMax => {
-                    // A pass that asks to drop has a non-zero variance, so values below the
-                    // maximum remain and `n` stays above 0.
-                    let max = self.sorted[n - 1];
-                    let mut copies = 0;
-                    while n > 0 && self.sorted[n - 1] == max {
-                        n -= 1;
-                        copies += 1;
-                    }
-                    kept = kept.without(max, copies);
-                }
+        if self.sum < 1 << 30 {
+            // Every realistic history: the sum bounds each value, so the sum of squares is
+            // below 2^60 and 64 bits will do (see `Moments::pass`).
+            Moments {
+                count: INTERVALS as u64,
+                sum: self.sum,
+                sum_sq: self.sum_sq as u64,
             }
+            .passes(&self.sorted)
+        } else {
+            Moments {
+                count: INTERVALS as u64,
+                sum: u128::from(self.sum),
+                sum_sq: self.sum_sq,
+            }
+            .passes(&self.sorted)
         }
     }
 }
