@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use ticklab_host::calibrate::{self, loc_per_s};
 use ticklab_host::harness::{self, RunConfig, Stop};
 use ticklab_host::procfs::{IrqKind, parse_interrupts};
-use ticklab_spec::scenario::Scenario;
-use ticklab_spec::workload::Workload;
+use ticklab_schema::scenario::Scenario;
+use ticklab_schema::workload::Workload;
 
 fn skip_reason() -> Option<String> {
     if !cfg!(target_os = "linux") {

@@ -2,7 +2,7 @@
 //! is deterministic, so any change here is a change of the model or of the renderer, and the
 //! diff shows which numbers moved.
 
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::experiments::e1;
 
 fn table(mode: e1::Mode, hogs: u32) -> String {

@@ -90,7 +90,7 @@ pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
     let cpus = match &args.cpus {
         None => None,
         Some(list) => {
-            let set = ticklab_spec::parse_cpulist(list, u32::MAX)
+            let set = ticklab_cmdline::parse_cpulist(list, u32::MAX)
                 .map_err(|e| input_error(format!("--cpus: {e}")))?;
             if set.is_empty() {
                 return Err(input_error(format!("--cpus {list:?}: names no CPU")));

@@ -11,8 +11,8 @@ use clap::Args;
 use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
-use ticklab_spec::report::WorkloadResult;
-use ticklab_spec::workload::Workload;
+use ticklab_schema::report::WorkloadResult;
+use ticklab_schema::workload::Workload;
 
 use crate::error::input_error;
 
@@ -97,7 +97,7 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     use ticklab_host::calibrate::{self as cal, CalibrateError};
     let budget = harness::parse_duration(&args.duration).map_err(input_error)?;
     let stop = Stop::on_signals()?;
-    let sim = |s: &ticklab_spec::scenario::Scenario| {
+    let sim = |s: &ticklab_schema::scenario::Scenario| {
         ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string())
     };
     let started = std::time::Instant::now();

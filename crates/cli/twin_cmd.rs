@@ -4,12 +4,12 @@ use crate::error::input_error;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::{Duration, Instant};
-use ticklab_spec::cmdline::NohzBuild;
-use ticklab_spec::machine;
-use ticklab_spec::report::Report;
-use ticklab_spec::scenario::{Kernel, Run, Scenario, default_background};
-use ticklab_spec::units::parse_duration;
-use ticklab_spec::workload::Workload;
+use ticklab_cmdline::NohzBuild;
+use ticklab_schema::machine;
+use ticklab_schema::report::Report;
+use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
+use ticklab_schema::units::parse_duration;
+use ticklab_schema::workload::Workload;
 use ticklab_twin::experiments::{e1, e2};
 
 /// Tick build option on the command line.
@@ -196,7 +196,7 @@ pub fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow::Result
         s.run.seed = seed;
     }
     // Validate the command line now, so a typo is an input error before any work starts.
-    ticklab_spec::cmdline::KernelCmdline::parse(&s.kernel.cmdline, nr)
+    ticklab_cmdline::KernelCmdline::parse(&s.kernel.cmdline, nr)
         .map_err(|e| input_error(e.to_string()))?;
     Ok(s)
 }
@@ -368,7 +368,7 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     );
     if a.json {
         let out = serde_json::json!({
-            "schema_version": ticklab_spec::report::REPORT_SCHEMA_VERSION,
+            "schema_version": ticklab_schema::report::REPORT_SCHEMA_VERSION,
             "experiment": "e2",
             "seed": a.seed,
             "duration_ns": duration_ns,
@@ -467,7 +467,7 @@ fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
     let checks = e1::check(&table);
     if a.json {
         let out = serde_json::json!({
-            "schema_version": ticklab_spec::report::REPORT_SCHEMA_VERSION,
+            "schema_version": ticklab_schema::report::REPORT_SCHEMA_VERSION,
             "experiment": "e1",
             "seed": a.seed,
             "duration_ns": duration_ns,

@@ -58,14 +58,14 @@
 
 use std::time::Duration;
 
-use ticklab_spec::CpuSet;
-use ticklab_spec::cmdline::NohzBuild;
-use ticklab_spec::machine::{Machine, kvm_guest};
-use ticklab_spec::report::{Report, WorkloadResult};
-use ticklab_spec::scenario::{
+use ticklab_cmdline::CpuSet;
+use ticklab_cmdline::NohzBuild;
+use ticklab_schema::machine::{Machine, kvm_guest};
+use ticklab_schema::report::{Report, WorkloadResult};
+use ticklab_schema::scenario::{
     BackgroundSource, Kernel, Placement, Run, Scenario, TimerKind, default_background,
 };
-use ticklab_spec::workload::Workload;
+use ticklab_schema::workload::Workload;
 
 use crate::harness::sample::{Snapshot, cpu_times, ns_per_user_tick};
 use crate::harness::{self, HarnessError, LatencySummary, RunConfig, Stop};

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, run_workload,
 };
-use ticklab_spec::report::{Report, WorkloadResult};
-use ticklab_spec::workload::{PingPongMethod, TaskGroup, Workload};
+use ticklab_schema::report::{Report, WorkloadResult};
+use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
 
 /// CPUs this test may use, in order.
 fn cpus() -> Vec<u32> {
@@ -48,7 +48,7 @@ fn check_common(r: &Report) {
     );
     assert!(matches!(
         r.source,
-        ticklab_spec::report::Source::Host { .. }
+        ticklab_schema::report::Source::Host { .. }
     ));
     if ticklab_host::probe::is_root() {
         assert!(

@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use ticklab_host::harness::{self, RunConfig, Stop, StopReason, run_workload};
-use ticklab_spec::report::WorkloadResult;
-use ticklab_spec::workload::Workload;
+use ticklab_schema::report::WorkloadResult;
+use ticklab_schema::workload::Workload;
 
 #[test]
 fn sigint_yields_a_partial_report() {

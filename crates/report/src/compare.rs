@@ -19,7 +19,7 @@
 
 use crate::cpu::{loc_per_s, mean_stopped_percent, ticks_per_s};
 use crate::format::{MISSING, duration, fixed, new_table, opt_fixed, right_align_from};
-use ticklab_spec::report::{Report, WorkloadResult};
+use ticklab_schema::report::{Report, WorkloadResult};
 
 /// A short description of what ran, derived from the workload results: `idle` when there
 /// are none, else the groups joined by ` + ` (`hogs x2`, `frames A 960Hz x20`,
@@ -104,7 +104,7 @@ pub fn compare_table(rows: &[(String, &Report)]) -> String {
 mod tests {
     use super::*;
     use crate::cpu::tests::{host_report, twin_report};
-    use ticklab_spec::report::{FrameGroupReport, PingPongReport, SyscallReport};
+    use ticklab_schema::report::{FrameGroupReport, PingPongReport, SyscallReport};
 
     #[test]
     fn e1_style_snapshot() {

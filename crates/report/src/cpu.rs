@@ -27,7 +27,7 @@
 
 use crate::format::right_align_from;
 use crate::format::{MISSING, duration, fixed, new_table, opt_fixed, per_second, percent};
-use ticklab_spec::report::{CpuReport, CpuRole, Report, Source};
+use ticklab_schema::report::{CpuReport, CpuRole, Report, Source};
 
 /// The name of a role as shown in tables.
 pub fn role_name(role: CpuRole) -> &'static str {
@@ -219,7 +219,7 @@ fn mean_ns(v: f64) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use ticklab_spec::report::{
+    use ticklab_schema::report::{
         EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, REPORT_SCHEMA_VERSION,
         TimekeepingReport,
     };

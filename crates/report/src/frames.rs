@@ -20,7 +20,7 @@
 //! the host harness policy when known.
 
 use crate::format::fixed;
-use ticklab_spec::report::{FrameGroupReport, FrameRow};
+use ticklab_schema::report::{FrameGroupReport, FrameRow};
 
 /// The header line, exactly as in experiments.md E2.
 pub const FRAME_HEADER: &str = "Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)";

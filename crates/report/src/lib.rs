@@ -1,6 +1,6 @@
-//! ticklab's renderers: a [`Report`](ticklab_spec::report::Report) as plain terminal text.
+//! ticklab's renderers: a [`Report`](ticklab_schema::report::Report) as plain terminal text.
 //!
-//! The twin and the host lab both produce a [`Report`](ticklab_spec::report::Report); this
+//! The twin and the host lab both produce a [`Report`](ticklab_schema::report::Report); this
 //! crate turns one or several of them into tables a kernel engineer already knows how to read.
 //! Everything here is a pure function of its input: no colours, no terminal probing, no clock,
 //! so the output is byte-for-byte reproducible and can be snapshot-tested and diffed.

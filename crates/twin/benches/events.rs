@@ -5,7 +5,7 @@
 //! simulation points with thread CPU time.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::Sim;
 use ticklab_twin::experiments::{e1, e2};
 

@@ -1,9 +1,9 @@
 //! ticklab's twin: a deterministic discrete-event model of the Linux kernel's tick machinery.
 //!
-//! Given a [`Scenario`](ticklab_spec::scenario::Scenario) (machine, kernel build and command
+//! Given a [`Scenario`](ticklab_schema::scenario::Scenario) (machine, kernel build and command
 //! line, workload, run length and seed), [`simulate`](sim::simulate) predicts the per-CPU
 //! timer interrupts, tick activity, idle residency, package power and the cost of giving up
-//! timekeeping, as a [`Report`](ticklab_spec::report::Report) in the schema the host lab also
+//! timekeeping, as a [`Report`](ticklab_schema::report::Report) in the schema the host lab also
 //! writes. Same scenario and seed, byte-identical report.
 //!
 //! Map of the code:

@@ -1,6 +1,6 @@
 //! Same scenario and seed ⇒ byte-identical JSON report; a different seed differs.
 
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::experiments::e1;
 
 fn json(seed: u64, hogs: u32) -> String {

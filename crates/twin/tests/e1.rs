@@ -5,7 +5,7 @@
 //! idle, 1 and 2 hogs; the two within 10 % at 8 hogs. 20 simulated seconds per point keep the
 //! test short while the Poisson background sources average out.
 
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::experiments::e1;
 
 #[test]

@@ -1,8 +1,8 @@
 //! E2: frame workload, tick-time contention and skew_tick on the 64-CPU server.
 
-use ticklab_spec::machine::server_2012_64;
-use ticklab_spec::report::{Report, WorkloadResult};
-use ticklab_spec::scenario::Run;
+use ticklab_schema::machine::server_2012_64;
+use ticklab_schema::report::{Report, WorkloadResult};
+use ticklab_schema::scenario::Run;
 use ticklab_twin::experiments::e2;
 use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
 use ticklab_twin::kernel::tick::skew_offset;

@@ -2,7 +2,7 @@
 //! never move backwards, across random seeds, loads and command lines.
 
 use proptest::prelude::*;
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::Sim;
 use ticklab_twin::experiments::e1;
 

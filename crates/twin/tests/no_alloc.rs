@@ -3,7 +3,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
-use ticklab_spec::scenario::Run;
+use ticklab_schema::scenario::Run;
 use ticklab_twin::Sim;
 use ticklab_twin::experiments::{e1, e2};
 

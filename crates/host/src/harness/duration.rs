@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 /// Parses a run length (`500ms`, `10s`, `2m`, `1h`) with the project's one duration parser,
-/// [`ticklab_spec::units::parse_duration`], as a [`Duration`].
+/// [`ticklab_schema::units::parse_duration`], as a [`Duration`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    ticklab_spec::units::parse_duration(text).map(Duration::from_nanos)
+    ticklab_schema::units::parse_duration(text).map(Duration::from_nanos)
 }
 
 #[cfg(test)]

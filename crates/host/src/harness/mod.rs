@@ -1,8 +1,8 @@
 //! Harnesses: the twin's workload specs run for real on pinned threads of this host.
 //!
-//! [`run_workload`] takes a parsed [`Workload`](ticklab_spec::workload::Workload), a
+//! [`run_workload`] takes a parsed [`Workload`](ticklab_schema::workload::Workload), a
 //! [`RunConfig`] and a [`Stop`], and returns a [`HostRun`]: the shared
-//! [`Report`](ticklab_spec::report::Report) (per-CPU interrupts, busy time and idle residency
+//! [`Report`](ticklab_schema::report::Report) (per-CPU interrupts, busy time and idle residency
 //! from `/proc` and sysfs around the window, energy where RAPL exists, and one result per
 //! group) plus the host-only [`RunDetails`] the schema has no field for.
 //!

@@ -6,7 +6,7 @@
 
 use std::io;
 
-use ticklab_spec::CpuSet;
+use ticklab_cmdline::CpuSet;
 
 /// Nanoseconds on `CLOCK_MONOTONIC` (vDSO, no syscall on this host's `tsc` clocksource).
 pub fn now_ns() -> u64 {
@@ -60,7 +60,7 @@ pub fn allowed_cpus() -> io::Result<CpuSet> {
 /// CPUs listed in `/sys/devices/system/cpu/online`, or `None` when the file is unreadable.
 pub fn online_cpus() -> Option<CpuSet> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
-    ticklab_spec::parse_cpulist(text.trim(), 1 << 16).ok()
+    ticklab_cmdline::parse_cpulist(text.trim(), 1 << 16).ok()
 }
 
 /// Number of CPU ids the kernel could ever use (`/sys/devices/system/cpu/possible`), falling
@@ -68,7 +68,7 @@ pub fn online_cpus() -> Option<CpuSet> {
 pub fn possible_cpu_count() -> u32 {
     let from = |path: &str| {
         let text = std::fs::read_to_string(path).ok()?;
-        let set = ticklab_spec::parse_cpulist(text.trim(), 1 << 16).ok()?;
+        let set = ticklab_cmdline::parse_cpulist(text.trim(), 1 << 16).ok()?;
         set.last().map(|c| c + 1)
     };
     from("/sys/devices/system/cpu/possible")

@@ -22,7 +22,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ticklab_spec::workload::PingPongMethod;
+use ticklab_schema::workload::PingPongMethod;
 
 use super::os::{now_ns, pin_to};
 use super::run::Gate;

@@ -20,11 +20,11 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use ticklab_spec::report::{
+use ticklab_schema::report::{
     FrameGroupReport, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source, SyscallReport,
     WorkloadResult,
 };
-use ticklab_spec::workload::{PingPongMethod, TaskGroup, Workload};
+use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
 
 use super::frames::{self, FramePlan, FrameWorkerOutput, frames_in};
 use super::hogs;
@@ -665,7 +665,7 @@ fn assemble(
 
     let nohz_full: Vec<u32> = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
         .ok()
-        .and_then(|t| ticklab_spec::parse_cpulist(t.trim(), 1 << 16).ok())
+        .and_then(|t| ticklab_cmdline::parse_cpulist(t.trim(), 1 << 16).ok())
         .map(|s| s.iter().collect())
         .unwrap_or_default();
     let cpus = sample::cpu_reports(&start, &end, usable, &nohz_full);

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ticklab_spec::report::{CpuReport, CpuRole, EnergyReport, IdleStateReport};
+use ticklab_schema::report::{CpuReport, CpuRole, EnergyReport, IdleStateReport};
 
 use crate::probe::hz::{self, HzReport};
 use crate::procfs::{

@@ -16,7 +16,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use ticklab_spec::report::{FrameRow, FrameRowStats};
+use ticklab_schema::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,10 +14,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
-use ticklab_spec::cmdline::{
+use ticklab_cmdline::{
     HousekeepingArg, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg, TickConfig,
 };
-use ticklab_spec::parse_cpulist;
+use ticklab_cmdline::parse_cpulist;
 
 /// How to inspect.
 #[derive(Debug, Clone)]

@@ -141,9 +141,9 @@ pub struct DurationError {
 }
 
 /// Parses a window length with the project's one duration parser
-/// ([`ticklab_spec::units::parse_duration`]); the error keeps the input for the CLI.
+/// ([`ticklab_schema::units::parse_duration`]); the error keeps the input for the CLI.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
-    ticklab_spec::units::parse_duration(input)
+    ticklab_schema::units::parse_duration(input)
         .map(Duration::from_nanos)
         .map_err(|why| DurationError {
             input: input.to_string(),

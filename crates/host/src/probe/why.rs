@@ -349,7 +349,7 @@ fn loc_deltas(
 fn nohz_full_cpus(root: &HostRoot) -> Vec<u32> {
     root.read_line("/sys/devices/system/cpu/nohz_full")
         .ok()
-        .and_then(|s| ticklab_spec::parse_cpulist(s, u32::MAX).ok())
+        .and_then(|s| ticklab_cmdline::parse_cpulist(s, u32::MAX).ok())
         .map(|set| set.iter().collect())
         .unwrap_or_default()
 }

@@ -15,7 +15,7 @@
 //!   events).
 //!
 //! `/proc/cmdline` is parsed by the workspace's own kernel command-line parser,
-//! `ticklab_spec::cmdline`.
+//! `ticklab_schema::cmdline`.
 
 pub mod cpuidle;
 pub mod interrupts;

@@ -9,11 +9,11 @@
 use super::{BandCheck, within};
 use crate::sim::{SimError, simulate};
 use serde::Serialize;
-use ticklab_spec::cmdline::NohzBuild;
-use ticklab_spec::machine::xps13_7390;
-use ticklab_spec::report::Report;
-use ticklab_spec::scenario::{Kernel, Run, Scenario, default_background};
-use ticklab_spec::workload::{TaskGroup, Workload};
+use ticklab_cmdline::NohzBuild;
+use ticklab_schema::machine::xps13_7390;
+use ticklab_schema::report::Report;
+use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
+use ticklab_schema::workload::{TaskGroup, Workload};
 
 /// The two configurations compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -146,7 +146,7 @@ impl Row {
         let tk = r
             .timekeeping
             .clone()
-            .unwrap_or(ticklab_spec::report::TimekeepingReport {
+            .unwrap_or(ticklab_schema::report::TimekeepingReport {
                 max_jiffies_gap_ns: 0,
                 max_jiffies_catch_up: 0,
                 max_reader_staleness_ns: 0,

@@ -30,12 +30,12 @@
 use crate::sim::{Sim, SimError};
 use crate::sweep::parallel_map;
 use serde::Serialize;
-use ticklab_spec::cmdline::NohzBuild;
-use ticklab_spec::cpuset::CpuSet;
-use ticklab_spec::machine::server_2012_64;
-use ticklab_spec::report::{FrameGroupReport, Report, WorkloadResult};
-use ticklab_spec::scenario::{Kernel, Run, Scenario, default_background};
-use ticklab_spec::workload::{TaskGroup, Workload};
+use ticklab_cmdline::NohzBuild;
+use ticklab_cmdline::CpuSet;
+use ticklab_schema::machine::server_2012_64;
+use ticklab_schema::report::{FrameGroupReport, Report, WorkloadResult};
+use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
+use ticklab_schema::workload::{TaskGroup, Workload};
 
 /// The frame groups: (name, Hz, LOOP, first CPU, last CPU) — experiments.md E2.
 pub const GROUPS: [(&str, f64, u64, u32, u32); 3] = [

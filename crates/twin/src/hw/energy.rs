@@ -6,7 +6,7 @@
 //! nanowatt-nanoseconds of idle cores, nanoseconds per package state) and exits are counted;
 //! joules are computed from those integrals once, when the totals are asked for.
 //!
-//! The model (values and provenance in `ticklab_spec::machine`):
+//! The model (values and provenance in `ticklab_schema::machine`):
 //! * a core with a thread executing (task, interrupt or POLL spinning) draws `core_active_w`,
 //!   plus `smt_extra_w` with both threads executing;
 //! * an idle core rests in the shallowest state of its threads and draws that state's
@@ -31,7 +31,7 @@
 
 use crate::engine::Time;
 use std::collections::VecDeque;
-use ticklab_spec::machine::Machine;
+use ticklab_schema::machine::Machine;
 
 /// What one logical CPU is doing, as far as power is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,7 +465,7 @@ impl Integrals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_spec::machine::xps13_7390;
+    use ticklab_schema::machine::xps13_7390;
 
     fn watts(t: &EnergyTotals) -> f64 {
         (t.package_j + t.core_active_j + t.core_idle_j + t.wake_j) / (t.measured_ns as f64 * 1e-9)

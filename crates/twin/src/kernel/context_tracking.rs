@@ -4,7 +4,7 @@
 //! and exit, an interrupt from user mode and its return) pays the RCU extended-quiescent-state
 //! update and virtual CPU-time accounting; elsewhere only a static-key test, charged as 0.
 
-use ticklab_spec::machine::Costs;
+use ticklab_schema::machine::Costs;
 
 /// Transitions of a syscall (enter + exit) and of an interrupt taken from user mode.
 pub const TRANSITIONS_PER_ENTRY: u64 = 2;
@@ -28,7 +28,7 @@ pub fn transition_overhead(costs: &Costs, nohz_full_cpu: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_spec::machine::xps13_7390;
+    use ticklab_schema::machine::xps13_7390;
 
     #[test]
     fn only_nohz_full_cpus_pay() {

@@ -35,13 +35,13 @@ use crate::kernel::tick::{NextEventInput, TickSched, next_event, restart_expiry}
 use crate::kernel::timekeeping::{Duty, Timekeeping};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker, group_report};
-use ticklab_spec::cmdline::{CmdlineError, IdleOverride};
-use ticklab_spec::machine::{AutoDemotion, Costs};
-use ticklab_spec::report::{
+use ticklab_cmdline::{CmdlineError, IdleOverride};
+use ticklab_schema::machine::{AutoDemotion, Costs};
+use ticklab_schema::report::{
     CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, Report,
     Source, TimekeepingReport, WorkloadResult,
 };
-use ticklab_spec::scenario::{Scenario, TimerKind};
+use ticklab_schema::scenario::{Scenario, TimerKind};
 
 pub use setup::SimError;
 
@@ -1246,7 +1246,7 @@ impl Sim {
             }
         }
         Report {
-            schema_version: ticklab_spec::report::REPORT_SCHEMA_VERSION,
+            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
             source: Source::Twin { seed: self.seed },
             label: self.scenario_name.clone(),
             machine: self.machine_name.clone(),

@@ -15,10 +15,10 @@ use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker, frames_in};
-use ticklab_spec::cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
-use ticklab_spec::report::KernelMessage;
-use ticklab_spec::scenario::{Placement, Scenario, TimerKind};
-use ticklab_spec::workload::TaskGroup;
+use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
+use ticklab_schema::report::KernelMessage;
+use ticklab_schema::scenario::{Placement, Scenario, TimerKind};
+use ticklab_schema::workload::TaskGroup;
 
 /// Why a scenario cannot be simulated.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
-use ticklab_spec::report::FrameGroupReport;
+use ticklab_schema::report::FrameGroupReport;
 
 /// Default flier threshold (experiments.md E2: "default 10 µs").
 pub const DEFAULT_FLIER_NS: u64 = 10_000;
@@ -135,7 +135,7 @@ impl FrameGroup {
 }
 
 /// Per-worker jitter statistics: the shared frame-table statistics of the report schema.
-pub type FrameStats = ticklab_spec::report::FrameRowStats;
+pub type FrameStats = ticklab_schema::report::FrameRowStats;
 
 /// One worker at run time.
 #[derive(Debug, Clone)]

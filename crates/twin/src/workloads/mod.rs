@@ -2,7 +2,7 @@
 
 pub mod frames;
 
-use ticklab_spec::machine::Topology;
+use ticklab_schema::machine::Topology;
 
 /// Default hog placement: one hog per core first, then the SMT siblings; cores without a
 /// housekeeping CPU come first, and inside a core the thread that is not housekeeping.

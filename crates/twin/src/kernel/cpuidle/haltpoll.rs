@@ -24,7 +24,7 @@
 //! the generic rule of §9.2 (the kernel caches that value in the same per-CPU field; that
 //! interaction is not modelled).
 
-use ticklab_spec::cmdline::HaltpollParams;
+use ticklab_cmdline::HaltpollParams;
 
 use super::{Governor, IdleStateParams, Reflect, SelectInput, Selection, default_poll_limit_ns};
 

@@ -36,7 +36,7 @@ use std::borrow::Cow;
 pub use haltpoll::Haltpoll;
 pub use ladder::Ladder;
 pub use menu::Menu;
-use ticklab_spec::cmdline::HaltpollParams;
+use ticklab_cmdline::HaltpollParams;
 
 /// The most states a cpuidle driver may register (`CPUIDLE_STATE_MAX`).
 pub const CPUIDLE_STATE_MAX: usize = 10;

@@ -12,7 +12,7 @@
 //! | `pingpong:futex\|pipe@A,B[:n=ROUNDS]` | two tasks waking each other, on CPUs A and B |
 //! | `syscall:getpid[@CPU][:n=CALLS]` | a raw getpid loop |
 
-use crate::cpuset::{CpuSet, parse_cpulist};
+use ticklab_cmdline::{CpuSet, parse_cpulist};
 use serde::{Deserialize, Serialize};
 
 /// One task group.

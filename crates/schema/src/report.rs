@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use ticklab_cmdline::CpuRole;
+
 /// Version of the JSON report schema. Adding optional fields keeps the version; renaming or
 /// removing one bumps it.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -99,18 +101,6 @@ pub struct CpuReport {
     pub busy_ns: Option<u64>,
     /// cpuidle residency per state.
     pub idle_states: Vec<IdleStateReport>,
-}
-
-/// How the tick configuration treats a CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CpuRole {
-    /// Housekeeping CPU that holds (or held) the timekeeping duty.
-    Timekeeping,
-    /// Other housekeeping CPU.
-    Housekeeping,
-    /// Full dynticks (nohz_full) CPU.
-    NohzFull,
 }
 
 /// Counters of one cpuidle state on one CPU (sysfs `usage`, `time`, `above`, `below`).

@@ -38,9 +38,20 @@
 //! messages use the kernel's wording; ticklab's own remarks start with `"ticklab: "`.
 
 use crate::cpuset::{CpuSet, parse_cpulist};
-use crate::report::CpuRole;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// How the tick configuration treats a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuRole {
+    /// Housekeeping CPU that holds (or held) the timekeeping duty.
+    Timekeeping,
+    /// Other housekeeping CPU.
+    Housekeeping,
+    /// Full dynticks (nohz_full) CPU.
+    NohzFull,
+}
 
 /// `idle=` override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -21,7 +21,7 @@
 //!
 //! Unknown keys are errors (a typo must not silently fall back to a default).
 
-use crate::cmdline::NohzBuild;
+use ticklab_cmdline::NohzBuild;
 use crate::machine::{self, Machine};
 use crate::units::parse_duration;
 use crate::workload::Workload;
@@ -140,7 +140,7 @@ pub struct BackgroundSource {
     /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
     /// measured by `host calibrate`); `None` = every CPU the placement allows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<crate::cpuset::CpuSet>,
+    pub cpus: Option<ticklab_cmdline::CpuSet>,
 }
 
 /// Run parameters.

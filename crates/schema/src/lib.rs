@@ -1,0 +1,22 @@
+//! ticklab's shared schema: what to run, and what a run produced.
+//!
+//! Everything the twin and the host lab must agree on lives here, so that a simulated run and
+//! a measured one can be put side by side:
+//!
+//! * [`Scenario`](scenario::Scenario) = [`Machine`](machine::Machine) +
+//!   [`Kernel`](scenario::Kernel) + [`Workload`](workload::Workload) + [`Run`](scenario::Run):
+//!   what to run, on what, for how long. The kernel's command line inside it is read by
+//!   `ticklab-cmdline`, which this crate builds on.
+//! * [`Report`](report::Report) is the versioned result schema both halves write; its changes
+//!   are listed in `docs/schema.md`.
+//! * [`units`] parses the durations and sizes every front end accepts.
+//!
+//! Read [`scenario`] first, then [`report`].
+
+#![deny(missing_docs)]
+
+pub mod machine;
+pub mod report;
+pub mod scenario;
+pub mod units;
+pub mod workload;
