@@ -49,7 +49,7 @@ fn e1_json_has_a_row_per_mode_and_load() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 10);
     for mode in ["nohz_full", "aggressive"] {

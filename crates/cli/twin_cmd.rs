@@ -428,17 +428,8 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     }
     println!("\nTick-time shared state (twin):");
     for o in &outcomes {
-        for m in o
-            .report
-            .messages
-            .iter()
-            .filter(|m| m.text.contains("lock") || m.text.contains("rcu_node"))
-        {
-            println!(
-                "  {:<7} {}",
-                if o.skew { "skew" } else { "no-skew" },
-                m.text
-            );
+        for line in ticklab_report::cpu::lock_lines(&o.report) {
+            println!("  {:<7} {}", if o.skew { "skew" } else { "no-skew" }, line);
         }
     }
     Ok(())

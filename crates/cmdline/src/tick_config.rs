@@ -35,7 +35,7 @@
 //! # Meaning (what [`TickConfig::resolve`] decides)
 //!
 //! See the documentation of [`TickConfig::resolve`] for the rules and the boot messages. The
-//! messages use the kernel's wording; ticklab's own remarks start with `"ticklab: "`.
+//! messages use the kernel's wording; ticklab's own remarks are marked [`MessageOrigin::Ticklab`].
 
 use crate::cpuset::{CpuSet, parse_cpulist};
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,41 @@ pub enum CpuRole {
     Housekeeping,
     /// Full dynticks (nohz_full) CPU.
     NohzFull,
+}
+
+/// Who says a boot (or run-time) message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageOrigin {
+    /// The kernel prints it, in its own wording.
+    Kernel,
+    /// ticklab's own remark (shown with a `ticklab: ` prefix, never part of the text).
+    Ticklab,
+}
+
+/// A message [`TickConfig::resolve`] produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootMessage {
+    /// The kernel's, or ticklab's remark.
+    pub origin: MessageOrigin,
+    /// The text, without any origin prefix.
+    pub text: String,
+}
+
+impl BootMessage {
+    /// Whether this is ticklab's remark rather than the kernel's.
+    pub fn is_ticklab(&self) -> bool {
+        self.origin == MessageOrigin::Ticklab
+    }
+}
+
+impl fmt::Display for BootMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_ticklab() {
+            f.write_str("ticklab: ")?;
+        }
+        f.write_str(&self.text)
+    }
 }
 
 /// `idle=` override.
@@ -792,6 +827,9 @@ pub struct KernelBuild {
     pub high_res: bool,
     /// Mainline version `(major, minor)`, e.g. `(6, 10)`.
     pub version: (u32, u32),
+    /// A vendor build that carries `skew_tick=` back to a kernel older than 3.4 (as the
+    /// server kernel of experiment E2 did).
+    pub skew_tick_backport: bool,
 }
 
 /// The effective tick configuration of a boot.
@@ -840,9 +878,6 @@ pub struct TickConfig {
     /// `processor.max_cstate=` as given.
     pub processor_max_cstate: Option<u32>,
 }
-
-/// Prefix of remarks that are ticklab's, not the kernel's.
-pub const TICKLAB_NOTE: &str = "ticklab: ";
 
 /// Housekeeping kinds touched by a parameter (a reduced version of the kernel's types).
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -920,20 +955,20 @@ impl TickConfig {
     ///   gives "rcu_nocbs= bad CPU range, all CPUs set" and offloads every CPU.
     ///
     /// Message order: early parameters (`rcu_nocbs`), then housekeeping in line order, then
-    /// tick init, then ticklab notes (prefixed [`TICKLAB_NOTE`]).
+    /// tick init, then ticklab's notes ([`MessageOrigin::Ticklab`]).
     pub fn resolve(
         cmdline: &KernelCmdline,
         build: &KernelBuild,
         nr_cpus: u32,
         boot_cpu: u32,
-    ) -> (TickConfig, Vec<String>) {
+    ) -> (TickConfig, Vec<BootMessage>) {
         let v = build.version;
         let possible = CpuSet::first_n(nr_cpus);
         let mut early: Vec<String> = Vec::new();
         let mut setup: Vec<String> = Vec::new();
         let mut init: Vec<String> = Vec::new();
         let mut notes: Vec<String> = Vec::new();
-        let note = |notes: &mut Vec<String>, s: String| notes.push(format!("{TICKLAB_NOTE}{s}"));
+        let note = |notes: &mut Vec<String>, s: String| notes.push(s);
 
         let boot_cpu = if boot_cpu < nr_cpus || nr_cpus == 0 {
             boot_cpu
@@ -1146,7 +1181,7 @@ impl TickConfig {
             );
         }
         let mut skew_tick = cmdline.skew_tick.is_some_and(|s| s != 0);
-        if skew_tick && v < (3, 4) {
+        if skew_tick && v < (3, 4) && !build.skew_tick_backport {
             note(
                 &mut notes,
                 "skew_tick= arrived in 3.4; this kernel passes it to init".into(),
@@ -1221,10 +1256,17 @@ impl TickConfig {
             intel_idle_max_cstate: cmdline.intel_idle_max_cstate,
             processor_max_cstate: cmdline.processor_max_cstate,
         };
-        let mut messages = early;
-        messages.extend(setup);
-        messages.extend(init);
-        messages.extend(notes);
+        let kernel = |text: String| BootMessage {
+            origin: MessageOrigin::Kernel,
+            text,
+        };
+        let mut messages: Vec<BootMessage> = early.into_iter().map(kernel).collect();
+        messages.extend(setup.into_iter().map(kernel));
+        messages.extend(init.into_iter().map(kernel));
+        messages.extend(notes.into_iter().map(|text| BootMessage {
+            origin: MessageOrigin::Ticklab,
+            text,
+        }));
         (config, messages)
     }
 
@@ -1242,6 +1284,8 @@ impl TickConfig {
 
 #[cfg(test)]
 mod tests {
+    /// How a ticklab remark reads when shown.
+    const TICKLAB_NOTE: &str = "ticklab: ";
     use super::*;
 
     fn p(line: &str) -> KernelCmdline {
@@ -1257,18 +1301,21 @@ mod tests {
             nohz,
             high_res: true,
             version,
+            skew_tick_backport: false,
         }
     }
 
     fn resolve(line: &str, nr: u32, b: KernelBuild) -> (TickConfig, Vec<String>) {
         let c = KernelCmdline::parse(line, nr).unwrap_or_else(|e| panic!("{line:?}: {e}"));
-        TickConfig::resolve(&c, &b, nr, 0)
+        let (cfg, msgs) = TickConfig::resolve(&c, &b, nr, 0);
+        (cfg, msgs.iter().map(BootMessage::to_string).collect())
     }
 
     const FULL_6_10: KernelBuild = KernelBuild {
         nohz: NohzBuild::Full,
         high_res: true,
         version: (6, 10),
+        skew_tick_backport: false,
     };
 
     #[test]
@@ -1828,6 +1875,7 @@ mod tests {
             assert_eq!(cfg.nohz_full, set(c.nohz_full), "{ctx}");
             assert_eq!(cfg.housekeeping, set(c.housekeeping), "{ctx}");
             assert_eq!(cfg.timekeeping_cpu, c.timekeeping, "{ctx}");
+            let msgs: Vec<String> = msgs.iter().map(BootMessage::to_string).collect();
             assert_eq!(msgs, c.messages, "{ctx}");
             assert!(!cfg.nohz_full.contains(c.boot), "{ctx}");
         }
@@ -2171,7 +2219,12 @@ mod tests {
                 let again = KernelCmdline::parse(&c.to_string(), 8);
                 proptest::prop_assert_eq!(again.as_ref(), Ok(&c), "{}", line);
                 let boot = boot_pick % 8;
-                let b = KernelBuild { nohz, high_res: true, version };
+                let b = KernelBuild {
+                    nohz,
+                    high_res: true,
+                    version,
+                    skew_tick_backport: false,
+                };
                 let (cfg, _) = TickConfig::resolve(&c, &b, 8, boot);
                 let all = CpuSet::first_n(8);
                 proptest::prop_assert_eq!(cfg.housekeeping.union(&cfg.nohz_full), all);

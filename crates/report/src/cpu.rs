@@ -13,9 +13,11 @@
 //! +-----+-------------+-------+---------+-----------+--------+--------+------+
 //! package: <W> W, <J> J, all cores idle <x> % (<modelled|RAPL>)
 //! kernel messages:
-//!   [    0.000000] <text>
+//!   [    0.000000] <text>            (ticklab's own remarks prefixed `ticklab: `)
 //! timekeeping: ...
 //! hrtimer: ...
+//! tick lock waits: ...               (one indented line per lock follows)
+//! background <name> (<kind>) expired ...
 //! warning: ...
 //! ```
 //!
@@ -27,7 +29,7 @@
 
 use crate::format::right_align_from;
 use crate::format::{MISSING, duration, fixed, new_table, opt_fixed, per_second, percent};
-use ticklab_schema::report::{CpuReport, CpuRole, Report, Source};
+use ticklab_schema::report::{CpuReport, CpuRole, MessageOrigin, Report, Source};
 
 /// The name of a role as shown in tables.
 pub fn role_name(role: CpuRole) -> &'static str {
@@ -175,7 +177,11 @@ pub fn cpu_table(r: &Report) -> String {
             // dmesg style: seconds with microseconds, right-aligned in 12 characters.
             let secs = m.at_ns / 1_000_000_000;
             let micros = (m.at_ns % 1_000_000_000) / 1_000;
-            out.push(format!("  [{:>5}.{micros:06}] {}", secs, m.text));
+            let origin = match m.origin {
+                MessageOrigin::Kernel => "",
+                MessageOrigin::Ticklab => "ticklab: ",
+            };
+            out.push(format!("  [{:>5}.{micros:06}] {origin}{}", secs, m.text));
         }
     }
     if let Some(tk) = &r.timekeeping {
@@ -199,12 +205,45 @@ pub fn cpu_table(r: &Report) -> String {
             duration(h.max_irq_ns)
         ));
     }
+    out.extend(lock_lines(r));
+    for b in &r.background {
+        out.push(format!(
+            "background {} ({}) expired {} times ({}/s)",
+            b.name,
+            b.kind.name(),
+            b.expiries,
+            opt_fixed(per_second(b.expiries, w), 2)
+        ));
+    }
     for wmsg in &r.warnings {
         out.push(format!("warning: {wmsg}"));
     }
     let mut s = out.join("\n");
     s.push('\n');
     s
+}
+
+/// The shared-lock section of a report: machine-wide tick waits, then one indented line per
+/// lock; empty when the report has no lock statistics.
+pub fn lock_lines(r: &Report) -> Vec<String> {
+    let Some(l) = &r.locks else {
+        return Vec::new();
+    };
+    let mut out = vec![format!(
+        "tick lock waits: {} us/s machine-wide, longest in one tick {} us",
+        fixed(l.tick_wait_us_per_s(r.seconds()), 1),
+        fixed(l.max_tick_wait_ns as f64 / 1e3, 2)
+    )];
+    for lock in &l.locks {
+        out.push(format!(
+            "  {}: {} acquisitions, {} contended, {} us waited in all",
+            lock.lock,
+            lock.acquisitions,
+            lock.contended,
+            fixed(lock.wait_ns as f64 / 1e3, 1)
+        ));
+    }
+    out
 }
 
 /// A mean in nanoseconds (fractional) with [`duration`]'s units, `-` when not finite.
@@ -220,8 +259,8 @@ fn mean_ns(v: f64) -> String {
 pub(crate) mod tests {
     use super::*;
     use ticklab_schema::report::{
-        EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, REPORT_SCHEMA_VERSION,
-        TimekeepingReport,
+        BackgroundReport, EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, LockName,
+        LockReport, LocksReport, REPORT_SCHEMA_VERSION, TimekeepingReport,
     };
 
     fn state(name: &str, usage: u64, time_ns: u64) -> IdleStateReport {
@@ -266,8 +305,8 @@ pub(crate) mod tests {
                         CpuRole::NohzFull
                     },
                     loc,
-                    res: 3,
-                    cal: 1,
+                    res: Some(3),
+                    cal: Some(1),
                     iwi: 0,
                     ticks: Some(loc),
                     tick_stopped_ns: Some(stopped),
@@ -309,19 +348,12 @@ pub(crate) mod tests {
                 modelled: true,
             }),
             messages: vec![
-                KernelMessage {
-                    at_ns: 0,
-                    text: "Housekeeping: must include one present CPU, using boot CPU:0"
-                        .to_string(),
-                },
-                KernelMessage {
-                    at_ns: 0,
-                    text: "NO_HZ: Full dynticks CPUs: 1-7.".to_string(),
-                },
-                KernelMessage {
-                    at_ns: 4_203_117_250,
-                    text: "hrtimer: interrupt took 61234 ns".to_string(),
-                },
+                KernelMessage::kernel(
+                    0,
+                    "Housekeeping: must include one present CPU, using boot CPU:0",
+                ),
+                KernelMessage::kernel(0, "NO_HZ: Full dynticks CPUs: 1-7."),
+                KernelMessage::kernel(4_203_117_250, "hrtimer: interrupt took 61234 ns"),
             ],
             timekeeping: Some(TimekeepingReport {
                 max_jiffies_gap_ns: if aggressive { 412_000_000 } else { 1_000_000 },
@@ -337,6 +369,32 @@ pub(crate) mod tests {
                 max_hang_time_ns: if aggressive { 61_234 } else { 0 },
                 max_irq_ns: 61_234,
             }),
+            locks: Some(LocksReport {
+                locks: vec![
+                    LockReport {
+                        lock: LockName::JiffiesLock,
+                        acquisitions: 1_000,
+                        contended: 12,
+                        wait_ns: 3_400,
+                    },
+                    LockReport {
+                        lock: LockName::RcuNodeLeaves {
+                            leaves: 1,
+                            fanout: 16,
+                        },
+                        acquisitions: 8_000,
+                        contended: 310,
+                        wait_ns: 91_000,
+                    },
+                ],
+                tick_wait_ns: 94_400,
+                max_tick_wait_ns: 1_250,
+            }),
+            background: vec![BackgroundReport {
+                name: "clocksource_watchdog".to_string(),
+                kind: ticklab_schema::scenario::TimerKind::Wheel,
+                expiries: 4,
+            }],
             workloads: vec![],
             warnings: vec![],
         }
@@ -365,8 +423,8 @@ pub(crate) mod tests {
                         CpuRole::Housekeeping
                     },
                     loc: 40 + cpu as u64,
-                    res: 7,
-                    cal: 2,
+                    res: Some(7),
+                    cal: Some(2),
                     iwi: 1,
                     ticks: None,
                     tick_stopped_ns: None,
@@ -378,6 +436,8 @@ pub(crate) mod tests {
             messages: vec![],
             timekeeping: None,
             hrtimer: None,
+            locks: None,
+            background: vec![],
             workloads: vec![],
             warnings: vec![
                 "/proc/timer_list not readable (needs root): ticks and tick-stopped time unknown"

@@ -9,12 +9,15 @@
 //!   `ticklab-cmdline`, which this crate builds on.
 //! * [`Report`](report::Report) is the versioned result schema both halves write; its changes
 //!   are listed in `docs/schema.md`.
+//! * [`frames::FrameClock`] says when a frame group's frames start and how many a window
+//!   holds, for the twin and the host lab alike.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
 
 #![deny(missing_docs)]
 
+pub mod frames;
 pub mod machine;
 pub mod report;
 pub mod scenario;

@@ -4,15 +4,22 @@
 //! counters named like the kernel's (`LOC`, `RES`, `CAL`, `IWI`, ticks, tick-stopped time,
 //! cpuidle usage/time/above/below), package energy, kernel messages, timekeeping staleness
 //! and the workload tables. It is serialised as versioned JSON; bump
-//! [`REPORT_SCHEMA_VERSION`] whenever a field changes meaning or disappears.
+//! [`REPORT_SCHEMA_VERSION`] whenever a field changes meaning or disappears, and list the
+//! change in `docs/schema.md`.
+//!
+//! Everything is typed: a count the producer does not measure or model is `None` ("not
+//! modelled" / "not available"), never a measured 0, and no consumer reads a number or a
+//! category back out of a message's text.
 
 use serde::{Deserialize, Serialize};
 
-pub use ticklab_cmdline::CpuRole;
+pub use ticklab_cmdline::{CpuRole, MessageOrigin};
+
+use crate::scenario::TimerKind;
 
 /// Version of the JSON report schema. Adding optional fields keeps the version; renaming or
 /// removing one bumps it.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// Where a report's numbers come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +66,10 @@ pub struct Report {
     pub timekeeping: Option<TimekeepingReport>,
     /// hrtimer interrupt statistics summed over CPUs.
     pub hrtimer: Option<HrtimerReport>,
+    /// Shared locks the tick takes and how long ticks waited for them (twin only).
+    pub locks: Option<LocksReport>,
+    /// Background timer sources and how often they expired (twin only).
+    pub background: Vec<BackgroundReport>,
     /// Workload-specific results.
     pub workloads: Vec<WorkloadResult>,
     /// Warnings about the measurement itself (contamination, missing counters).
@@ -87,10 +98,10 @@ pub struct CpuReport {
     pub role: CpuRole,
     /// Local timer interrupts (x86 `LOC`, arm64 `arch_timer`).
     pub loc: u64,
-    /// Reschedule IPIs (`RES`).
-    pub res: u64,
-    /// Function-call IPIs (`CAL`).
-    pub cal: u64,
+    /// Reschedule IPIs (`RES`); `None` where not counted (the twin does not model IPIs).
+    pub res: Option<u64>,
+    /// Function-call IPIs (`CAL`); `None` where not counted (the twin does not model IPIs).
+    pub cal: Option<u64>,
     /// irq_work interrupts (`IWI`).
     pub iwi: u64,
     /// Tick handler runs (sched_timer expiries), when known.
@@ -138,8 +149,101 @@ pub struct EnergyReport {
 pub struct KernelMessage {
     /// Simulated or boot time in nanoseconds (0 for boot messages).
     pub at_ns: u64,
-    /// The text.
+    /// Whether the kernel prints it, or it is ticklab's own remark.
+    pub origin: MessageOrigin,
+    /// The text, without any origin prefix.
     pub text: String,
+}
+
+impl KernelMessage {
+    /// A message the kernel prints (or would print).
+    pub fn kernel(at_ns: u64, text: impl Into<String>) -> Self {
+        KernelMessage {
+            at_ns,
+            origin: MessageOrigin::Kernel,
+            text: text.into(),
+        }
+    }
+
+    /// A remark of ticklab's own about the run.
+    pub fn ticklab(at_ns: u64, text: impl Into<String>) -> Self {
+        KernelMessage {
+            at_ns,
+            origin: MessageOrigin::Ticklab,
+            text: text.into(),
+        }
+    }
+}
+
+/// Contention on the shared state every tick touches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocksReport {
+    /// Each modelled lock (or family of locks, summed).
+    pub locks: Vec<LockReport>,
+    /// Nanoseconds all CPUs' ticks spent waiting for shared locks and lines, summed.
+    pub tick_wait_ns: u64,
+    /// Longest such wait in one tick, in nanoseconds.
+    pub max_tick_wait_ns: u64,
+}
+
+impl LocksReport {
+    /// Tick lock waits in microseconds per second of the window, machine-wide.
+    pub fn tick_wait_us_per_s(&self, seconds: f64) -> f64 {
+        self.tick_wait_ns as f64 / 1e3 / seconds.max(1e-9)
+    }
+}
+
+/// Which shared lock a [`LockReport`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LockName {
+    /// The write side of `xtime_lock` (kernels before 3.8).
+    XtimeLock,
+    /// The write side of `jiffies_lock` plus the timekeeper seqcount (3.8 on).
+    JiffiesLock,
+    /// The leaf `rcu_node` locks, summed over the leaves.
+    RcuNodeLeaves {
+        /// Number of leaf locks.
+        leaves: u32,
+        /// CPUs per leaf (`rcu_fanout_leaf`).
+        fanout: u32,
+    },
+}
+
+impl std::fmt::Display for LockName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockName::XtimeLock => f.write_str("xtime_lock (write side)"),
+            LockName::JiffiesLock => f.write_str("jiffies_lock + timekeeper seqcount (write side)"),
+            LockName::RcuNodeLeaves { leaves, fanout } => {
+                write!(f, "rcu_node leaves ({leaves} of fan-out {fanout})")
+            }
+        }
+    }
+}
+
+/// Acquisition statistics of one lock over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockReport {
+    /// Which lock.
+    pub lock: LockName,
+    /// Times taken.
+    pub acquisitions: u64,
+    /// Times a taker had to wait.
+    pub contended: u64,
+    /// Nanoseconds waited in all.
+    pub wait_ns: u64,
+}
+
+/// A modelled background timer source (scenario `[[kernel.sources]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundReport {
+    /// The source's name in the scenario.
+    pub name: String,
+    /// How it is armed.
+    pub kind: TimerKind,
+    /// Expiries in the window.
+    pub expiries: u64,
 }
 
 /// What giving up the timekeeping duty cost.

@@ -21,11 +21,11 @@
 //!
 //! Unknown keys are errors (a typo must not silently fall back to a default).
 
-use ticklab_cmdline::NohzBuild;
 use crate::machine::{self, Machine};
 use crate::units::parse_duration;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
+use ticklab_cmdline::NohzBuild;
 
 /// The kernel being modelled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,6 +97,16 @@ pub enum TimerKind {
     Hrtimer,
     /// A timer-wheel timer (jiffy granularity; runs from the tick's softirq).
     Wheel,
+}
+
+impl TimerKind {
+    /// The name used in scenario files and reports (`hrtimer`, `wheel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerKind::Hrtimer => "hrtimer",
+            TimerKind::Wheel => "wheel",
+        }
+    }
 }
 
 /// Where a background source's timers live.

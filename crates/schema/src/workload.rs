@@ -12,8 +12,8 @@
 //! | `pingpong:futex\|pipe@A,B[:n=ROUNDS]` | two tasks waking each other, on CPUs A and B |
 //! | `syscall:getpid[@CPU][:n=CALLS]` | a raw getpid loop |
 
-use ticklab_cmdline::{CpuSet, parse_cpulist};
 use serde::{Deserialize, Serialize};
+use ticklab_cmdline::{CpuSet, parse_cpulist};
 
 /// One task group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

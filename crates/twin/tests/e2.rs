@@ -119,14 +119,8 @@ fn skew_cuts_the_tail_and_the_tick_lock_waits() {
     };
     assert!(max(&a) > 2.0 * max(&b), "{} vs {}", max(&a), max(&b));
     let longest = |o: &e2::Outcome| -> f64 {
-        let m = o
-            .report
-            .messages
-            .iter()
-            .find(|m| m.text.starts_with("ticklab: tick lock waits"))
-            .expect("lock wait line");
-        let us = m.text.rsplit("one tick ").next().unwrap();
-        us.trim_end_matches(" us").parse().unwrap()
+        let locks = o.report.locks.as_ref().expect("the twin reports its locks");
+        locks.max_tick_wait_ns as f64 / 1e3
     };
     // 64 CPUs on one leaf: the last waits ~63 hand-offs; skewed, at most a transfer or two.
     assert!(longest(&a) > 8.0, "{}", longest(&a));

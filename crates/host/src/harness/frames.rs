@@ -16,6 +16,7 @@
 //! count is always ⌈duration × FREQ⌉ unless the run is stopped early.
 
 use std::hint::black_box;
+use ticklab_schema::frames::FrameClock;
 
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
 use super::run::Gate;
@@ -59,7 +60,7 @@ pub struct FramePlan {
     pub frequency_hz: f64,
     /// Work units per frame.
     pub loop_units: u64,
-    /// Frames to run: ⌈duration × frequency⌉.
+    /// Frames to run: those that start inside the window ([`FrameClock::frames_in`]).
     pub frames: u64,
     /// Flier threshold in nanoseconds.
     pub flier_threshold_ns: i64,
@@ -68,24 +69,10 @@ pub struct FramePlan {
 }
 
 impl FramePlan {
-    /// Start of frame `k` relative to t0, in nanoseconds.
+    /// Start of frame `k` relative to t0, in nanoseconds (the rule the twin uses too).
     pub fn offset_ns(&self, k: u64) -> u64 {
-        (k as f64 * 1e9 / self.frequency_hz).round() as u64
+        FrameClock::new(self.frequency_hz).offset_ns(k)
     }
-}
-
-/// Number of frames whose start falls inside a window of `duration_ns` (at least one):
-/// ⌈duration × FREQ⌉, computed with the same rounding as the frame starts themselves.
-pub fn frames_in(duration_ns: u64, frequency_hz: f64) -> u64 {
-    let offset = |k: u64| (k as f64 * 1e9 / frequency_hz).round() as u64;
-    let mut n = (duration_ns as f64 * frequency_hz / 1e9).ceil().max(1.0) as u64;
-    while n > 1 && offset(n - 1) >= duration_ns {
-        n -= 1;
-    }
-    while offset(n) < duration_ns {
-        n += 1;
-    }
-    n
 }
 
 /// One worker's results.
@@ -177,26 +164,6 @@ pub(crate) fn worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn frame_counts_at_the_boundaries() {
-        // (duration ns, Hz, frames)
-        let table: &[(u64, f64, u64)] = &[
-            (1_000_000_000, 1000.0, 1000),
-            (1_000_000_001, 1000.0, 1001),
-            (999_999_999, 1000.0, 1000),
-            (3_600_000_000_000, 960.0, 3_456_000),
-            (3_600_000_000_000, 666.0, 2_397_600),
-            (3_600_000_000_000, 300.0, 1_080_000),
-            (10_000_000, 1.0, 1),
-            (1_500_000_000, 2.0, 3),
-            (100_000_000, 100_000.0, 10_000),
-            (1_000_000_000, 333.333, 334),
-        ];
-        for &(d, f, n) in table {
-            assert_eq!(frames_in(d, f), n, "{d} ns at {f} Hz");
-        }
-    }
 
     #[test]
     fn frame_offsets_do_not_drift() {

@@ -26,7 +26,7 @@ use ticklab_schema::report::{
 };
 use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
 
-use super::frames::{self, FramePlan, FrameWorkerOutput, frames_in};
+use super::frames::{self, FramePlan, FrameWorkerOutput};
 use super::hogs;
 use super::os;
 use super::pingpong::{self, PingPongMode, PingPongPlan};
@@ -35,6 +35,7 @@ use super::stats::{LatencySummary, merged, percentile_ns};
 use super::stop::Stop;
 use super::syscall;
 use super::{HarnessError, os_error};
+use ticklab_schema::frames::FrameClock;
 
 /// How often the coordinator thread wakes while timed workloads (hogs, frames) run: it only
 /// watches for the end of the window and for a stop request (a signal also interrupts its
@@ -373,7 +374,7 @@ pub fn run_workload(
                     let plan = FramePlan {
                         frequency_hz: *frequency_hz,
                         loop_units: *loop_units,
-                        frames: frames_in(duration_ns, *frequency_hz),
+                        frames: FrameClock::new(*frequency_hz).frames_in(duration_ns),
                         flier_threshold_ns: flier_ns,
                         fifo_priority: config.fifo_priority,
                     };
@@ -742,6 +743,8 @@ fn assemble(
             messages: Vec::new(),
             timekeeping: None,
             hrtimer: None,
+            locks: None,
+            background: Vec::new(),
             workloads: results,
             warnings,
         },

@@ -154,8 +154,8 @@ pub fn cpu_reports(
                     CpuRole::Housekeeping
                 },
                 loc: d(IrqKind::LocalTimer),
-                res: d(IrqKind::Reschedule),
-                cal: d(IrqKind::FunctionCall),
+                res: Some(d(IrqKind::Reschedule)),
+                cal: Some(d(IrqKind::FunctionCall)),
                 iwi: d(IrqKind::IrqWork),
                 ticks: None,
                 tick_stopped_ns: None,
@@ -420,7 +420,7 @@ mod tests {
         let r = cpu_reports(&snap(irq(10), s), &snap(irq(260), e), &[0, 1], &[1]);
         assert_eq!(
             (r[0].loc, r[0].res, r[0].cal, r[0].role),
-            (250, 0, 0, CpuRole::Housekeeping)
+            (250, Some(0), Some(0), CpuRole::Housekeeping)
         );
         assert_eq!((r[1].loc, r[1].role), (0, CpuRole::NohzFull));
         assert!(r[0].busy_ns.is_some());

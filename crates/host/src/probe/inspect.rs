@@ -14,10 +14,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
+use ticklab_cmdline::parse_cpulist;
 use ticklab_cmdline::{
     HousekeepingArg, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg, TickConfig,
 };
-use ticklab_cmdline::parse_cpulist;
 
 /// How to inspect.
 #[derive(Debug, Clone)]
@@ -189,7 +189,8 @@ pub struct EffectiveTick {
     pub rcu_nocbs: String,
     /// High-res mode expected.
     pub highres: bool,
-    /// Boot messages the kernel would print for this line.
+    /// Boot messages the kernel would print for this line, then ticklab's remarks
+    /// (shown with their `ticklab: ` prefix).
     pub messages: Vec<String>,
 }
 
@@ -378,7 +379,7 @@ fn cmdline_view(
             housekeeping: cfg.housekeeping.to_cpulist(),
             rcu_nocbs: cfg.rcu_nocbs.to_cpulist(),
             highres: cfg.highres,
-            messages,
+            messages: messages.iter().map(ToString::to_string).collect(),
         }
     });
     Ok(CmdlineView {
@@ -450,6 +451,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
                 nohz,
                 high_res,
                 version,
+                skew_tick_backport: false,
             }),
             _ => None,
         }

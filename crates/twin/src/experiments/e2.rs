@@ -30,8 +30,8 @@
 use crate::sim::{Sim, SimError};
 use crate::sweep::parallel_map;
 use serde::Serialize;
-use ticklab_cmdline::NohzBuild;
 use ticklab_cmdline::CpuSet;
+use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::server_2012_64;
 use ticklab_schema::report::{FrameGroupReport, Report, WorkloadResult};
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};

@@ -38,8 +38,9 @@ use crate::workloads::frames::{FrameGroup, FrameWorker, group_report};
 use ticklab_cmdline::{CmdlineError, IdleOverride};
 use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{
-    CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, Report,
-    Source, TimekeepingReport, WorkloadResult,
+    BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport,
+    KernelMessage, LockName, LockReport, LocksReport, Report, Source, TimekeepingReport,
+    WorkloadResult,
 };
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
@@ -166,8 +167,6 @@ struct Cpu {
     wheel: TimerWheel,
     // ---- cold: statistics, background sources, auto-demotion ----
     busy_ns: u64,
-    res: u64,
-    cal: u64,
     iwi: u64,
     /// Run time left of a background task preempted by the frame worker (0 = none).
     bg_remaining: u64,
@@ -351,8 +350,6 @@ impl Sim {
         self.tk.start_window(at);
         for cpu in &mut self.cpus {
             cpu.loc = 0;
-            cpu.res = 0;
-            cpu.cal = 0;
             cpu.iwi = 0;
             cpu.ts.ticks = 0;
             cpu.ts.stopped_ns = 0;
@@ -773,14 +770,15 @@ impl Sim {
                     cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
                     if !self.hang_reported {
                         self.hang_reported = true;
-                        let text = if self.aggressive {
-                            format!(
-                                "ticklab: hrtimer: interrupt took {delta} ns (message suppressed by nohz_full_aggressive)"
+                        let text = format!("hrtimer: interrupt took {delta} ns");
+                        self.messages.push(if self.aggressive {
+                            KernelMessage::ticklab(
+                                now,
+                                format!("{text} (message suppressed by nohz_full_aggressive)"),
                             )
                         } else {
-                            format!("hrtimer: interrupt took {delta} ns")
-                        };
-                        self.messages.push(KernelMessage { at_ns: now, text });
+                            KernelMessage::kernel(now, text)
+                        });
                     }
                     return now;
                 }
@@ -1121,8 +1119,8 @@ impl Sim {
                 cpu: cpu.id,
                 role,
                 loc: cpu.loc,
-                res: cpu.res,
-                cal: cpu.cal,
+                res: None,
+                cal: None,
                 iwi: cpu.iwi,
                 ticks: Some(cpu.ts.ticks),
                 tick_stopped_ns: Some(stopped),
@@ -1179,72 +1177,54 @@ impl Sim {
                 self.flier_ns,
             )));
         }
-        let mut messages = self.messages.clone();
-        let lock_line = |name: &str, l: &ContendedLock| {
-            format!(
-                "ticklab: {name}: {} acquisitions, {} contended, {:.1} us waited in all",
-                l.acquisitions,
-                l.contended,
-                l.wait_ns as f64 / 1e3
-            )
+        let stats = |lock: LockName, l: &ContendedLock| LockReport {
+            lock,
+            acquisitions: l.acquisitions,
+            contended: l.contended,
+            wait_ns: l.wait_ns,
         };
-        messages.push(KernelMessage {
-            at_ns: 0,
-            text: lock_line(
-                if self.xtime_lock_era {
-                    "xtime_lock (write side)"
-                } else {
-                    "jiffies_lock + timekeeper seqcount (write side)"
-                },
-                &self.xtime.writer,
-            ),
-        });
         let mut leaves = ContendedLock::new();
         for l in &self.rcu_leaves {
             leaves.acquisitions += l.acquisitions;
             leaves.contended += l.contended;
             leaves.wait_ns += l.wait_ns;
         }
-        messages.push(KernelMessage {
-            at_ns: 0,
-            text: lock_line(
-                &format!(
-                    "rcu_node leaves ({} of fan-out {})",
-                    self.rcu_leaves.len(),
-                    self.rcu_fanout
+        let locks = LocksReport {
+            locks: vec![
+                stats(
+                    if self.xtime_lock_era {
+                        LockName::XtimeLock
+                    } else {
+                        LockName::JiffiesLock
+                    },
+                    &self.xtime.writer,
                 ),
-                &leaves,
-            ),
-        });
-        let max_wait = self
-            .cpus
+                stats(
+                    LockName::RcuNodeLeaves {
+                        leaves: self.rcu_leaves.len() as u32,
+                        fanout: self.rcu_fanout,
+                    },
+                    &leaves,
+                ),
+            ],
+            tick_wait_ns: self.cpus.iter().map(|c| c.lock_wait_ns).sum(),
+            max_tick_wait_ns: self
+                .cpus
+                .iter()
+                .map(|c| c.max_lock_wait_ns)
+                .max()
+                .unwrap_or(0),
+        };
+        let background = self
+            .sources
             .iter()
-            .map(|c| c.max_lock_wait_ns)
-            .max()
-            .unwrap_or(0);
-        let total_wait: u64 = self.cpus.iter().map(|c| c.lock_wait_ns).sum();
-        messages.push(KernelMessage {
-            at_ns: 0,
-            text: format!(
-                "ticklab: tick lock waits: {:.1} us/s machine-wide, longest in one tick {:.2} us",
-                total_wait as f64 / 1e3 / secs.max(1e-9),
-                max_wait as f64 / 1e3
-            ),
-        });
-        for s in &self.sources {
-            if s.expiries > 0 {
-                messages.push(KernelMessage {
-                    at_ns: 0,
-                    text: format!(
-                        "ticklab: background {} ({:?}) expired {} times ({:.2}/s)",
-                        s.name,
-                        s.kind,
-                        s.expiries,
-                        s.expiries as f64 / secs.max(1e-9)
-                    ),
-                });
-            }
-        }
+            .filter(|s| s.expiries > 0)
+            .map(|s| BackgroundReport {
+                name: s.name.clone(),
+                kind: s.kind,
+                expiries: s.expiries,
+            })
+            .collect();
         Report {
             schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
             source: Source::Twin { seed: self.seed },
@@ -1255,9 +1235,11 @@ impl Sim {
             duration_ns,
             cpus,
             energy,
-            messages,
+            messages: self.messages.clone(),
             timekeeping: Some(timekeeping),
             hrtimer: Some(hrtimer),
+            locks: Some(locks),
+            background,
             workloads,
             warnings: Vec::new(),
         }

@@ -14,8 +14,9 @@ use crate::kernel::tick::{TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
-use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker, frames_in};
+use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
 use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
+use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
 use ticklab_schema::scenario::{Placement, Scenario, TimerKind};
 use ticklab_schema::workload::TaskGroup;
@@ -72,33 +73,33 @@ impl Sim {
             nohz: k.nohz,
             high_res: k.high_res,
             version,
+            skew_tick_backport: k.skew_tick_backport,
         };
-        let (mut cfg, mut boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
-        if k.skew_tick_backport && cmd.skew_tick.is_some_and(|v| v != 0) && !cfg.skew_tick {
-            // The patched build honours skew_tick= before 3.4.
-            cfg.skew_tick = true;
-            boot_msgs.retain(|m| !m.contains("skew_tick= arrived"));
-        }
+        let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
         let mut messages: Vec<KernelMessage> = boot_msgs
             .into_iter()
-            .map(|text| KernelMessage { at_ns: 0, text })
+            .map(|m| KernelMessage {
+                at_ns: 0,
+                origin: m.origin,
+                text: m.text,
+            })
             .collect();
         if !cmd.unknown.is_empty() {
             // Unknown parameters are kept and listed, never fatal (they may matter to a kernel
             // the twin does not model).
-            messages.push(KernelMessage {
-                at_ns: 0,
-                text: format!(
-                    "ticklab: parameters kept but not modelled: {}",
+            messages.push(KernelMessage::ticklab(
+                0,
+                format!(
+                    "parameters kept but not modelled: {}",
                     cmd.unknown.join(" ")
                 ),
-            });
+            ));
         }
         if !cfg.highres && k.nohz != NohzBuild::Periodic {
-            messages.push(KernelMessage {
-                at_ns: 0,
-                text: "ticklab: highres=off is modelled with high-resolution hrtimer expiry".into(),
-            });
+            messages.push(KernelMessage::ticklab(
+                0,
+                "highres=off is modelled with high-resolution hrtimer expiry",
+            ));
         }
         let tick_nsec = k.tick_nsec();
         let states: Vec<IdleStateParams> = m
@@ -166,8 +167,6 @@ impl Sim {
                 housekeeping: housekeeping[c],
                 timer_softirq: false,
                 loc: 0,
-                res: 0,
-                cal: 0,
                 iwi: 0,
                 cstates: vec![StateCounters::default(); states.len()],
                 residencies: [0; 16],
@@ -298,7 +297,7 @@ impl Sim {
                         *loop_units,
                         m.costs.work_unit_ns,
                         warmup,
-                        frames_in(*frequency_hz, scenario.run.duration_ns),
+                        FrameClock::new(*frequency_hz).frames_in(scenario.run.duration_ns),
                     );
                     for c in on.iter() {
                         let cpu = &mut cpus[c as usize];

@@ -12,6 +12,7 @@
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
+use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::FrameGroupReport;
 
 /// Default flier threshold (experiments.md E2: "default 10 µs").
@@ -20,35 +21,6 @@ pub const DEFAULT_FLIER_NS: u64 = 10_000;
 /// Largest jitter the group histogram resolves (60 s); larger values saturate.
 const HIST_MAX_NS: u64 = 60_000_000_000;
 
-/// Start of frame `k` relative to the group's `t0`: `round(k × 1e9 / freq)` ns.
-#[inline]
-pub fn frame_offset_ns(k: u64, frequency_hz: f64) -> u64 {
-    offset_ns(k, frequency_hz, integral_hz(frequency_hz))
-}
-
-/// The frequency as an integer when it is one (then frame starts are exact integer math).
-fn integral_hz(frequency_hz: f64) -> Option<u64> {
-    (frequency_hz.fract() == 0.0 && frequency_hz >= 1.0).then_some(frequency_hz as u64)
-}
-
-#[inline]
-fn offset_ns(k: u64, frequency_hz: f64, integral: Option<u64>) -> u64 {
-    match integral {
-        // Exact integer rounding (half up) for integral frequencies; u64 whenever it fits
-        // (k < ~9e9 frames), which avoids a 128-bit division per frame.
-        Some(f) => match k.checked_mul(2_000_000_000).and_then(|n| n.checked_add(f)) {
-            Some(n) => n / (2 * f),
-            None => ((k as u128 * 2_000_000_000 + f as u128) / (2 * f as u128)) as u64,
-        },
-        None => (k as f64 * 1e9 / frequency_hz).round() as u64,
-    }
-}
-
-/// Frames of a group in a window of `duration_ns`: `round(freq × duration)`.
-pub fn frames_in(frequency_hz: f64, duration_ns: u64) -> u64 {
-    (frequency_hz * duration_ns as f64 * 1e-9).round() as u64
-}
-
 /// One group at run time.
 #[derive(Debug, Clone)]
 pub struct FrameGroup {
@@ -56,8 +28,8 @@ pub struct FrameGroup {
     pub name: String,
     /// Frames per second.
     pub frequency_hz: f64,
-    /// `frequency_hz` as an integer when it is one (decided once, not per frame).
-    integral_hz: Option<u64>,
+    /// When frames start (the rule shared with the host lab).
+    clock: FrameClock,
     /// For an integral frequency `f`: `(⌊2·10^9 ÷ 2f⌋, 2·10^9 mod 2f, 2f)`, one frame's step
     /// of the exact rounding in [`FrameGroup::next_start`].
     step: Option<(u64, u64, u64)>,
@@ -88,8 +60,9 @@ impl FrameGroup {
         FrameGroup {
             name,
             frequency_hz,
-            integral_hz: integral_hz(frequency_hz),
-            step: integral_hz(frequency_hz)
+            clock: FrameClock::new(frequency_hz),
+            step: FrameClock::new(frequency_hz)
+                .integral_hz()
                 .map(|f| (2_000_000_000 / (2 * f), 2_000_000_000 % (2 * f), 2 * f)),
             loop_units,
             work_ns: (loop_units as f64 * work_unit_ns).round() as u64,
@@ -104,12 +77,12 @@ impl FrameGroup {
     /// Nominal start of frame `k`.
     #[inline]
     pub fn start(&self, k: u64) -> Time {
-        self.t0 + offset_ns(k, self.frequency_hz, self.integral_hz)
+        self.t0 + self.clock.offset_ns(k)
     }
 
     /// The remainder [`FrameGroup::next_start`] starts from at frame 0.
     pub fn first_remainder(&self) -> u64 {
-        self.integral_hz.unwrap_or(0)
+        self.clock.integral_hz().unwrap_or(0)
     }
 
     /// Start of frame `k + 1` from frame `k`'s start and the rounding remainder, which it
@@ -181,16 +154,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frame_starts_round_to_the_nearest_ns() {
-        assert_eq!(frame_offset_ns(1, 960.0), 1_041_667);
-        assert_eq!(frame_offset_ns(2, 960.0), 2_083_333);
-        assert_eq!(frame_offset_ns(960, 960.0), 1_000_000_000);
-        assert_eq!(frame_offset_ns(1, 666.0), 1_501_502);
-        assert_eq!(frame_offset_ns(3, 300.0), 10_000_000);
-        assert_eq!(frame_offset_ns(1, 2.5), 400_000_000);
-    }
-
-    #[test]
     fn next_start_follows_start_exactly() {
         for hz in [960.0, 666.0, 300.0, 7.0, 1_000_000_000.0, 2.5] {
             let g = FrameGroup::new("g".into(), hz, 1, 1.0, 12_345, 0);
@@ -201,14 +164,6 @@ mod tests {
                 start = next;
             }
         }
-    }
-
-    #[test]
-    fn frames_in_one_hour_match_the_e2_table() {
-        let h = 3_600_000_000_000;
-        assert_eq!(frames_in(960.0, h), 3_456_000);
-        assert_eq!(frames_in(666.0, h), 2_397_600);
-        assert_eq!(frames_in(300.0, h), 1_080_000);
     }
 
     #[test]
