@@ -89,6 +89,19 @@ pub fn tick_nsec(hz: u32) -> u64 {
     (1_000_000_000 + hz as u64 / 2) / hz as u64
 }
 
+/// The `CONFIG_HZ` values a kernel can be built with (the choices `kernel/Kconfig.hz` offers).
+pub const CONFIG_HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
+
+/// Checks that `hz` is one of [`CONFIG_HZ_CHOICES`]; the error names the value and the
+/// choices.
+pub fn check_hz(hz: u32) -> Result<u32, String> {
+    if CONFIG_HZ_CHOICES.contains(&hz) {
+        Ok(hz)
+    } else {
+        Err(format!("{hz}: expected one of 100, 250, 300, 1000 (CONFIG_HZ)"))
+    }
+}
+
 /// How a background source is armed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -249,12 +262,7 @@ impl Scenario {
             MachineRef::Inline(m) => *m,
         };
         file.kernel.version_tuple().map_err(err)?;
-        if ![100, 250, 300, 1000].contains(&file.kernel.hz) {
-            return Err(err(format!(
-                "kernel.hz = {}: expected one of 100, 250, 300, 1000",
-                file.kernel.hz
-            )));
-        }
+        check_hz(file.kernel.hz).map_err(|e| err(format!("kernel.hz = {e}")))?;
         let nr = machine.topology.nr_cpus();
         let workload = match &file.workload {
             Some(w) => Workload::parse(w, nr).map_err(|e| err(e.to_string()))?,
