@@ -98,7 +98,11 @@ pub fn check_hz(hz: u32) -> Result<u32, String> {
     if CONFIG_HZ_CHOICES.contains(&hz) {
         Ok(hz)
     } else {
-        Err(format!("{hz}: expected one of 100, 250, 300, 1000 (CONFIG_HZ)"))
+        let choices: Vec<String> = CONFIG_HZ_CHOICES.iter().map(u32::to_string).collect();
+        Err(format!(
+            "{hz}: expected one of {} (CONFIG_HZ)",
+            choices.join(", ")
+        ))
     }
 }
 
