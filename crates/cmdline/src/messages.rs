@@ -17,7 +17,7 @@ pub enum MessageOrigin {
     Ticklab,
 }
 
-/// A message [`TickConfig::resolve`] produces.
+/// A message [`TickConfig::resolve`](crate::TickConfig::resolve) produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootMessage {
     /// The kernel's, or ticklab's remark.

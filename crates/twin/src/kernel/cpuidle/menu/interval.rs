@@ -24,7 +24,7 @@ pub const TYPICAL_MAX_VARIANCE_US2: u64 = 400;
 ///
 /// The passes are not rescans. Each is computed from the count, sum and sum of squares of the
 /// intervals it keeps (`Moments`), and dropping a value subtracts its copies from those, the
-/// largest found at the top of a sorted copy ([`History`]). The result is that of the plain
+/// largest found at the top of a sorted copy (`History`). The result is that of the plain
 /// rescanning loop for every input (the tests check it against one).
 pub fn typical_interval_us(intervals: &[u32; INTERVALS]) -> Option<u32> {
     History::new(*intervals).typical_us()
