@@ -27,7 +27,6 @@
 //! * Scalar parameters given twice: the last one wins (each occurrence re-runs the kernel's
 //!   handler). `nohz_full=` and `isolcpus=` are kept in line order in
 //!   [`KernelCmdline::housekeeping`], because the kernel's housekeeping setup is order dependent.
-//!
 
 use crate::cpuset::parse_cpulist;
 use crate::params::{
