@@ -12,13 +12,37 @@
 //!   ([`KernelBuild`]) and the CPU count: housekeeping and nohz_full CPUs, skew, idle mode,
 //!   each CPU's [`CpuRole`], and the messages the kernel would print at boot.
 //!
-//! Read [`cpuset`] first: every other part speaks in its terms. This crate knows nothing of
-//! scenarios or reports; `ticklab-schema` builds on it.
+//! This crate knows nothing of scenarios or reports; `ticklab-schema` builds on it.
+//!
+//! # Files
+//!
+//! Read `cpuset` first (every other part speaks in its terms), then `params`, then
+//! `tick_config`:
+//!
+//! | file             | holds                                                               |
+//! |------------------|---------------------------------------------------------------------|
+//! | `cpuset.rs`      | [`CpuSet`] and the cpulist syntax ([`parse_cpulist`])               |
+//! | `params.rs`      | the typed parameters: [`KernelCmdline`] and its argument types, and the canonical line it writes back ([`std::fmt::Display`]) |
+//! | `parse.rs`       | the kernel's tokenizer and value spellings, [`KernelCmdline::parse`] and its [`CmdlineError`] |
+//! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] and its rules, [`CpuRole`] |
+//! | `messages.rs`    | what a boot says: [`BootMessage`] and its [`MessageOrigin`]          |
+//!
+//! Each of `params`, `parse` and `tick_config` keeps its tests in a sibling `tests.rs`. The
+//! modules are private; everything public is re-exported here, at the crate root.
 
 #![deny(missing_docs)]
 
 pub mod cpuset;
+mod messages;
+mod params;
+mod parse;
 mod tick_config;
 
 pub use cpuset::{CpuSet, CpulistError, parse_cpulist};
-pub use tick_config::*;
+pub use messages::{BootMessage, MessageOrigin};
+pub use params::{
+    CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,
+    IsolcpusFlag, KernelCmdline, RcuNocbsArg,
+};
+pub use parse::CmdlineError;
+pub use tick_config::{CpuRole, KernelBuild, NohzBuild, TickConfig};

@@ -258,7 +258,7 @@ pub(crate) mod fixtures {
 
     /// A selection with a long sleep ahead (10 ticks), the tick running and due in one tick,
     /// under a latency limit of `latency` ns.
-    pub fn long_sleep(latency: u64) -> SelectInput {
+    pub(crate) fn long_sleep(latency: u64) -> SelectInput {
         SelectInput {
             sleep_length_ns: 10 * TICK,
             delta_next_ns: TICK,
@@ -269,7 +269,7 @@ pub(crate) mod fixtures {
     }
 
     /// An intel_idle table for Skylake-SP: POLL, C1 (2/2 µs), C1E (10/20 µs), C6 (133/600 µs).
-    pub fn skx() -> Vec<IdleStateParams> {
+    pub(crate) fn skx() -> Vec<IdleStateParams> {
         vec![
             IdleStateParams::poll(),
             IdleStateParams::new("C1", 2_000, 2_000),
@@ -279,7 +279,7 @@ pub(crate) mod fixtures {
     }
 
     /// HZ=1000.
-    pub const TICK: u64 = 1_000_000;
+    pub(crate) const TICK: u64 = 1_000_000;
 }
 
 #[cfg(test)]
