@@ -20,7 +20,7 @@
 //!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
 //! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,
 //!   per-group summary and the tick-time lock section; [`e2::json`] is its `--json`.
-//! * [`bench_table`] ([`bench`]) — `ticklab bench`: the twin's events per second.
+//! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
 //!
