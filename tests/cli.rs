@@ -27,6 +27,23 @@ fn bad_input_exits_2_and_names_the_input() {
             "/nonexistent/s.toml",
         ),
         (&["experiment", "e9"], "e9"),
+        // A bad experiment name lists the ones there are.
+        (&["experiment", "e9"], "[possible values: e1, e2]"),
+        // Every duration flag goes through the one parser, and its error names the flag.
+        (&["experiment", "e1", "--duration", "30"], "--duration"),
+        (&["experiment", "e1", "--duration", "30"], "duration \"30\""),
+        (&["sim", "--warmup", "0s"], "--warmup"),
+        (&["bench", "--duration", "1x"], "unknown unit \"x\""),
+        (&["host", "irqs", "--duration", "soon"], "--duration"),
+        (&["sim", "--hz", "1001"], "100, 250, 300, 1000"),
+        (
+            &["sim", "--machine", "vax"],
+            "xps13-7390, kvm-guest-2, server-2012-64",
+        ),
+        (
+            &["sim", "--machine", "xps13-7390", "--scenario", "s.toml"],
+            "--machine",
+        ),
     ];
     for (args, needle) in cases {
         let out = ticklab(args);
@@ -37,6 +54,35 @@ fn bad_input_exits_2_and_names_the_input() {
             out.stdout.is_empty(),
             "{args:?}: no partial output on stdout"
         );
+    }
+}
+
+#[test]
+fn help_lists_every_experiment_and_machine_preset() {
+    let out = ticklab(&["--help"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["e1", "e2", "xps13-7390", "kvm-guest-2", "server-2012-64"] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    let out = ticklab(&["experiment", "--help"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("nohz_full_aggressive") && text.contains("skew_tick=1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn experiment_names_ignore_case_and_keep_their_aliases() {
+    for name in ["E1", "aggressive-nohz"] {
+        let out = ticklab(&["experiment", name, "--duration", "100ms", "--json"]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["experiment"], "e1", "{name}");
     }
 }
 

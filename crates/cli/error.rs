@@ -8,11 +8,11 @@ use std::fmt;
 
 /// An error in what the user gave us; exit code 2.
 #[derive(Debug)]
-pub struct InputError(pub String);
+pub(crate) struct InputError(pub(crate) String);
 
 impl InputError {
     /// Wraps a message naming the input and what was expected.
-    pub fn new(msg: impl Into<String>) -> Self {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
         InputError(msg.into())
     }
 }
@@ -26,6 +26,6 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 /// Shorthand: `Err(input_error(...))?`.
-pub fn input_error(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn input_error(msg: impl Into<String>) -> anyhow::Error {
     InputError::new(msg).into()
 }

@@ -1,53 +1,50 @@
 //! `ticklab host inspect | irqs | why`: thin wiring around `ticklab_host::probe`.
 
+use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::input_error;
 use clap::Args;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// Print JSON instead of the screen.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `host irqs` arguments.
 #[derive(Debug, Args)]
-pub struct IrqsArgs {
+pub(crate) struct IrqsArgs {
     /// Sampling window, e.g. `10s`, `500ms`.
-    #[arg(long, default_value = "5s")]
-    pub duration: String,
+    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    pub(crate) duration: DurationArg,
     /// Show every row of /proc/interrupts, not just LOC, RES, CAL and IWI.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Print JSON instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `host why` arguments.
 #[derive(Debug, Args)]
-pub struct WhyArgs {
+pub(crate) struct WhyArgs {
     /// Observation window, e.g. `5s`, `500ms`.
-    #[arg(long, default_value = "5s")]
-    pub duration: String,
+    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    pub(crate) duration: DurationArg,
     /// CPUs to report, as a kernel cpulist (`1`, `0-3,8`); default all online CPUs.
     #[arg(long)]
-    pub cpus: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Do not trace; sample /proc/timer_list instead (the fallback method).
     #[arg(long)]
-    pub no_trace: bool,
+    pub(crate) no_trace: bool,
     /// Also write the raw trace text to this file.
     #[arg(long, value_name = "FILE")]
-    pub save_trace: Option<std::path::PathBuf>,
-}
-
-fn duration(text: &str) -> anyhow::Result<std::time::Duration> {
-    probe::parse_duration(text).map_err(|e| input_error(format!("--duration: {e}")))
+    pub(crate) save_trace: Option<std::path::PathBuf>,
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
@@ -61,7 +58,7 @@ fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 /// Runs `host inspect`.
-pub fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
+pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))
@@ -71,11 +68,10 @@ pub fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
 }
 
 /// Runs `host irqs`.
-pub fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
-    let window = duration(&args.duration)?;
+pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let root = probe::HostRoot::live();
-    let (before, after) =
-        irqs::sample_window(&root, window).map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
+    let (before, after) = irqs::sample_window(&root, args.duration.as_std())
+        .map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
         emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
@@ -84,23 +80,22 @@ pub fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     }
 }
 
+/// `--cpus`: a kernel cpulist naming at least one CPU.
+fn cpus_arg(list: &str) -> anyhow::Result<Vec<u32>> {
+    let set = ticklab_cmdline::parse_cpulist(list, u32::MAX)
+        .map_err(|e| input_error(format!("--cpus: {e}")))?;
+    if set.is_empty() {
+        return Err(input_error(format!("--cpus {list:?}: names no CPU")));
+    }
+    Ok(set.iter().collect())
+}
+
 /// Runs `host why`.
-pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
-    let window = duration(&args.duration)?;
-    let cpus = match &args.cpus {
-        None => None,
-        Some(list) => {
-            let set = ticklab_cmdline::parse_cpulist(list, u32::MAX)
-                .map_err(|e| input_error(format!("--cpus: {e}")))?;
-            if set.is_empty() {
-                return Err(input_error(format!("--cpus {list:?}: names no CPU")));
-            }
-            Some(set.iter().collect())
-        }
-    };
+pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
+    let cpus = args.cpus.as_deref().map(cpus_arg).transpose()?;
     let stop = ticklab_host::harness::stop::Stop::on_signals()?;
     let opts = why::WhyOptions {
-        window,
+        window: args.duration.as_std(),
         cpus,
         no_trace: args.no_trace,
         save_trace: args.save_trace.clone(),

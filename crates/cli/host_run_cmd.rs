@@ -1,8 +1,8 @@
 //! `ticklab host run` — a workload spec on real pinned threads — and `host calibrate`.
 //!
 //! `host run` parses the spec and duration (bad input → exit code 2), installs the Ctrl-C /
-//! SIGTERM handler, runs [`ticklab_host::harness::run_workload`] and prints the report as text
-//! or JSON. An interrupted run still prints what it measured, marked as interrupted, and then
+//! SIGTERM handler, runs [`ticklab_host::harness::run_workload`] and prints the report as JSON
+//! or as text ([`ticklab_report::host_run_report`]). An interrupted run still prints what it measured, marked as interrupted, and then
 //! exits with 128 + the signal number (130 for Ctrl-C).
 
 use std::io::Write;
@@ -11,60 +11,57 @@ use clap::Args;
 use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
-use ticklab_schema::report::WorkloadResult;
+use ticklab_report::host_run::{FrameGroupWakeups, FrameWorker, HostRunExtras, WakeupLatency};
 use ticklab_schema::workload::Workload;
 
+use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::input_error;
 
 /// `host run` arguments.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Workload spec, as for `ticklab sim` (e.g. `frames:1000@1:loop=0`, `hogs:2`,
     /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`; join groups with `+`).
     #[arg(long)]
-    pub workload: String,
+    pub(crate) workload: String,
     /// Run length (`500ms`, `10s`, `2m`): the window for hogs and frames, a cap for counted
     /// groups (ping-pong, syscall), which otherwise end the run when they finish.
-    #[arg(long, default_value = "10s")]
-    pub duration: String,
+    #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
+    pub(crate) duration: DurationArg,
     /// Print the report as JSON (the shared schema plus a `host_run` object).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Frames with jitter above this many us count as fliers.
     #[arg(long, default_value_t = 10.0, value_name = "US")]
-    pub flier_us: f64,
+    pub(crate) flier_us: f64,
     /// SCHED_FIFO priority of frame workers (used when permitted).
     #[arg(long, default_value_t = 50, value_name = "PRIO")]
-    pub fifo_priority: i32,
+    pub(crate) fifo_priority: i32,
     /// Do not try SCHED_FIFO: frame workers stay SCHED_OTHER with timer slack 1 ns.
     #[arg(long)]
-    pub no_fifo: bool,
+    pub(crate) no_fifo: bool,
     /// Do not mlockall while frame workers run.
     #[arg(long)]
-    pub no_mlock: bool,
+    pub(crate) no_mlock: bool,
     /// Run ping-pong side B as a thread instead of a forked process (`perf bench sched pipe -T`).
     #[arg(long)]
-    pub pingpong_threads: bool,
+    pub(crate) pingpong_threads: bool,
 }
 
 /// `host calibrate` arguments.
 #[derive(Debug, Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Total measurement budget; every phase is scaled to fit it (at least 5s).
-    #[arg(long, default_value = "60s")]
-    pub duration: String,
+    #[arg(long, default_value = "60s", value_parser = parse_duration_arg)]
+    pub(crate) duration: DurationArg,
     /// Write the scenario file here instead of stdout.
     #[arg(long, value_name = "FILE")]
-    pub out: Option<std::path::PathBuf>,
+    pub(crate) out: Option<std::path::PathBuf>,
 }
 
-/// Runs `host run`.
-pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let duration = harness::parse_duration(&args.duration).map_err(input_error)?;
-    let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
-        .map_err(|e| input_error(e.to_string()))?;
-    let config = RunConfig {
-        duration,
+fn run_config(args: &RunArgs) -> RunConfig {
+    RunConfig {
+        duration: args.duration.as_std(),
         flier_threshold_us: args.flier_us,
         fifo_priority: (!args.no_fifo).then_some(args.fifo_priority),
         lock_memory: !args.no_mlock,
@@ -73,7 +70,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         } else {
             PingPongMode::Processes
         },
-    };
+    }
+}
+
+/// Runs `host run`.
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
+        .map_err(|e| input_error(e.to_string()))?;
+    let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
     let stop = Stop::on_signals()?;
     let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
@@ -82,7 +86,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &run)?;
         writeln!(out)?;
     } else {
-        write!(out, "{}", render(&run))?;
+        let text = ticklab_report::host_run_report(&run.report, &extras(&run));
+        write!(out, "{text}")?;
     }
     out.flush()?;
     if let Some(StopReason::Signal(sig)) = stop.reason() {
@@ -93,9 +98,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
 
 /// Runs `host calibrate`: measures (progress on stderr), fits with the twin, and writes the
 /// scenario file (comment header + TOML) to stdout or `--out`.
-pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
-    use ticklab_host::calibrate::{self as cal, CalibrateError};
-    let budget = harness::parse_duration(&args.duration).map_err(input_error)?;
+pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     let stop = Stop::on_signals()?;
     let sim = |s: &ticklab_schema::scenario::Scenario| {
         ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string())
@@ -107,24 +110,9 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64()
         )
     };
-    let c = match cal::calibrate(budget, &stop, &sim, &mut progress) {
-        Ok(c) => c,
-        Err(CalibrateError::Input(m)) => return Err(input_error(m)),
-        Err(CalibrateError::Harness { phase, source }) if source.is_input() => {
-            return Err(input_error(format!("{phase}: {source}")));
-        }
-        Err(CalibrateError::Interrupted) => {
-            eprintln!("calibrate: interrupted, nothing written");
-            std::process::exit(
-                128 + stop.reason().map_or(2, |r| match r {
-                    StopReason::Signal(s) => s,
-                    _ => 2,
-                }),
-            );
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let text = c.file_text();
+    let result =
+        ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
+    let text = calibrate_outcome(result, &stop)?.file_text();
     match &args.out {
         Some(path) => {
             std::fs::write(path, &text)
@@ -140,6 +128,32 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Maps a calibration error to the binary's: bad input is exit code 2, an interrupted run
+/// exits at once with 128 + the signal number, having written nothing.
+fn calibrate_outcome<T>(
+    result: Result<T, ticklab_host::calibrate::CalibrateError>,
+    stop: &Stop,
+) -> anyhow::Result<T> {
+    use ticklab_host::calibrate::CalibrateError;
+    match result {
+        Ok(c) => Ok(c),
+        Err(CalibrateError::Input(m)) => Err(input_error(m)),
+        Err(CalibrateError::Harness { phase, source }) if source.is_input() => {
+            Err(input_error(format!("{phase}: {source}")))
+        }
+        Err(CalibrateError::Interrupted) => {
+            eprintln!("calibrate: interrupted, nothing written");
+            std::process::exit(
+                128 + stop.reason().map_or(2, |r| match r {
+                    StopReason::Signal(s) => s,
+                    _ => 2,
+                }),
+            );
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn harness_error(e: HarnessError) -> anyhow::Error {
     if e.is_input() {
         input_error(e.to_string())
@@ -148,80 +162,34 @@ fn harness_error(e: HarnessError) -> anyhow::Error {
     }
 }
 
-fn us(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
+/// The host-only details the text report shows, as `ticklab-report` takes them.
+fn extras(run: &HostRun) -> HostRunExtras {
+    let d = &run.host_run;
+    HostRunExtras {
+        interrupted: d.interrupted.clone(),
+        pingpong_mode: d.pingpong_mode.clone(),
+        frame_groups: d
+            .frame_groups
+            .iter()
+            .map(|g| FrameGroupWakeups {
+                group: g.group.clone(),
+                wakeup: WakeupLatency {
+                    min_us: g.wakeup.min_us,
+                    p50_us: g.wakeup.p50_us,
+                    p99_us: g.wakeup.p99_us,
+                    max_us: g.wakeup.max_us,
+                },
+                workers: g
+                    .workers
+                    .iter()
+                    .map(|w| FrameWorker {
+                        cpu: w.cpu,
+                        ns_per_unit: w.ns_per_unit,
+                        undisturbed_us: w.undisturbed_us,
+                        policy: w.policy.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
-}
-
-/// Plain-text report: the workload results, then the shared per-CPU table (with warnings).
-fn render(run: &HostRun) -> String {
-    let r = &run.report;
-    let mut s = format!(
-        "host run: {} on {} ({:.3} s{})\n",
-        r.label,
-        r.machine,
-        r.seconds(),
-        match &run.host_run.interrupted {
-            Some(why) => format!(", INTERRUPTED by {why}: partial"),
-            None => String::new(),
-        }
-    );
-    let mut frame_details = run.host_run.frame_groups.iter();
-    for w in &r.workloads {
-        match w {
-            WorkloadResult::Hogs { cpus } => {
-                s += &format!("\nhogs on CPUs {cpus:?}\n");
-            }
-            WorkloadResult::Frames(g) => {
-                s += "\n";
-                s += &ticklab_report::frame_table(g);
-                if let Some(d) = frame_details.next() {
-                    s += &format!(
-                        "wakeup {}: min {} us  p50 {} us  p99 {} us  max {} us\n",
-                        d.group,
-                        us(d.wakeup.min_us),
-                        us(d.wakeup.p50_us),
-                        us(d.wakeup.p99_us),
-                        us(d.wakeup.max_us)
-                    );
-                    for wk in &d.workers {
-                        s += &format!(
-                            "  cpu {}: {:.3} ns/unit, undisturbed {} us, {}\n",
-                            wk.cpu,
-                            wk.ns_per_unit,
-                            us(wk.undisturbed_us),
-                            wk.policy
-                        );
-                    }
-                }
-            }
-            WorkloadResult::PingPong(p) => {
-                s += &format!(
-                    "\npingpong {} CPUs {},{} ({}): {} round trips, {:.1} ns/round trip, {:.1} ns/switch\n",
-                    p.method,
-                    p.cpus.0,
-                    p.cpus.1,
-                    run.host_run.pingpong_mode,
-                    p.round_trips,
-                    p.ns_per_round_trip,
-                    p.ns_per_switch
-                );
-            }
-            WorkloadResult::Syscall(c) => {
-                s += &format!(
-                    "\nsyscall {} on CPU {}: {} calls, {:.2} ns/call\n",
-                    c.syscall,
-                    c.cpu.map_or("any".to_string(), |c| c.to_string()),
-                    c.calls,
-                    c.ns_per_call
-                );
-            }
-        }
-    }
-    s += "\n";
-    s += &ticklab_report::cpu_table(r);
-    s
 }

@@ -1,11 +1,13 @@
-//! ticklab's renderers: a [`Report`](ticklab_schema::report::Report) as plain terminal text.
+//! ticklab's renderers: reports and experiment results as plain terminal text.
 //!
-//! The twin and the host lab both produce a [`Report`](ticklab_schema::report::Report); this
-//! crate turns one or several of them into tables a kernel engineer already knows how to read.
-//! Everything here is a pure function of its input: no colours, no terminal probing, no clock,
-//! so the output is byte-for-byte reproducible and can be snapshot-tested and diffed.
+//! The twin and the host lab both produce a [`Report`](ticklab_schema::report::Report), and
+//! the experiments produce the typed results of
+//! [`ticklab_schema::experiment`]; this crate turns them into tables a kernel engineer already
+//! knows how to read. Everything here is a pure function of its input: no colours, no terminal
+//! probing, no clock, so the output is byte-for-byte reproducible and can be snapshot-tested
+//! and diffed. It depends on the shared schema only, never on the twin or the host lab.
 //!
-//! The three central functions:
+//! The renderers, one module each:
 //!
 //! * [`cpu_table`] — one run, one row per CPU (role, `LOC/s`, ticks/s, tick-stopped %, busy %,
 //!   cpuidle residency per state) plus totals, then package power, kernel messages,
@@ -14,17 +16,32 @@
 //!   nohz_full vs nohz_full_aggressive table of experiments.md E1).
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
 //!   experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
+//! * [`e1_report`] ([`e1`]) — `ticklab experiment e1`: the published table beside the
+//!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
+//! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,
+//!   per-group summary and the tick-time lock section; [`e2::json`] is its `--json`.
+//! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
+//! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
+//!   measurements, then the per-CPU table.
 //!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod compare;
 pub mod cpu;
+pub mod e1;
+pub mod e2;
 pub mod format;
 pub mod frames;
+pub mod host_run;
 
+pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
 pub use cpu::cpu_table;
+pub use e1::e1_report;
+pub use e2::e2_report;
 pub use frames::{frame_row, frame_table};
+pub use host_run::{HostRunExtras, host_run_report};

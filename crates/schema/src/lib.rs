@@ -11,12 +11,15 @@
 //!   are listed in `docs/schema.md`.
 //! * [`frames::FrameClock`] says when a frame group's frames start and how many a window
 //!   holds, for the twin and the host lab alike.
+//! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
+//!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
 
 #![deny(missing_docs)]
 
+pub mod experiment;
 pub mod frames;
 pub mod machine;
 pub mod report;

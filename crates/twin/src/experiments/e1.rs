@@ -8,77 +8,15 @@
 
 use super::{BandCheck, within};
 use crate::sim::{SimError, simulate};
-use serde::Serialize;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::xps13_7390;
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-/// The two configurations compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// `nohz_full=all`.
-    NohzFull,
-    /// `nohz_full=all nohz_full_aggressive`.
-    Aggressive,
-}
-
-impl Mode {
-    /// Both, in table order.
-    pub const ALL: [Mode; 2] = [Mode::NohzFull, Mode::Aggressive];
-
-    /// The kernel command line of this mode.
-    pub fn cmdline(self) -> &'static str {
-        match self {
-            Mode::NohzFull => "nohz_full=all",
-            Mode::Aggressive => "nohz_full=all nohz_full_aggressive",
-        }
-    }
-
-    /// JSON/table name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::NohzFull => "nohz_full",
-            Mode::Aggressive => "aggressive",
-        }
-    }
-}
-
-/// Hog counts of the experiment (0 = idle).
-pub const LOADS: [u32; 5] = [0, 1, 2, 4, 8];
-
-/// One published row: (hogs, irq/s nohz_full, irq/s aggressive, W nohz_full, W aggressive).
-pub const PUBLISHED: [(u32, f64, f64, f64, f64); 5] = [
-    (0, 1036.679, 98.685, 0.502, 0.301),
-    (1, 1047.522, 106.296, 3.436, 2.372),
-    (2, 1046.203, 127.587, 3.755, 2.372),
-    (4, 1048.590, 146.586, 6.187, 6.005),
-    (8, 1074.867, 1062.277, 6.019, 6.016),
-];
-
-/// Published `(irq/s, watts)` for a mode and load.
-pub fn published(mode: Mode, hogs: u32) -> (f64, f64) {
-    let r = PUBLISHED
-        .iter()
-        .find(|r| r.0 == hogs)
-        .copied()
-        .unwrap_or((hogs, 0.0, 0.0, 0.0, 0.0));
-    match mode {
-        Mode::NohzFull => (r.1, r.3),
-        Mode::Aggressive => (r.2, r.4),
-    }
-}
-
-/// The load label used in tables and JSON (`idle`, `1`, `2`, ...).
-pub fn load_label(hogs: u32) -> String {
-    if hogs == 0 {
-        "idle".into()
-    } else {
-        hogs.to_string()
-    }
-}
+pub use ticklab_schema::experiment::e1::{
+    LOADS, Mode, PUBLISHED, Results, Row, WARMUP_NS, load_label, published,
+};
 
 /// The E1 scenario for one (mode, load).
 pub fn scenario(mode: Mode, hogs: u32, run: Run) -> Scenario {
@@ -111,64 +49,34 @@ pub fn scenario(mode: Mode, hogs: u32, run: Run) -> Scenario {
     }
 }
 
-/// One row of the E1 table as the twin predicts it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    /// `nohz_full` or `aggressive`.
-    pub mode: Mode,
-    /// `idle`, `1`, `2`, `4`, `8`.
-    pub load: String,
-    /// Local timer interrupts per second, whole machine.
-    pub irq_per_s: f64,
-    /// Average package watts.
-    pub watts: f64,
-    /// Published irq/s.
-    pub published_irq_per_s: f64,
-    /// Published watts.
-    pub published_watts: f64,
-    /// Longest time without a jiffies update (ms).
-    pub max_jiffies_gap_ms: f64,
-    /// Worst jiffies staleness seen at interrupt entry (ms).
-    pub max_reader_staleness_ms: f64,
-    /// Time-weighted mean coarse-time staleness (ms).
-    pub mean_coarse_staleness_ms: f64,
-    /// hrtimer hangs ("interrupt took N ns").
-    pub hrtimer_hangs: u64,
-    /// Longest interrupt (µs).
-    pub max_irq_us: f64,
-    /// Fraction of time the whole package was idle.
-    pub package_idle_fraction: f64,
-}
-
-impl Row {
-    fn from_report(mode: Mode, hogs: u32, r: &Report) -> Row {
-        let (pi, pw) = published(mode, hogs);
-        let tk = r
-            .timekeeping
-            .clone()
-            .unwrap_or(ticklab_schema::report::TimekeepingReport {
-                max_jiffies_gap_ns: 0,
-                max_jiffies_catch_up: 0,
-                max_reader_staleness_ns: 0,
-                mean_coarse_staleness_ns: 0.0,
-                duty_handovers: 0,
-            });
-        let e = r.energy.as_ref();
-        let h = r.hrtimer.as_ref();
-        Row {
-            mode,
-            load: load_label(hogs),
-            irq_per_s: r.loc_per_s(),
-            watts: e.map_or(0.0, |e| e.watts),
-            published_irq_per_s: pi,
-            published_watts: pw,
-            max_jiffies_gap_ms: tk.max_jiffies_gap_ns as f64 / 1e6,
-            max_reader_staleness_ms: tk.max_reader_staleness_ns as f64 / 1e6,
-            mean_coarse_staleness_ms: tk.mean_coarse_staleness_ns / 1e6,
-            hrtimer_hangs: h.map_or(0, |h| h.nr_hangs),
-            max_irq_us: h.map_or(0.0, |h| h.max_irq_ns as f64 / 1e3),
-            package_idle_fraction: e.map_or(0.0, |e| e.package_idle_fraction),
-        }
+/// The E1 row of one (mode, load) point, read from its report.
+pub fn row(mode: Mode, hogs: u32, r: &Report) -> Row {
+    let (pi, pw) = published(mode, hogs);
+    let tk = r
+        .timekeeping
+        .clone()
+        .unwrap_or(ticklab_schema::report::TimekeepingReport {
+            max_jiffies_gap_ns: 0,
+            max_jiffies_catch_up: 0,
+            max_reader_staleness_ns: 0,
+            mean_coarse_staleness_ns: 0.0,
+            duty_handovers: 0,
+        });
+    let e = r.energy.as_ref();
+    let h = r.hrtimer.as_ref();
+    Row {
+        mode,
+        load: load_label(hogs),
+        irq_per_s: r.loc_per_s(),
+        watts: e.map_or(0.0, |e| e.watts),
+        published_irq_per_s: pi,
+        published_watts: pw,
+        max_jiffies_gap_ms: tk.max_jiffies_gap_ns as f64 / 1e6,
+        max_reader_staleness_ms: tk.max_reader_staleness_ns as f64 / 1e6,
+        mean_coarse_staleness_ms: tk.mean_coarse_staleness_ns / 1e6,
+        hrtimer_hangs: h.map_or(0, |h| h.nr_hangs),
+        max_irq_us: h.map_or(0.0, |h| h.max_irq_ns as f64 / 1e3),
+        package_idle_fraction: e.map_or(0.0, |e| e.package_idle_fraction),
     }
 }
 
@@ -187,12 +95,30 @@ pub fn run(
         &points,
         threads,
         |&(mode, hogs)| {
-            simulate(&scenario(mode, hogs, run), |_| {})
-                .map(|r| (Row::from_report(mode, hogs, &r), r))
+            simulate(&scenario(mode, hogs, run), |_| {}).map(|r| (row(mode, hogs, &r), r))
         },
         &progress,
     );
     results.into_iter().collect()
+}
+
+/// Runs every point ([`run`]) and checks the bands ([`check`]): the whole experiment as
+/// [`Results`].
+pub fn results(
+    run_cfg: Run,
+    threads: usize,
+    progress: impl Fn(usize) + Sync,
+) -> Result<Results, SimError> {
+    let rows: Vec<Row> = run(run_cfg, threads, progress)?
+        .into_iter()
+        .map(|(row, _)| row)
+        .collect();
+    Ok(Results {
+        seed: run_cfg.seed,
+        duration_ns: run_cfg.duration_ns,
+        checks: check(&rows),
+        rows,
+    })
 }
 
 /// The acceptance bands of the E1 issue, checked on a full set of rows.

@@ -29,35 +29,16 @@
 
 use crate::sim::{Sim, SimError};
 use crate::sweep::parallel_map;
-use serde::Serialize;
 use ticklab_cmdline::CpuSet;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::server_2012_64;
-use ticklab_schema::report::{FrameGroupReport, Report, WorkloadResult};
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-/// The frame groups: (name, Hz, LOOP, first CPU, last CPU) — experiments.md E2.
-pub const GROUPS: [(&str, f64, u64, u32, u32); 3] = [
-    ("A", 960.0, 50_000, 4, 23),
-    ("B", 666.0, 72_072, 24, 43),
-    ("C", 300.0, 160_000, 44, 63),
-];
-
-/// The user's jitter budget (experiments.md E2), µs.
-pub const BUDGET_US: f64 = 30.0;
-
-/// Rcu leaf fan-out of the 3.0 MAXSMP build (experiments.md E2).
-pub const MAXSMP_RCU_FANOUT: u32 = 64;
-
-/// The E2 kernel command line: (a) without skew, (b) with `skew_tick=1` and periodic ticks.
-pub fn cmdline(skew: bool) -> &'static str {
-    if skew {
-        "skew_tick=1 nohz=off intel_idle.max_cstate=1"
-    } else {
-        "nohz=on intel_idle.max_cstate=1"
-    }
-}
+pub use ticklab_schema::experiment::e2::{
+    BUDGET_US, ConfigSummary, CpuJitter, GROUPS, GroupSummary, MAXSMP_RCU_FANOUT, Outcome, Results,
+    WARMUP_NS, cmdline, config_name, summary,
+};
 
 /// The E2 scenario for one configuration.
 pub fn scenario(skew: bool, run: Run) -> Scenario {
@@ -71,7 +52,7 @@ pub fn scenario(skew: bool, run: Run) -> Scenario {
         })
         .collect();
     Scenario {
-        name: format!("e2 {}", if skew { "skew" } else { "no-skew" }),
+        name: format!("e2 {}", config_name(skew)),
         machine: server_2012_64(),
         kernel: Kernel {
             version: "3.0".into(),
@@ -88,31 +69,6 @@ pub fn scenario(skew: bool, run: Run) -> Scenario {
             .filter(|b| b.name != "user_hrtimers")
             .collect(),
         run,
-    }
-}
-
-/// One configuration's result.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// `skew_tick=1` (configuration b).
-    pub skew: bool,
-    /// The full twin report.
-    pub report: Report,
-    /// Events the run processed.
-    pub events: u64,
-}
-
-impl Outcome {
-    /// The frame groups of the report, in group order.
-    pub fn groups(&self) -> Vec<&FrameGroupReport> {
-        self.report
-            .workloads
-            .iter()
-            .filter_map(|w| match w {
-                WorkloadResult::Frames(g) => Some(g),
-                _ => None,
-            })
-            .collect()
     }
 }
 
@@ -153,111 +109,23 @@ pub fn run(
     .collect()
 }
 
-/// A group's summary over its CPUs.
-#[derive(Debug, Clone, Serialize)]
-pub struct GroupSummary {
-    /// Group name.
-    pub group: String,
-    /// Largest jitter of any worker, µs.
-    pub max_us: f64,
-    /// Mean over all frames, µs.
-    pub avg_us: f64,
-    /// Standard deviation over all frames (pooled), µs.
-    pub sigma_us: f64,
-    /// 99.9th percentile, µs.
-    pub p999_us: f64,
-    /// Frames above the budget-independent flier threshold, all CPUs.
-    pub fliers: u64,
-    /// Overruns, all CPUs.
-    pub overruns: u64,
-}
-
-/// Summarises a group (pooled mean and sigma from the per-CPU rows).
-pub fn summary(g: &FrameGroupReport) -> GroupSummary {
-    let n: f64 = g.rows.iter().map(|r| r.frames as f64).sum();
-    let mean = if n > 0.0 {
-        g.rows
-            .iter()
-            .map(|r| r.frames as f64 * r.avg_us)
-            .sum::<f64>()
-            / n
-    } else {
-        0.0
-    };
-    let var = if n > 0.0 {
-        g.rows
-            .iter()
-            .map(|r| {
-                r.frames as f64 * (r.sigma_us * r.sigma_us + (r.avg_us - mean) * (r.avg_us - mean))
-            })
-            .sum::<f64>()
-            / n
-    } else {
-        0.0
-    };
-    GroupSummary {
-        group: g.group.clone(),
-        max_us: g.rows.iter().map(|r| r.max_us).fold(0.0, f64::max),
-        avg_us: mean,
-        sigma_us: var.sqrt(),
-        p999_us: g.p999_us,
-        fliers: g.rows.iter().map(|r| r.fliers).sum(),
-        overruns: g.rows.iter().map(|r| r.overruns).sum(),
-    }
-}
-
-/// The JSON of one configuration: `skew`, then per CPU `cpu`, `frames`, `min_us`, `max_us`,
-/// `avg_us`, `sigma_us`, `overruns`, `fliers`.
-#[derive(Debug, Clone, Serialize)]
-pub struct JsonConfig {
-    /// Configuration (b).
-    pub skew: bool,
-    /// Per-group summaries.
-    pub groups: Vec<GroupSummary>,
-    /// One entry per worker CPU.
-    pub cpus: Vec<JsonCpu>,
-}
-
-/// One CPU in the JSON output.
-#[derive(Debug, Clone, Serialize)]
-pub struct JsonCpu {
-    /// CPU.
-    pub cpu: u32,
-    /// Frames completed.
-    pub frames: u64,
-    /// Minimum jitter, µs.
-    pub min_us: f64,
-    /// Maximum jitter, µs.
-    pub max_us: f64,
-    /// Mean jitter, µs.
-    pub avg_us: f64,
-    /// Standard deviation, µs.
-    pub sigma_us: f64,
-    /// Overruns.
-    pub overruns: u64,
-    /// Fliers.
-    pub fliers: u64,
-}
-
-/// The JSON view of an outcome.
-pub fn json(o: &Outcome) -> JsonConfig {
-    let groups = o.groups();
-    JsonConfig {
-        skew: o.skew,
-        groups: groups.iter().map(|g| summary(g)).collect(),
-        cpus: groups
-            .iter()
-            .flat_map(|g| g.rows.iter())
-            .map(|r| JsonCpu {
-                cpu: r.cpu,
-                frames: r.frames,
-                min_us: r.min_us,
-                max_us: r.max_us,
-                avg_us: r.avg_us,
-                sigma_us: r.sigma_us,
-                overruns: r.overruns,
-                fliers: r.fliers,
-            })
-            .collect(),
-    }
+/// Runs (a) and (b) ([`run`]) with fliers above `flier_us`: the whole experiment as
+/// [`Results`]. `flier_us` must be finite and not negative.
+pub fn results(
+    run_cfg: Run,
+    flier_us: f64,
+    threads: usize,
+    progress: impl Fn(usize) + Sync,
+) -> Result<Results, SimError> {
+    debug_assert!(
+        flier_us.is_finite() && flier_us >= 0.0,
+        "flier_us {flier_us}"
+    );
+    let flier_ns = (flier_us * 1e3).round() as u64;
+    Ok(Results {
+        seed: run_cfg.seed,
+        duration_ns: run_cfg.duration_ns,
+        flier_us,
+        outcomes: run(run_cfg, flier_ns, threads, progress)?,
+    })
 }

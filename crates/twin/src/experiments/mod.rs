@@ -1,32 +1,15 @@
-//! The published experiments of `experiments.md` as built-in scenarios, with their published
-//! numbers and the acceptance bands the twin is held to.
+//! The published experiments of `experiments.md` as built-in scenarios, run by the twin.
+//!
+//! What each experiment is and the typed results it yields live in
+//! [`ticklab_schema::experiment`] (shared with the renderers of `ticklab-report`); this module
+//! builds the experiment's scenarios, runs them and fills those results.
 
 pub mod e1;
 pub mod e2;
 
-/// One band check: a modelled value against a target.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct BandCheck {
-    /// What is checked.
-    pub what: String,
-    /// The twin's value.
-    pub value: f64,
-    /// The target (published value or bound).
-    pub target: f64,
-    /// Human-readable band (`±10 %`, `<= 75 %`).
-    pub band: String,
-    /// Whether the value is inside.
-    pub ok: bool,
-}
+pub use ticklab_schema::experiment::BandCheck;
 
-/// Checks `value` within `±frac` of `target`.
+/// Checks `value` within `±frac` of `target` ([`BandCheck::within`]).
 pub fn within(what: String, value: f64, target: f64, frac: f64) -> BandCheck {
-    let ok = (value - target).abs() <= frac * target.abs();
-    BandCheck {
-        what,
-        value,
-        target,
-        band: format!("±{:.0} %", frac * 100.0),
-        ok,
-    }
+    BandCheck::within(what, value, target, frac)
 }

@@ -1,0 +1,190 @@
+//! Argument types shared by the subcommands, each with the one parser that reads it:
+//! durations ([`DurationArg`]), `CONFIG_HZ` ([`hz_parser`]), machine presets
+//! ([`MachineParser`]), the tick build ([`NohzArg`]) and the built-in experiments
+//! ([`Experiment`]).
+//!
+//! A value clap rejects is a usage error: clap prints it naming the flag and the value and
+//! exits with code 2, like every other input error of the binary.
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Arg, Command, ValueEnum};
+use std::ffi::OsStr;
+use ticklab_cmdline::NohzBuild;
+use ticklab_schema::machine::{self, Machine};
+use ticklab_schema::scenario::{CONFIG_HZ_CHOICES, check_hz};
+use ticklab_schema::units::parse_duration;
+
+/// A duration given on the command line (`10s`, `500ms`, `250us`, `2m`, `1h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DurationArg {
+    ns: u64,
+}
+
+impl DurationArg {
+    /// Nanoseconds (at least 1).
+    pub(crate) fn ns(self) -> u64 {
+        self.ns
+    }
+
+    /// As a [`std::time::Duration`].
+    pub(crate) fn as_std(self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.ns)
+    }
+}
+
+/// The `value_parser` of every duration flag: [`ticklab_schema::units::parse_duration`], the
+/// project's one duration parser (a unit is required; more than zero, at most a week).
+pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, String> {
+    parse_duration(s).map(|ns| DurationArg { ns })
+}
+
+/// The `value_parser` of `--hz`: a number, then [`check_hz`] against [`CONFIG_HZ_CHOICES`].
+pub(crate) fn hz_parser() -> impl TypedValueParser<Value = u32> {
+    clap::value_parser!(u32).try_map(check_hz)
+}
+
+/// The help of `--hz`, listing [`CONFIG_HZ_CHOICES`].
+pub(crate) fn hz_help() -> String {
+    let choices: Vec<String> = CONFIG_HZ_CHOICES.iter().map(u32::to_string).collect();
+    format!("CONFIG_HZ [possible values: {}]", choices.join(", "))
+}
+
+/// The `value_parser` of `--machine`: a name of [`machine::PRESETS`] (or one of its aliases),
+/// read with [`machine::preset`]; `--help` lists the presets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MachineParser;
+
+impl TypedValueParser for MachineParser {
+    type Value = Machine;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<Machine, clap::Error> {
+        let name = value.to_string_lossy();
+        machine::preset(&name).ok_or_else(|| {
+            let flag = arg.map_or_else(|| "--machine".to_string(), ToString::to_string);
+            let msg = format!(
+                "invalid value '{name}' for '{flag}': expected one of {}\n",
+                machine::PRESETS.join(", ")
+            );
+            clap::Error::raw(ErrorKind::InvalidValue, msg).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(machine::PRESETS.iter().map(PossibleValue::new)))
+    }
+}
+
+/// Tick build option on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum NohzArg {
+    /// CONFIG_HZ_PERIODIC.
+    Periodic,
+    /// CONFIG_NO_HZ_IDLE.
+    Idle,
+    /// CONFIG_NO_HZ_FULL.
+    Full,
+}
+
+impl From<NohzArg> for NohzBuild {
+    fn from(n: NohzArg) -> NohzBuild {
+        match n {
+            NohzArg::Periodic => NohzBuild::Periodic,
+            NohzArg::Idle => NohzBuild::Idle,
+            NohzArg::Full => NohzBuild::Full,
+        }
+    }
+}
+
+/// The published experiments the twin reproduces (E3–E6 are not built into the twin yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Experiment {
+    /// nohz_full_aggressive on a Dell XPS 13 7390: irq/s and watts, idle to 8 hogs, against
+    /// the 2023 RFC
+    #[value(alias = "aggressive-nohz")]
+    E1,
+    /// skew_tick=1 on a 64-CPU 2012 server (3.0-rt): frame-scheduler jitter without and with
+    /// skew
+    #[value(alias = "skew-tick")]
+    E2,
+}
+
+impl Experiment {
+    /// Measured simulated time per point when `--duration` is not given.
+    pub(crate) fn default_duration(self) -> DurationArg {
+        let secs = match self {
+            Experiment::E1 => 30,
+            Experiment::E2 => 3_600,
+        };
+        DurationArg {
+            ns: secs * 1_000_000_000,
+        }
+    }
+}
+
+/// The lines `ticklab --help` ends with: every experiment and every machine preset, read from
+/// [`Experiment`] and [`machine::PRESETS`].
+pub(crate) fn overview() -> String {
+    let mut s = String::from("Experiments (ticklab experiment NAME):\n");
+    for e in Experiment::value_variants() {
+        if let Some(v) = e.to_possible_value() {
+            let help = v.get_help().map(ToString::to_string).unwrap_or_default();
+            s += &format!("  {:<4} {help}\n", v.get_name());
+        }
+    }
+    s += &format!(
+        "\nMachine presets (--machine): {}",
+        machine::PRESETS.join(", ")
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_duration_flag_reads_units() {
+        // (input, ns or None)
+        let cases = [
+            ("10s", Some(10_000_000_000)),
+            ("500ms", Some(500_000_000)),
+            ("2m", Some(120_000_000_000)),
+            ("10", None),
+            ("0s", None),
+            ("10x", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                parse_duration_arg(input).ok().map(DurationArg::ns),
+                want,
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_durations_parse_back() {
+        assert_eq!(
+            Some(Experiment::E1.default_duration()),
+            parse_duration_arg("30s").ok()
+        );
+        assert_eq!(
+            Some(Experiment::E2.default_duration()),
+            parse_duration_arg("1h").ok()
+        );
+    }
+
+    #[test]
+    fn overview_names_every_experiment_and_preset() {
+        let text = overview();
+        for name in ["e1", "e2"].iter().chain(machine::PRESETS) {
+            assert!(text.contains(name), "{name}: {text}");
+        }
+    }
+}
