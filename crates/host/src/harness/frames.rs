@@ -18,8 +18,8 @@
 use std::hint::black_box;
 use ticklab_schema::frames::FrameClock;
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
-use super::run::Gate;
 use super::stats::{FrameSample, FrameStats};
 use super::stop::Stop;
 use super::work::{Calibration, calibrate, work};

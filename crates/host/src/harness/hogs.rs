@@ -2,8 +2,8 @@
 
 use std::hint::black_box;
 
+use super::gate::Gate;
 use super::os::pin_to;
-use super::run::Gate;
 use super::stop::Stop;
 use super::work::work;
 use super::{HarnessError, os_error};

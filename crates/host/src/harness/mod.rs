@@ -8,7 +8,9 @@
 //!
 //! Map of the code, in reading order:
 //!
-//! * [`run`] — validation, the start gate, the window, assembling the report;
+//! * [`plan`] — [`RunConfig`], validation against this host, hog placement;
+//! * [`run`] — the orchestrator: spawn, the start gate ([`gate`]), the window, join;
+//! * [`report`] — the threads' outputs and snapshots assembled into a [`HostRun`];
 //! * [`frames`] — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
 //!   frame-table statistics in [`stats`] and the calibrated work unit in [`work`];
 //! * [`pingpong`] — futex or pipe ping-pong between two processes (or threads);
@@ -19,9 +21,12 @@
 
 pub mod duration;
 pub mod frames;
+pub(crate) mod gate;
 pub mod hogs;
 pub mod os;
 pub mod pingpong;
+pub mod plan;
+pub mod report;
 pub mod run;
 pub mod sample;
 pub mod stats;
@@ -31,9 +36,9 @@ pub mod work;
 
 pub use duration::parse_duration;
 pub use pingpong::PingPongMode;
-pub use run::{
-    FrameGroupDetails, FrameWorkerDetails, HostRun, RunConfig, RunDetails, run_workload, validate,
-};
+pub use plan::{RunConfig, validate};
+pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, RunDetails};
+pub use run::run_workload;
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
 

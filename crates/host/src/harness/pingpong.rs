@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ticklab_schema::workload::PingPongMethod;
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to};
-use super::run::Gate;
 use super::stop::Stop;
 use super::{HarnessError, os_error};
 

@@ -4,8 +4,8 @@
 //! The call goes through `libc::syscall`, so no libc caching or vDSO shortcut can stand in for
 //! the user → kernel → user round trip being measured.
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to};
-use super::run::Gate;
 use super::stop::Stop;
 use super::{HarnessError, os_error};
 
