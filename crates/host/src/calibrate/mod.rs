@@ -9,7 +9,7 @@
 //! Map of the code, in the order a calibration runs:
 //!
 //! * [`phases`] — the measurement phases and their shares of the budget;
-//! * [`fit`](mod@fit) — costs, the tick build and the background sources fitted to the
+//! * [`fitting`] — costs, the tick build and the background sources fitted to the
 //!   measurements, with the twin in the loop;
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML.
 
@@ -20,11 +20,11 @@ use ticklab_schema::scenario::Scenario;
 
 use crate::harness::{HarnessError, LatencySummary, Stop};
 
-pub mod fit;
+pub mod fitting;
 pub mod phases;
 pub mod scenario_file;
 
-pub use fit::{FIT_ROUNDS, fit, infer_nohz, major_minor};
+pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
 pub use phases::measure;
 
 /// The harness coordinator's polling period during timed workloads (hogs, frames).

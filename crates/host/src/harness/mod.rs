@@ -9,7 +9,7 @@
 //! Map of the code, in reading order:
 //!
 //! * [`plan`] — [`RunConfig`], validation against this host, hog placement;
-//! * [`run`] — the orchestrator: spawn, the start gate ([`gate`]), the window, join;
+//! * [`run`] — the orchestrator: spawn, the start gate (`gate`), the window, join;
 //! * [`report`] — the threads' outputs and snapshots assembled into a [`HostRun`];
 //! * [`frames`] — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
 //!   frame-table statistics in [`stats`] and the calibrated work unit in [`work`];

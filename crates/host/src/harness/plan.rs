@@ -1,6 +1,6 @@
 //! The plan of a run, before any thread starts: how to run ([`RunConfig`]), whether this host
 //! can run the workload at all ([`validate`]), and which CPU each hog goes to
-//! ([`hog_placement`]).
+//! (`hog_placement`).
 //!
 //! Everything here is decided from the workload, the configuration and the CPUs this process
 //! may use; nothing is measured. Errors are [`HarnessError::Input`]: the request, not the host,

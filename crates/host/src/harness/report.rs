@@ -1,4 +1,4 @@
-//! Report assembly: what the threads of a run hand back ([`Output`]) and the start and end
+//! Report assembly: what the threads of a run hand back (`Output`) and the start and end
 //! snapshots become one [`HostRun`] — the shared [`Report`] plus the host-only [`RunDetails`].
 //!
 //! Per group, in workload order: hogs become the list of their CPUs; frame workers' tables
@@ -7,7 +7,7 @@
 //! interrupts, busy time and idle residency from the snapshots ([`super::sample`]),
 //! contamination (CPU time nobody asked for), energy where RAPL exists, HZ, and warnings.
 //!
-//! Every warning carries a [`WarningTopic`], so a caller that wants only some of them (host
+//! Every warning carries a `WarningTopic`, so a caller that wants only some of them (host
 //! calibrate drops the energy ones) filters by topic, never by the warning's words.
 
 use serde::{Deserialize, Serialize};
