@@ -106,7 +106,7 @@ pub fn why(args: &WhyArgs) -> anyhow::Result<()> {
         save_trace: args.save_trace.clone(),
     };
     let report = why::observe(&opts, &stop).map_err(|e| {
-        if e.contains("is not online") {
+        if matches!(e, why::WhyError::CpuNotOnline { .. }) {
             input_error(format!("--cpus: {e}"))
         } else {
             anyhow::anyhow!(e)

@@ -64,6 +64,35 @@ pub struct WhyOptions {
     pub save_trace: Option<std::path::PathBuf>,
 }
 
+/// Why [`observe`] could not produce a report. The caller matches on the variant: a CPU that is
+/// not online is the user's input at fault, the rest are the host's.
+#[derive(Debug, thiserror::Error)]
+pub enum WhyError {
+    /// A CPU asked for is not online.
+    #[error("CPU {cpu} is not online (online: {online:?})")]
+    CpuNotOnline {
+        /// The CPU asked for.
+        cpu: u32,
+        /// The online CPUs (the columns of `/proc/interrupts`).
+        online: Vec<u32>,
+    },
+    /// `/proc/interrupts` could not be read or parsed.
+    #[error("{0}")]
+    Interrupts(String),
+    /// The trace instance could not be stopped or read after the window.
+    #[error("{0}")]
+    Trace(String),
+    /// The raw trace could not be written where `--save-trace` asked.
+    #[error("--save-trace {}: {source}", path.display())]
+    SaveTrace {
+        /// Where it was to be written.
+        path: std::path::PathBuf,
+        /// The write error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WhyReport {
@@ -355,14 +384,17 @@ fn nohz_full_cpus(root: &HostRoot) -> Vec<u32> {
 }
 
 /// Observes the live host for `opts.window`.
-pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
+pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
     let root = HostRoot::live();
-    let first = irqs::snapshot(&root)?;
+    let first = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
     let cpus: Vec<u32> = match &opts.cpus {
         Some(list) => {
             let online = &first.interrupts.cpus;
             if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
-                return Err(format!("CPU {bad} is not online (online: {online:?})"));
+                return Err(WhyError::CpuNotOnline {
+                    cpu: *bad,
+                    online: online.clone(),
+                });
             }
             list.clone()
         }
@@ -384,15 +416,17 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, String> {
         Ok(session) => {
             let tl0 = tl0.expect("checked above");
             let start_ns = monotonic_ns();
-            let before = irqs::snapshot(&root)?;
+            let before = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
             let interrupted = wait(opts.window, stop, || {});
-            let after = irqs::snapshot(&root)?;
+            let after = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
             let end_ns = monotonic_ns();
-            session.stop()?;
-            let text = session.read_trace()?;
+            session.stop().map_err(WhyError::Trace)?;
+            let text = session.read_trace().map_err(WhyError::Trace)?;
             if let Some(path) = &opts.save_trace {
-                std::fs::write(path, &text)
-                    .map_err(|e| format!("--save-trace {}: {e}", path.display()))?;
+                std::fs::write(path, &text).map_err(|source| WhyError::SaveTrace {
+                    path: path.clone(),
+                    source,
+                })?;
             }
             let overruns = session.overruns();
             missing.extend(
@@ -510,9 +544,9 @@ fn sample_fallback(
     cpus: &[u32],
     tl0: Result<TimerList, String>,
     mut missing: Vec<String>,
-) -> Result<WhyReport, String> {
+) -> Result<WhyReport, WhyError> {
     let start = Instant::now();
-    let before = irqs::snapshot(root)?;
+    let before = irqs::snapshot(root).map_err(WhyError::Interrupts)?;
     let mut stopped: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
     let mut queued: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
     let mut nr_events: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
@@ -555,7 +589,7 @@ fn sample_fallback(
             record(&tl);
         }
     });
-    let after = irqs::snapshot(root)?;
+    let after = irqs::snapshot(root).map_err(WhyError::Interrupts)?;
     let locs = loc_deltas(&before, &after, cpus);
     missing.push("no per-interrupt attribution without tracing".into());
     let cpus_why = cpus
@@ -673,6 +707,15 @@ impl fmt::Display for WhyReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cpu_not_online_is_a_variant_with_the_same_words() {
+        let e = WhyError::CpuNotOnline {
+            cpu: 7,
+            online: vec![0, 1],
+        };
+        assert_eq!(e.to_string(), "CPU 7 is not online (online: [0, 1])");
+    }
 
     #[test]
     fn gaps_between_ticks() {
