@@ -310,7 +310,7 @@ pub fn tick_period_from_trace(trace: &TraceText) -> Option<(u32, u64)> {
             intervals.push(l.ts_ns.saturating_sub(prev));
         }
     }
-    super::hz::HZ_CANDIDATES
+    ticklab_schema::scenario::CONFIG_HZ_CHOICES
         .iter()
         .map(|&hz| {
             let p = super::hz::tick_nsec(hz) as u64;
