@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn default_hogs_avoid_explicit_threads_and_each_other() {
-        let w = Workload::parse("hogs:1+frames:100@0+hogs:1", 4).unwrap();
+        let w = Workload::parse("hogs:1+frames:100@0:loop=0+hogs:1", 4).unwrap();
         assert_eq!(
             hog_placement(&w, &[0, 1, 2, 3]),
             vec![vec![1], vec![], vec![2]]

@@ -516,3 +516,25 @@ fn frame_group(
     };
     (report, details)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skew_tick_is_on_for_any_non_zero_value() {
+        // (boot line, skew_tick on)
+        for (line, on) in [
+            ("", false),
+            ("quiet", false),
+            ("skew_tick=1", true),
+            ("ro skew_tick=2 quiet", true),
+            ("skew_tick=-1", true),
+            ("skew_tick=0", false),
+            ("BOOT_IMAGE=/vmlinuz skew_tick=1 nohz_full=1", true),
+        ] {
+            assert_eq!(skew_tick(line).unwrap(), on, "{line:?}");
+        }
+        assert!(skew_tick("skew_tick=yes").is_err());
+    }
+}
