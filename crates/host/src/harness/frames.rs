@@ -27,7 +27,7 @@ use super::{HarnessError, os_error};
 
 /// How a frame worker got its timely wake-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakePolicy {
+pub(crate) enum WakePolicy {
     /// SCHED_FIFO at this priority.
     Fifo(i32),
     /// SCHED_OTHER with the timer slack set to 1 ns; `fifo_refused` tells whether SCHED_FIFO
@@ -40,7 +40,7 @@ pub enum WakePolicy {
 
 impl WakePolicy {
     /// Short description for the report (`SCHED_FIFO 50`, `SCHED_OTHER, timerslack 1 ns`).
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             WakePolicy::Fifo(p) => format!("SCHED_FIFO {p}"),
             WakePolicy::TimerSlack {
@@ -55,7 +55,7 @@ impl WakePolicy {
 
 /// What a frame worker is asked to do.
 #[derive(Debug, Clone, Copy)]
-pub struct FramePlan {
+pub(crate) struct FramePlan {
     /// Frames per second.
     pub frequency_hz: f64,
     /// Work units per frame.
@@ -70,14 +70,14 @@ pub struct FramePlan {
 
 impl FramePlan {
     /// Start of frame `k` relative to t0, in nanoseconds (the rule the twin uses too).
-    pub fn offset_ns(&self, k: u64) -> u64 {
+    pub(crate) fn offset_ns(&self, k: u64) -> u64 {
         FrameClock::new(self.frequency_hz).offset_ns(k)
     }
 }
 
 /// One worker's results.
 #[derive(Debug, Clone)]
-pub struct FrameWorkerOutput {
+pub(crate) struct FrameWorkerOutput {
     /// The CPU it ran on.
     pub cpu: u32,
     /// Its row statistics.

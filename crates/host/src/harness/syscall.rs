@@ -14,7 +14,7 @@ const CHUNK: u64 = 1 << 16;
 
 /// What the loop measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyscallOutput {
+pub(crate) struct SyscallOutput {
     /// Calls made.
     pub calls: u64,
     /// Nanoseconds they took.
@@ -22,7 +22,7 @@ pub struct SyscallOutput {
 }
 
 /// Makes `calls` raw getpid calls (or fewer when `stopped` says so between chunks).
-pub fn getpid_loop(calls: u64, stopped: impl Fn() -> bool) -> SyscallOutput {
+pub(crate) fn getpid_loop(calls: u64, stopped: impl Fn() -> bool) -> SyscallOutput {
     let started = now_ns();
     let mut done = 0u64;
     while done < calls {

@@ -1,6 +1,6 @@
 //! `host why`: why did each CPU take timer interrupts, and how long was its tick stopped?
 //!
-//! **With tracing** (root and tracefs): a private instance ([`super::tracefs`]) records
+//! **With tracing** (root and tracefs): a private instance (`probe/tracefs.rs`) records
 //! `irq_vectors:local_timer_entry/exit` (x86), `timer:hrtimer_expire_entry`,
 //! `timer:tick_stop`, `power:cpu_idle` and `sched:sched_switch` for the window, on the
 //! `mono` trace clock. [`attribute`] then walks each CPU's events in order:
