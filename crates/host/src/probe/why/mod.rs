@@ -7,8 +7,9 @@
 //!
 //! * every local timer interrupt is attributed to the hrtimer callbacks that expired inside
 //!   it (between its entry and exit events): to the tick if the tick's callback ran (the name
-//!   differs across versions, see [`is_tick_timer_callback`](crate::procfs::is_tick_timer_callback)), else to the first other
-//!   callback, else to "no hrtimer expired";
+//!   differs across versions, see
+//!   [`is_tick_timer_callback`](crate::procfs::is_tick_timer_callback)), else to the first
+//!   other callback, else to "no hrtimer expired";
 //! * hrtimer callbacks outside a local timer interrupt (soft hrtimers run from softirq, or
 //!   the low-res tick path) are counted separately;
 //! * **tick-stopped time** is a state machine started from `.tick_stopped` in a
