@@ -12,8 +12,10 @@
 //!    ((completion − start) − LOOP × calibrated minimum unit cost).
 //!
 //! A frame that completes after the next frame's start is an overrun; the next frame then
-//! starts immediately (its sleep target is already past) and is not skipped, so the frame
-//! count is always ⌈duration × FREQ⌉ unless the run is stopped early.
+//! starts immediately (its sleep target is already past) and is not skipped, so unless the
+//! run is stopped early a worker runs every frame that starts inside the window
+//! ([`FrameClock::frames_in`], the twin's rule too): `FREQ × duration` for a window of whole
+//! frame periods, and at least one (frame 0 starts at t0; the plan refuses a zero window).
 
 use std::hint::black_box;
 use ticklab_schema::frames::FrameClock;
