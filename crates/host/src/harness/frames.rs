@@ -182,6 +182,51 @@ mod tests {
         assert_eq!(plan.offset_ns(3_456_000), 3_600_000_000_000);
     }
 
+    /// The host's frame count before it used the shared [`FrameClock`] (issue 8): at least
+    /// one frame, ⌈duration × FREQ⌉ corrected against float-rounded starts.
+    fn frames_in_before_frame_clock(duration_ns: u64, frequency_hz: f64) -> u64 {
+        let offset = |k: u64| (k as f64 * 1e9 / frequency_hz).round() as u64;
+        let mut n = (duration_ns as f64 * frequency_hz / 1e9).ceil().max(1.0) as u64;
+        while n > 1 && offset(n - 1) >= duration_ns {
+            n -= 1;
+        }
+        while offset(n) < duration_ns {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn the_shared_frame_count_equals_the_old_host_count_for_every_window_the_harness_runs() {
+        // The harness refuses a zero window (the one place the rules differ: 0 vs 1 frame).
+        let freqs = [
+            1.0, 2.0, 24.0, 59.94, 60.0, 144.0, 300.0, 333.333, 666.0, 960.0, 1000.0, 1024.0,
+            4096.0, 48_000.0, 100_000.0,
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut windows: Vec<u64> = vec![1, 999, 1_000_000, 999_999_999, 1_000_000_000];
+        windows.extend([1_000_000_001, 3_600_000_000_000, 60_000_000_000]);
+        for _ in 0..2000 {
+            // xorshift64: windows from 1 ns to about 1 h.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            windows.push(1 + x % 3_600_000_000_000);
+        }
+        for f in freqs {
+            let clock = FrameClock::new(f);
+            for &d in &windows {
+                assert_eq!(
+                    clock.frames_in(d),
+                    frames_in_before_frame_clock(d, f),
+                    "{d} ns at {f} Hz"
+                );
+            }
+        }
+        assert_eq!(FrameClock::new(960.0).frames_in(0), 0);
+        assert_eq!(frames_in_before_frame_clock(0, 960.0), 1);
+    }
+
     #[test]
     fn policy_names() {
         assert_eq!(WakePolicy::Fifo(50).describe(), "SCHED_FIFO 50");
