@@ -3,8 +3,9 @@
 //! with a hog on every CPU within ±20 %.
 //!
 //! Bounded: a 20 s calibration budget, a 5 s measurement, simulations of a few seconds of
-//! machine time. It skips (and says why) off Linux or without a `LOC` row in
-//! `/proc/interrupts`. The ±20 % band is the only assertion on numbers.
+//! machine time. It is `#[ignore]`d (run it with `cargo test --release --test calibrate_live
+//! -- --ignored`) because it needs Linux with a `LOC` row in `/proc/interrupts`, and fails
+//! saying so where that is missing. The ±20 % band is the only assertion on numbers.
 
 use std::time::{Duration, Instant};
 
@@ -30,10 +31,10 @@ fn skip_reason() -> Option<String> {
 }
 
 #[test]
+#[ignore = "needs a live Linux host with a LOC row in /proc/interrupts (x86); takes about 30 s"]
 fn calibrated_twin_predicts_hogs_on_every_cpu() {
     if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
-        return;
+        panic!("cannot calibrate this host: {why}");
     }
     let started = Instant::now();
     let stop = Stop::new();

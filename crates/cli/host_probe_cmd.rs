@@ -101,7 +101,7 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         save_trace: args.save_trace.clone(),
     };
     let report = why::observe(&opts, &stop).map_err(|e| {
-        if e.contains("is not online") {
+        if matches!(e, why::WhyError::CpuNotOnline { .. }) {
             input_error(format!("--cpus: {e}"))
         } else {
             anyhow::anyhow!(e)

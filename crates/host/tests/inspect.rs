@@ -18,11 +18,39 @@ fn gzip_available() -> bool {
 }
 
 #[test]
+fn captured_host_without_the_build_config() {
+    // What does not depend on reading proc/config.gz (with or without gzip).
+    let ins = inspect(&InspectOptions {
+        root: fixture_root(),
+        jiffies_window: None,
+    });
+    let tick = ins.tick.ok().expect("timer_list fixture");
+    assert!(
+        tick.cpus
+            .iter()
+            .all(|c| c.device.as_deref() == Some("lapic-deadline"))
+    );
+    assert_eq!(
+        ins.clocksource.ok().map(|c| c.current.as_str()),
+        Some("tsc")
+    );
+    assert!(matches!(ins.nohz_full_sysfs, Probe::NotAvailable(_)));
+    assert!(matches!(ins.rapl, Probe::NotAvailable(_)));
+    assert_eq!(
+        ins.hz.alignment.as_ref().ok().and_then(|a| a.hz),
+        Some(250),
+        "{}",
+        ins.hz.basis
+    );
+}
+
+#[test]
+#[ignore = "needs gzip (reads the fixture's proc/config.gz)"]
 fn captured_host_screen() {
-    if !gzip_available() {
-        eprintln!("skipped: gzip is needed to read the fixture's proc/config.gz");
-        return;
-    }
+    assert!(
+        gzip_available(),
+        "needs gzip to read the fixture's proc/config.gz"
+    );
     let ins = inspect(&InspectOptions {
         root: fixture_root(),
         jiffies_window: None,
@@ -64,27 +92,41 @@ fn tree_without_timer_list_still_prints_the_rest() {
     assert!(screen.contains("haltpoll"), "{screen}");
 }
 
-#[test]
-fn live_host() {
-    if !std::path::Path::new("/proc/interrupts").exists() {
-        eprintln!("skipped: not a Linux host with /proc");
-        return;
-    }
-    let ins = inspect(&InspectOptions {
+fn live() -> ticklab_host::probe::inspect::Inspection {
+    inspect(&InspectOptions {
         root: HostRoot::live(),
         jiffies_window: Some(std::time::Duration::from_millis(200)),
-    });
+    })
+}
+
+#[test]
+fn live_host() {
+    let ins = live();
     let screen = ins.to_string();
     assert!(screen.contains("kernel"), "{screen}");
-    // As root timer_list must be read; otherwise it must say why not.
+    // Without root, timer_list must say why it is not shown.
     match (&ins.tick, ticklab_host::probe::is_root()) {
         (Probe::Ok(t), _) => assert!(!t.cpus.is_empty()),
         (Probe::NotAvailable(why), false) => assert!(why.contains("needs root"), "{why}"),
-        (Probe::NotAvailable(why), true) => {
-            eprintln!("timer_list not available even as root: {why}")
-        }
+        (Probe::NotAvailable(_), true) => {} // live_host_as_root says more
     }
     if let (Ok(j), Some(hz)) = (&ins.hz.jiffies, ins.hz.hz) {
         assert_eq!(j.hz, Some(hz), "{}", ins.hz.basis);
     }
+}
+
+#[test]
+#[ignore = "needs root (reads /proc/timer_list)"]
+fn live_host_as_root() {
+    assert!(ticklab_host::probe::is_root(), "run as root");
+    let ins = live();
+    let tick = match &ins.tick {
+        Probe::Ok(t) => t,
+        Probe::NotAvailable(why) => panic!("timer_list not available as root: {why}"),
+    };
+    assert!(!tick.cpus.is_empty());
+    // Two timer_list reads 200 ms apart: the jiffies rate is measured and agrees with HZ.
+    let j = ins.hz.jiffies.as_ref().expect("jiffies rate as root");
+    assert_eq!(j.hz, ins.hz.hz, "{}", ins.hz.basis);
+    assert!(ins.hz.hz.is_some(), "{}", ins.hz.basis);
 }

@@ -102,15 +102,13 @@ fn captured_trace_with_a_busy_cpu() {
 }
 
 #[test]
+#[ignore = "needs root and tracefs"]
 fn live_trace_window() {
-    if !ticklab_host::probe::is_root() {
-        eprintln!("skipped: tracing needs root");
-        return;
-    }
-    if !std::fs::read_to_string("/proc/filesystems").is_ok_and(|s| s.contains("tracefs")) {
-        eprintln!("skipped: this kernel has no tracefs");
-        return;
-    }
+    assert!(ticklab_host::probe::is_root(), "tracing needs root");
+    assert!(
+        std::fs::read_to_string("/proc/filesystems").is_ok_and(|s| s.contains("tracefs")),
+        "this kernel has no tracefs"
+    );
     let mounts_before = std::fs::read_to_string("/proc/mounts").unwrap();
     let opts = WhyOptions {
         window: Duration::from_millis(800),
@@ -154,29 +152,53 @@ fn live_trace_window() {
     );
 }
 
-#[test]
-fn live_sampling_fallback() {
-    if !std::path::Path::new("/proc/interrupts").exists() {
-        eprintln!("skipped: no /proc/interrupts");
-        return;
-    }
+fn sample_cpu0() -> why::WhyReport {
     let opts = WhyOptions {
         window: Duration::from_millis(300),
         cpus: Some(vec![0]),
         no_trace: true,
         save_trace: None,
     };
-    let report = why::observe(&opts, &Stop::new()).expect("observe");
+    why::observe(&opts, &Stop::new()).expect("observe")
+}
+
+#[test]
+fn live_sampling_fallback() {
+    let report = sample_cpu0();
     assert_eq!(report.cpus.len(), 1);
     assert!(report.cpus[0].loc_proc.is_some());
     assert!(report.cpus[0].loc_traced.is_none());
-    if ticklab_host::probe::is_root() {
-        assert!(report.cpus[0].tick_stopped_fraction.is_some());
-    } else {
+    if !ticklab_host::probe::is_root() {
         assert!(
             report.missing.iter().any(|m| m.contains("needs root")),
             "{:?}",
             report.missing
         );
+    }
+}
+
+#[test]
+#[ignore = "needs root (samples /proc/timer_list)"]
+fn live_sampling_fallback_as_root() {
+    assert!(ticklab_host::probe::is_root(), "run as root");
+    let report = sample_cpu0();
+    assert!(report.cpus[0].tick_stopped_fraction.is_some());
+    assert!(report.cpus[0].hrtimer_interrupts.is_some());
+}
+
+#[test]
+fn a_cpu_that_is_not_online_is_refused_by_variant() {
+    let opts = WhyOptions {
+        window: Duration::from_millis(1),
+        cpus: Some(vec![1 << 20]),
+        no_trace: true,
+        save_trace: None,
+    };
+    match why::observe(&opts, &Stop::new()) {
+        Err(why::WhyError::CpuNotOnline { cpu, online }) => {
+            assert_eq!(cpu, 1 << 20);
+            assert!(!online.is_empty());
+        }
+        other => panic!("{other:?}"),
     }
 }

@@ -12,14 +12,16 @@
 //!    ((completion − start) − LOOP × calibrated minimum unit cost).
 //!
 //! A frame that completes after the next frame's start is an overrun; the next frame then
-//! starts immediately (its sleep target is already past) and is not skipped, so the frame
-//! count is always ⌈duration × FREQ⌉ unless the run is stopped early.
+//! starts immediately (its sleep target is already past) and is not skipped, so unless the
+//! run is stopped early a worker runs every frame that starts inside the window
+//! ([`FrameClock::frames_in`], the twin's rule too): `FREQ × duration` for a window of whole
+//! frame periods, and at least one (frame 0 starts at t0; the plan refuses a zero window).
 
 use std::hint::black_box;
 use ticklab_schema::frames::FrameClock;
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
-use super::run::Gate;
 use super::stats::{FrameSample, FrameStats};
 use super::stop::Stop;
 use super::work::{Calibration, calibrate, work};
@@ -27,7 +29,7 @@ use super::{HarnessError, os_error};
 
 /// How a frame worker got its timely wake-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WakePolicy {
+pub(crate) enum WakePolicy {
     /// SCHED_FIFO at this priority.
     Fifo(i32),
     /// SCHED_OTHER with the timer slack set to 1 ns; `fifo_refused` tells whether SCHED_FIFO
@@ -40,7 +42,7 @@ pub enum WakePolicy {
 
 impl WakePolicy {
     /// Short description for the report (`SCHED_FIFO 50`, `SCHED_OTHER, timerslack 1 ns`).
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             WakePolicy::Fifo(p) => format!("SCHED_FIFO {p}"),
             WakePolicy::TimerSlack {
@@ -55,7 +57,7 @@ impl WakePolicy {
 
 /// What a frame worker is asked to do.
 #[derive(Debug, Clone, Copy)]
-pub struct FramePlan {
+pub(crate) struct FramePlan {
     /// Frames per second.
     pub frequency_hz: f64,
     /// Work units per frame.
@@ -70,14 +72,14 @@ pub struct FramePlan {
 
 impl FramePlan {
     /// Start of frame `k` relative to t0, in nanoseconds (the rule the twin uses too).
-    pub fn offset_ns(&self, k: u64) -> u64 {
+    pub(crate) fn offset_ns(&self, k: u64) -> u64 {
         FrameClock::new(self.frequency_hz).offset_ns(k)
     }
 }
 
 /// One worker's results.
 #[derive(Debug, Clone)]
-pub struct FrameWorkerOutput {
+pub(crate) struct FrameWorkerOutput {
     /// The CPU it ran on.
     pub cpu: u32,
     /// Its row statistics.
@@ -178,6 +180,51 @@ mod tests {
         assert_eq!(plan.offset_ns(1), 1_041_667);
         assert_eq!(plan.offset_ns(960), 1_000_000_000);
         assert_eq!(plan.offset_ns(3_456_000), 3_600_000_000_000);
+    }
+
+    /// The host's frame count before it used the shared [`FrameClock`] (issue 8): at least
+    /// one frame, ⌈duration × FREQ⌉ corrected against float-rounded starts.
+    fn frames_in_before_frame_clock(duration_ns: u64, frequency_hz: f64) -> u64 {
+        let offset = |k: u64| (k as f64 * 1e9 / frequency_hz).round() as u64;
+        let mut n = (duration_ns as f64 * frequency_hz / 1e9).ceil().max(1.0) as u64;
+        while n > 1 && offset(n - 1) >= duration_ns {
+            n -= 1;
+        }
+        while offset(n) < duration_ns {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn the_shared_frame_count_equals_the_old_host_count_for_every_window_the_harness_runs() {
+        // The harness refuses a zero window (the one place the rules differ: 0 vs 1 frame).
+        let freqs = [
+            1.0, 2.0, 24.0, 59.94, 60.0, 144.0, 300.0, 333.333, 666.0, 960.0, 1000.0, 1024.0,
+            4096.0, 48_000.0, 100_000.0,
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut windows: Vec<u64> = vec![1, 999, 1_000_000, 999_999_999, 1_000_000_000];
+        windows.extend([1_000_000_001, 3_600_000_000_000, 60_000_000_000]);
+        for _ in 0..2000 {
+            // xorshift64: windows from 1 ns to about 1 h.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            windows.push(1 + x % 3_600_000_000_000);
+        }
+        for f in freqs {
+            let clock = FrameClock::new(f);
+            for &d in &windows {
+                assert_eq!(
+                    clock.frames_in(d),
+                    frames_in_before_frame_clock(d, f),
+                    "{d} ns at {f} Hz"
+                );
+            }
+        }
+        assert_eq!(FrameClock::new(960.0).frames_in(0), 0);
+        assert_eq!(frames_in_before_frame_clock(0, 960.0), 1);
     }
 
     #[test]

@@ -2,15 +2,15 @@
 
 use std::hint::black_box;
 
+use super::gate::Gate;
 use super::os::pin_to;
-use super::run::Gate;
 use super::stop::Stop;
 use super::work::work;
 use super::{HarnessError, os_error};
 
 /// Chooses CPUs for `count` hogs without an explicit list: CPUs no other group pinned anything
 /// to come first, then the busy ones, each list in CPU order, wrapping around if needed.
-pub fn default_placement(count: u32, usable: &[u32], taken: &[u32]) -> Vec<u32> {
+pub(crate) fn default_placement(count: u32, usable: &[u32], taken: &[u32]) -> Vec<u32> {
     let mut order: Vec<u32> = usable
         .iter()
         .copied()

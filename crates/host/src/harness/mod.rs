@@ -6,34 +6,43 @@
 //! from `/proc` and sysfs around the window, energy where RAPL exists, and one result per
 //! group) plus the host-only [`RunDetails`] the schema has no field for.
 //!
-//! Map of the code, in reading order:
+//! Map of the code (files of this folder), in reading order:
 //!
-//! * [`run`] — validation, the start gate, the window, assembling the report;
-//! * [`frames`] — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
-//!   frame-table statistics in [`stats`] and the calibrated work unit in [`work`];
-//! * [`pingpong`] — futex or pipe ping-pong between two processes (or threads);
-//! * [`syscall`] — the raw getpid loop; [`hogs`] — busy threads;
-//! * [`sample`] — `/proc` snapshots, contamination and energy;
-//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls; [`duration`] —
-//!   `10s`, `500ms`, `2m`.
+//! * `plan.rs` — [`RunConfig`], validation against this host ([`validate`]), hog placement;
+//! * `run.rs` — the orchestrator ([`run_workload`]): spawn, the start line (`gate.rs`), the
+//!   window, join;
+//! * `report.rs` — the threads' outputs and the snapshots assembled into a [`HostRun`];
+//! * `frames.rs` — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
+//!   frame-table statistics in `stats.rs` and the calibrated work unit in `work.rs`;
+//! * `pingpong.rs` — futex or pipe ping-pong between two processes (or threads);
+//! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads;
+//! * `sample.rs` — `/proc` snapshots, contamination and energy;
+//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU lists); `duration.rs` —
+//!   `10s`, `500ms`, `2m` ([`parse_duration`]).
+//!
+//! Only what the CLI and the other crates use is public (re-exported here, plus [`os`] and
+//! [`stop`]); the workers, the gate and the assembly are crate-private.
 
-pub mod duration;
-pub mod frames;
-pub mod hogs;
+pub(crate) mod duration;
+pub(crate) mod frames;
+pub(crate) mod gate;
+pub(crate) mod hogs;
 pub mod os;
-pub mod pingpong;
-pub mod run;
-pub mod sample;
-pub mod stats;
+pub(crate) mod pingpong;
+pub(crate) mod plan;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod sample;
+pub(crate) mod stats;
 pub mod stop;
-pub mod syscall;
-pub mod work;
+pub(crate) mod syscall;
+pub(crate) mod work;
 
 pub use duration::parse_duration;
 pub use pingpong::PingPongMode;
-pub use run::{
-    FrameGroupDetails, FrameWorkerDetails, HostRun, RunConfig, RunDetails, run_workload, validate,
-};
+pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
+pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, RunDetails};
+pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
 

@@ -9,7 +9,7 @@ use std::io;
 use ticklab_cmdline::CpuSet;
 
 /// Nanoseconds on `CLOCK_MONOTONIC` (vDSO, no syscall on this host's `tsc` clocksource).
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -23,7 +23,7 @@ pub fn now_ns() -> u64 {
 ///
 /// Returns `true` when the deadline was reached and `false` when a signal interrupted the sleep
 /// (the caller decides whether to sleep again).
-pub fn sleep_until(deadline_ns: u64) -> bool {
+pub(crate) fn sleep_until(deadline_ns: u64) -> bool {
     let ts = libc::timespec {
         tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
@@ -41,7 +41,7 @@ pub fn sleep_until(deadline_ns: u64) -> bool {
 }
 
 /// Pins the calling thread to one CPU.
-pub fn pin_to(cpu: u32) -> io::Result<()> {
+pub(crate) fn pin_to(cpu: u32) -> io::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu as usize).map_err(io::Error::from)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(io::Error::from)
@@ -77,7 +77,7 @@ pub fn possible_cpu_count() -> u32 {
 }
 
 /// Switches the calling thread to SCHED_FIFO at `priority`.
-pub fn set_fifo(priority: i32) -> io::Result<()> {
+pub(crate) fn set_fifo(priority: i32) -> io::Result<()> {
     let param = libc::sched_param {
         sched_priority: priority,
     };
@@ -91,7 +91,7 @@ pub fn set_fifo(priority: i32) -> io::Result<()> {
 }
 
 /// Sets the calling thread's timer slack (`prctl(PR_SET_TIMERSLACK)`), in nanoseconds.
-pub fn set_timer_slack(ns: u64) -> io::Result<()> {
+pub(crate) fn set_timer_slack(ns: u64) -> io::Result<()> {
     // SAFETY: PR_SET_TIMERSLACK takes one unsigned long argument; the rest are ignored.
     let rc = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
     if rc == 0 {
@@ -101,8 +101,10 @@ pub fn set_timer_slack(ns: u64) -> io::Result<()> {
     }
 }
 
-/// The calling thread's timer slack in nanoseconds.
-pub fn timer_slack() -> io::Result<u64> {
+/// The calling thread's timer slack in nanoseconds (the tests check that
+/// [`set_timer_slack`] took).
+#[cfg(test)]
+pub(crate) fn timer_slack() -> io::Result<u64> {
     // SAFETY: PR_GET_TIMERSLACK takes no pointer arguments.
     let rc = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
     if rc >= 0 {
@@ -113,7 +115,7 @@ pub fn timer_slack() -> io::Result<u64> {
 }
 
 /// Locks current and future pages of the whole process in memory.
-pub fn lock_memory() -> io::Result<()> {
+pub(crate) fn lock_memory() -> io::Result<()> {
     // SAFETY: mlockall takes only flags.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc == 0 {
@@ -124,13 +126,13 @@ pub fn lock_memory() -> io::Result<()> {
 }
 
 /// Undoes [`lock_memory`].
-pub fn unlock_memory() {
+pub(crate) fn unlock_memory() {
     // SAFETY: munlockall takes no arguments and cannot break memory safety.
     unsafe { libc::munlockall() };
 }
 
 /// `uname -n` and `uname -r`.
-pub fn uname() -> (String, String) {
+pub(crate) fn uname() -> (String, String) {
     // SAFETY: utsname is plain old data; uname fills it with NUL-terminated strings.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a valid, writable utsname.

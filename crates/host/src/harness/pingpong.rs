@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ticklab_schema::workload::PingPongMethod;
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to};
-use super::run::Gate;
 use super::stop::Stop;
 use super::{HarnessError, os_error};
 
@@ -51,7 +51,7 @@ impl PingPongMode {
 
 /// What side A measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PingPongOutput {
+pub(crate) struct PingPongOutput {
     /// Round trips completed.
     pub round_trips: u64,
     /// Nanoseconds they took, from the first write/wake to the last answer.
@@ -372,7 +372,7 @@ fn finish_answerer(answerer: Answerer) -> Result<(), HarnessError> {
 
 /// What a ping-pong pair is asked to do.
 #[derive(Debug, Clone, Copy)]
-pub struct PingPongPlan {
+pub(crate) struct PingPongPlan {
     /// Futex or pipe.
     pub method: PingPongMethod,
     /// CPU of side A.

@@ -19,11 +19,11 @@ use crate::procfs::{
 use super::os::now_ns;
 
 /// The RAPL package zone.
-pub const RAPL_ZONE: &str = "/sys/class/powercap/intel-rapl:0";
+pub(crate) const RAPL_ZONE: &str = "/sys/class/powercap/intel-rapl:0";
 
 /// The machine's counters at one instant.
 #[derive(Debug, Clone)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// `CLOCK_MONOTONIC` when taken.
     pub at_ns: u64,
     /// `/proc/interrupts`, if readable.
@@ -44,7 +44,7 @@ fn read_u64(path: &Path) -> Option<u64> {
 
 impl Snapshot {
     /// Reads everything now.
-    pub fn take() -> Snapshot {
+    pub(crate) fn take() -> Snapshot {
         let interrupts = std::fs::read_to_string("/proc/interrupts")
             .ok()
             .and_then(|t| parse_interrupts(&t).ok());
@@ -66,7 +66,7 @@ impl Snapshot {
 
 /// HZ from the two snapshots' `/proc/timer_list`: the jiffies rate over the window, checked
 /// against the tick alignment of the first snapshot (see [`crate::probe::hz`]).
-pub fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport {
+pub(crate) fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport {
     let unreadable = || "/proc/timer_list unreadable (needs root)".to_string();
     let alignment = start
         .timer_list
@@ -83,7 +83,7 @@ pub fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport
 }
 
 /// Nanoseconds per `/proc/stat` tick (`USER_HZ`, normally 100).
-pub fn ns_per_user_tick() -> u64 {
+pub(crate) fn ns_per_user_tick() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 {
@@ -95,7 +95,7 @@ pub fn ns_per_user_tick() -> u64 {
 
 /// Busy and stolen time of one CPU between two snapshots, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct CpuTime {
+pub(crate) struct CpuTime {
     /// user + nice + system + irq + softirq.
     pub busy_ns: u64,
     /// steal: time the hypervisor ran something else while this vCPU wanted to run.
@@ -103,7 +103,11 @@ pub struct CpuTime {
 }
 
 /// Per-CPU busy and steal time between two `/proc/stat` readings.
-pub fn cpu_times(start: &ProcStat, end: &ProcStat, ns_per_tick: u64) -> BTreeMap<u32, CpuTime> {
+pub(crate) fn cpu_times(
+    start: &ProcStat,
+    end: &ProcStat,
+    ns_per_tick: u64,
+) -> BTreeMap<u32, CpuTime> {
     let mut out = BTreeMap::new();
     for (cpu, e) in &end.cpus {
         let Some((_, s)) = start.cpus.iter().find(|(c, _)| c == cpu) else {
@@ -133,7 +137,7 @@ fn irq_delta(start: Option<&Interrupts>, end: Option<&Interrupts>, kind: IrqKind
 /// One [`CpuReport`] per CPU in `cpus` from a start/end pair. CPUs in `nohz_full` get
 /// [`CpuRole::NohzFull`], the others [`CpuRole::Housekeeping`] (user space cannot see which CPU
 /// holds the timekeeping duty at a given moment).
-pub fn cpu_reports(
+pub(crate) fn cpu_reports(
     start: &Snapshot,
     end: &Snapshot,
     cpus: &[u32],
@@ -167,7 +171,7 @@ pub fn cpu_reports(
 }
 
 /// cpuidle counters of `cpu` accumulated between the two readings.
-pub fn idle_deltas(start: &Cpuidle, end: &Cpuidle, cpu: u32) -> Vec<IdleStateReport> {
+pub(crate) fn idle_deltas(start: &Cpuidle, end: &Cpuidle, cpu: u32) -> Vec<IdleStateReport> {
     let (Some(s), Some(e)) = (
         start.cpus.iter().find(|c| c.cpu == cpu),
         end.cpus.iter().find(|c| c.cpu == cpu),
@@ -200,7 +204,7 @@ pub fn idle_deltas(start: &Cpuidle, end: &Cpuidle, cpu: u32) -> Vec<IdleStateRep
 /// Package energy between two RAPL readings (µJ), allowing for one wrap of the counter at
 /// `max_range_uj`. `package_idle_fraction` is the lower bound 1 − Σ busy fraction (Bonferroni),
 /// the best user space can say without package C-state counters.
-pub fn energy_between(
+pub(crate) fn energy_between(
     start_uj: u64,
     end_uj: u64,
     max_range_uj: Option<u64>,
@@ -227,7 +231,7 @@ pub fn energy_between(
 
 /// How much busy time the workload itself explains on each CPU.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ExpectedBusy {
+pub(crate) struct ExpectedBusy {
     /// Busy nanoseconds the workload's pinned threads may account for, per CPU.
     pub per_cpu: BTreeMap<u32, u64>,
     /// Busy nanoseconds of unpinned threads, which may land on any CPU.
@@ -236,7 +240,7 @@ pub struct ExpectedBusy {
 
 impl ExpectedBusy {
     /// Adds `ns` of expected busy time on `cpu`.
-    pub fn add(&mut self, cpu: u32, ns: u64) {
+    pub(crate) fn add(&mut self, cpu: u32, ns: u64) {
         *self.per_cpu.entry(cpu).or_default() += ns;
     }
 }
@@ -247,7 +251,7 @@ impl ExpectedBusy {
 /// window plus two `/proc/stat` ticks (its resolution). Unpinned work is first charged against
 /// the excess. Steal above 2 % of the window on any CPU is reported too: the hypervisor ran
 /// something else while this guest wanted the CPU.
-pub fn contamination_warnings(
+pub(crate) fn contamination_warnings(
     times: &BTreeMap<u32, CpuTime>,
     expected: &ExpectedBusy,
     window_ns: u64,

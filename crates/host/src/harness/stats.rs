@@ -20,7 +20,7 @@ use ticklab_schema::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameSample {
+pub(crate) struct FrameSample {
     /// Frame index k (the frame started at t0 + k / FREQ).
     pub frame: u64,
     /// Wake time − frame start.
@@ -34,7 +34,7 @@ pub struct FrameSample {
 /// Running statistics of one frame worker: the shared frame-table statistics
 /// ([`FrameRowStats`]) plus the histograms and counters only a measured run has.
 #[derive(Debug, Clone)]
-pub struct FrameStats {
+pub(crate) struct FrameStats {
     flier_threshold_ns: i64,
     table: FrameRowStats,
     negative: u64,
@@ -58,7 +58,7 @@ fn record(h: &mut Histogram<u64>, v: u64) {
 
 impl FrameStats {
     /// Empty statistics; a frame is a flier when its jitter is strictly above the threshold.
-    pub fn new(flier_threshold_ns: i64) -> Self {
+    pub(crate) fn new(flier_threshold_ns: i64) -> Self {
         FrameStats {
             flier_threshold_ns,
             table: FrameRowStats::default(),
@@ -70,7 +70,7 @@ impl FrameStats {
     }
 
     /// Folds in one frame.
-    pub fn record(&mut self, s: FrameSample) {
+    pub(crate) fn record(&mut self, s: FrameSample) {
         let j = s.jitter_ns;
         self.table
             .record(s.frame, j, s.overrun, self.flier_threshold_ns);
@@ -83,27 +83,27 @@ impl FrameStats {
     }
 
     /// Frames recorded.
-    pub fn frames(&self) -> u64 {
+    pub(crate) fn frames(&self) -> u64 {
         self.table.frames
     }
 
     /// Frames whose jitter came out below zero.
-    pub fn negative(&self) -> u64 {
+    pub(crate) fn negative(&self) -> u64 {
         self.negative
     }
 
     /// Histogram of jitter (ns, clamped at 0).
-    pub fn jitter_histogram(&self) -> &Histogram<u64> {
+    pub(crate) fn jitter_histogram(&self) -> &Histogram<u64> {
         &self.jitter
     }
 
     /// Histogram of wake-up latency (ns, clamped at 0).
-    pub fn wakeup_histogram(&self) -> &Histogram<u64> {
+    pub(crate) fn wakeup_histogram(&self) -> &Histogram<u64> {
         &self.wakeup
     }
 
     /// Wake-up latency summary of this worker.
-    pub fn wakeup_summary(&self) -> LatencySummary {
+    pub(crate) fn wakeup_summary(&self) -> LatencySummary {
         let mut s = LatencySummary::from_histogram(&self.wakeup);
         if self.table.frames > 0 {
             // The exact signed minimum beats the histogram's bucket floor.
@@ -112,14 +112,9 @@ impl FrameStats {
         s
     }
 
-    /// Population standard deviation of the jitter in nanoseconds.
-    pub fn sigma_ns(&self) -> f64 {
-        self.table.sigma_ns()
-    }
-
     /// The frame-table row for `cpu` (times in µs). An empty worker gives a row of zeros with
     /// `frames == 0`.
-    pub fn row(&self, cpu: u32) -> FrameRow {
+    pub(crate) fn row(&self, cpu: u32) -> FrameRow {
         self.table.row(cpu)
     }
 }
@@ -143,7 +138,7 @@ pub struct LatencySummary {
 
 impl LatencySummary {
     /// Summarises a histogram of nanoseconds (all zeros when it is empty).
-    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+    pub(crate) fn from_histogram(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return LatencySummary {
                 samples: 0,
@@ -169,7 +164,7 @@ impl LatencySummary {
 /// The value at percentile `p` (0–100) of a histogram of nanoseconds: the smallest recorded
 /// value such that at least `p` % of samples are at or below it (within the histogram's
 /// 3-digit precision). 0 for an empty histogram.
-pub fn percentile_ns(h: &Histogram<u64>, p: f64) -> u64 {
+pub(crate) fn percentile_ns(h: &Histogram<u64>, p: f64) -> u64 {
     if h.is_empty() {
         0
     } else {
@@ -178,7 +173,7 @@ pub fn percentile_ns(h: &Histogram<u64>, p: f64) -> u64 {
 }
 
 /// Merges per-worker histograms into one group histogram.
-pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogram<u64> {
+pub(crate) fn merged<'a>(parts: impl IntoIterator<Item = &'a Histogram<u64>>) -> Histogram<u64> {
     let mut all = new_histogram();
     for h in parts {
         all.add(h)

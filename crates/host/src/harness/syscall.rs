@@ -4,8 +4,8 @@
 //! The call goes through `libc::syscall`, so no libc caching or vDSO shortcut can stand in for
 //! the user → kernel → user round trip being measured.
 
+use super::gate::Gate;
 use super::os::{now_ns, pin_to};
-use super::run::Gate;
 use super::stop::Stop;
 use super::{HarnessError, os_error};
 
@@ -14,7 +14,7 @@ const CHUNK: u64 = 1 << 16;
 
 /// What the loop measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyscallOutput {
+pub(crate) struct SyscallOutput {
     /// Calls made.
     pub calls: u64,
     /// Nanoseconds they took.
@@ -22,7 +22,7 @@ pub struct SyscallOutput {
 }
 
 /// Makes `calls` raw getpid calls (or fewer when `stopped` says so between chunks).
-pub fn getpid_loop(calls: u64, stopped: impl Fn() -> bool) -> SyscallOutput {
+pub(crate) fn getpid_loop(calls: u64, stopped: impl Fn() -> bool) -> SyscallOutput {
     let started = now_ns();
     let mut done = 0u64;
     while done < calls {

@@ -14,11 +14,11 @@ use std::hint::black_box;
 use super::os::now_ns;
 
 /// Units per calibration batch (≈ 100 µs of work).
-pub const CALIBRATION_BATCH: u64 = 10_000;
+pub(crate) const CALIBRATION_BATCH: u64 = 10_000;
 
 /// Runs `units` work units and returns the final state (feed it to `black_box`).
 #[inline(never)]
-pub fn work(units: u64, seed: u64) -> u64 {
+pub(crate) fn work(units: u64, seed: u64) -> u64 {
     let mut x = seed | 1;
     for _ in 0..units {
         for _ in 0..4 {
@@ -34,7 +34,7 @@ pub fn work(units: u64, seed: u64) -> u64 {
 
 /// Result of calibrating the work unit on one thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     /// Minimum cost of one unit in nanoseconds.
     pub ns_per_unit: f64,
     /// Minimum cost of the two clock reads around a piece of work, in nanoseconds.
@@ -45,14 +45,14 @@ pub struct Calibration {
 
 impl Calibration {
     /// Undisturbed duration of `units` units, in nanoseconds.
-    pub fn undisturbed_ns(&self, units: u64) -> u64 {
+    pub(crate) fn undisturbed_ns(&self, units: u64) -> u64 {
         (units as f64 * self.ns_per_unit).round() as u64
     }
 }
 
 /// Times at least `min_batches` batches (and at most `budget_ns` of wall time beyond them)
 /// and keeps the minimum.
-pub fn calibrate(min_batches: u32, budget_ns: u64) -> Calibration {
+pub(crate) fn calibrate(min_batches: u32, budget_ns: u64) -> Calibration {
     let mut clock_pair_ns = u64::MAX;
     for _ in 0..1000 {
         let a = now_ns();

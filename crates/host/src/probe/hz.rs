@@ -18,12 +18,12 @@
 //! * **jiffies rate** between two timer_list snapshots ([`hz_from_jiffies`]): jiffies
 //!   advance at HZ per second (the `now at` lines give the elapsed time).
 //! * the **build configuration**'s `CONFIG_HZ`, when the kernel exposes it.
+//!
+//! The candidates are [`CONFIG_HZ_CHOICES`], the one list of valid HZ values in `ticklab-schema`.
 
 use crate::procfs::TimerList;
 use serde::Serialize;
-
-/// The HZ values the kernel can be built with.
-pub const HZ_CANDIDATES: [u32; 4] = [100, 250, 300, 1000];
+use ticklab_schema::scenario::CONFIG_HZ_CHOICES;
 
 /// `TICK_NSEC` for `hz`: one second divided by HZ, rounded to nearest.
 pub fn tick_nsec(hz: u32) -> i64 {
@@ -80,7 +80,7 @@ pub fn hz_from_timer_list(tl: &TimerList, skew_tick: bool) -> AlignmentEvidence 
         diffs.extend(samples.iter().map(|cpu| cpu[0] - samples[0][0]));
     }
     diffs.retain(|&d| d != 0);
-    let mut by_period: Vec<u32> = HZ_CANDIDATES.to_vec();
+    let mut by_period: Vec<u32> = CONFIG_HZ_CHOICES.to_vec();
     by_period.sort_by_key(|&hz| std::cmp::Reverse(tick_nsec(hz)));
     let consistent: Vec<u32> = if diffs.is_empty() {
         Vec::new()
@@ -134,7 +134,7 @@ pub fn hz_from_jiffies(before: &TimerList, after: &TimerList) -> Option<JiffiesE
     }
     let jiffies = j1 - j0;
     let rate = jiffies as f64 * 1e9 / elapsed_ns as f64;
-    let near: Vec<u32> = HZ_CANDIDATES
+    let near: Vec<u32> = CONFIG_HZ_CHOICES
         .iter()
         .copied()
         .filter(|&hz| (rate - f64::from(hz)).abs() <= 0.1 * f64::from(hz))
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn tick_nsec_values() {
-        let got: Vec<i64> = HZ_CANDIDATES.iter().map(|&h| tick_nsec(h)).collect();
+        let got: Vec<i64> = CONFIG_HZ_CHOICES.iter().map(|&h| tick_nsec(h)).collect();
         assert_eq!(got, vec![10_000_000, 4_000_000, 3_333_333, 1_000_000]);
     }
 

@@ -9,12 +9,12 @@
 //! * [`hz`] — inferring HZ from `/proc/timer_list`, the jiffies rate and the build config;
 //! * [`irqs`] — per-CPU interrupt rates over a window;
 //! * [`why`] — per-CPU attribution of local timer interrupts over a window, using a private
-//!   tracefs instance ([`tracefs`]) or, without tracing, sampling `/proc/timer_list`.
+//!   tracefs instance (`tracefs.rs`) or, without tracing, sampling `/proc/timer_list`.
 
 pub mod hz;
 pub mod inspect;
 pub mod irqs;
-pub mod tracefs;
+pub(crate) mod tracefs;
 pub mod why;
 
 use serde::Serialize;
@@ -120,7 +120,7 @@ impl HostRoot {
 }
 
 /// The "not available" reason for an I/O error on `host_path`.
-pub fn explain_io(host_path: &str, e: &io::Error) -> String {
+pub(crate) fn explain_io(host_path: &str, e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::NotFound => format!("{host_path} is absent"),
         io::ErrorKind::PermissionDenied if !is_root() => {

@@ -13,11 +13,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Where tracefs is normally mounted.
-pub const TRACEFS: &str = "/sys/kernel/tracing";
+pub(crate) const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// A live tracing instance.
 #[derive(Debug)]
-pub struct TraceSession {
+pub(crate) struct TraceSession {
     tracefs: PathBuf,
     instance: PathBuf,
     mounted_by_us: bool,
@@ -84,7 +84,7 @@ fn write(path: &Path, value: &str) -> Result<(), String> {
 
 /// The hex `tracing_cpumask` value for a set of CPUs (comma-separated 32-bit words, most
 /// significant first, as the kernel prints bitmaps).
-pub fn cpumask_hex(cpus: &[u32]) -> String {
+pub(crate) fn cpumask_hex(cpus: &[u32]) -> String {
     let words = cpus.iter().map(|&c| c / 32 + 1).max().unwrap_or(1) as usize;
     let mut w = vec![0u32; words];
     for &c in cpus {
@@ -101,7 +101,7 @@ impl TraceSession {
     /// Creates the instance and starts recording `events` (`system:name`). Events this
     /// kernel does not have are listed in [`TraceSession::missing`]; it is an error only if
     /// none exists. `cpus` restricts recording to those CPUs.
-    pub fn start(
+    pub(crate) fn start(
         events: &[&str],
         buffer_kb: u32,
         cpus: Option<&[u32]>,
@@ -172,18 +172,18 @@ impl TraceSession {
     }
 
     /// Stops recording (the buffer stays readable).
-    pub fn stop(&self) -> Result<(), String> {
+    pub(crate) fn stop(&self) -> Result<(), String> {
         write(&self.instance.join("tracing_on"), "0")
     }
 
     /// The text of the instance's `trace` file.
-    pub fn read_trace(&self) -> Result<String, String> {
+    pub(crate) fn read_trace(&self) -> Result<String, String> {
         let p = self.instance.join("trace");
         fs::read_to_string(&p).map_err(|e| format!("read {}: {e}", p.display()))
     }
 
     /// Events lost to ring-buffer overruns, summed over CPUs (`per_cpu/cpuN/stats`).
-    pub fn overruns(&self) -> u64 {
+    pub(crate) fn overruns(&self) -> u64 {
         let Ok(dirs) = fs::read_dir(self.instance.join("per_cpu")) else {
             return 0;
         };
@@ -198,12 +198,12 @@ impl TraceSession {
     }
 
     /// The instance directory.
-    pub fn instance(&self) -> &Path {
+    pub(crate) fn instance(&self) -> &Path {
         &self.instance
     }
 
     /// Whether this session mounted tracefs (and will unmount it).
-    pub fn mounted_by_us(&self) -> bool {
+    pub(crate) fn mounted_by_us(&self) -> bool {
         self.mounted_by_us
     }
 }

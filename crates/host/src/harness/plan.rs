@@ -1,0 +1,202 @@
+//! The plan of a run, before any thread starts: how to run ([`RunConfig`]), whether this host
+//! can run the workload at all ([`validate`]), and which CPU each hog goes to
+//! (`hog_placement`).
+//!
+//! Everything here is decided from the workload, the configuration and the CPUs this process
+//! may use; nothing is measured. Errors are [`HarnessError::Input`]: the request, not the host,
+//! is at fault.
+
+use std::time::Duration;
+
+use ticklab_schema::workload::{TaskGroup, Workload};
+
+use super::hogs;
+use super::os;
+use super::pingpong::PingPongMode;
+use super::{HarnessError, os_error};
+
+/// Highest frame rate a frame group may ask for.
+pub const MAX_FRAME_HZ: f64 = 100_000.0;
+
+/// How to run a workload on this host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunConfig {
+    /// Window length for hogs and frames; a cap for counted groups.
+    pub duration: Duration,
+    /// Frames with jitter strictly above this are fliers, µs.
+    pub flier_threshold_us: f64,
+    /// SCHED_FIFO priority for frame workers; `None` to use timer slack 1 ns only.
+    pub fifo_priority: Option<i32>,
+    /// `mlockall` when a frame group runs (if permitted).
+    pub lock_memory: bool,
+    /// Ping-pong side B as a process or a thread.
+    pub pingpong_mode: PingPongMode,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            duration: Duration::from_secs(10),
+            flier_threshold_us: 10.0,
+            fifo_priority: Some(50),
+            lock_memory: true,
+            pingpong_mode: PingPongMode::Processes,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The window in nanoseconds. [`validate`] guarantees `1 ..= u64::MAX`, so a frame group
+    /// always has at least one frame that starts inside it (frame 0 starts at t0).
+    pub(crate) fn duration_ns(&self) -> u64 {
+        u64::try_from(self.duration.as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// Checks a workload against this host before anything starts: every CPU online and allowed,
+/// a window of at least 1 ns (and at most `u64::MAX` ns), frame rates in (0, 100 kHz], counts
+/// above zero. Returns the usable CPUs; errors are [`HarnessError::Input`].
+pub fn validate(workload: &Workload, config: &RunConfig) -> Result<Vec<u32>, HarnessError> {
+    let input = |m: String| Err(HarnessError::Input(m));
+    let allowed = os::allowed_cpus().map_err(|e| os_error("sched_getaffinity", e))?;
+    let usable = match os::online_cpus() {
+        Some(online) => online.intersection(&allowed),
+        None => allowed,
+    };
+    let usable_list = usable.to_cpulist();
+    let check = |cpu: u32, group: &TaskGroup| {
+        if usable.contains(cpu) {
+            Ok(())
+        } else {
+            Err(HarnessError::Input(format!(
+                "workload {}: CPU {cpu} is not online or not allowed for this process (usable CPUs: {usable_list})",
+                group.label()
+            )))
+        }
+    };
+    // A zero window holds no frame (FrameClock::frames_in(0) == 0) and no measurement.
+    if config.duration.is_zero() {
+        return input("duration: must be longer than zero".into());
+    }
+    if config.duration.as_nanos() > u128::from(u64::MAX) {
+        return input(format!(
+            "duration: {:.0} s is longer than this harness can count in nanoseconds",
+            config.duration.as_secs_f64()
+        ));
+    }
+    if !(config.flier_threshold_us >= 0.0 && config.flier_threshold_us.is_finite()) {
+        return input(format!(
+            "flier threshold: expected a non-negative number of µs, found {}",
+            config.flier_threshold_us
+        ));
+    }
+    if let Some(p) = config.fifo_priority
+        && !(1..=99).contains(&p)
+    {
+        return input(format!("SCHED_FIFO priority: expected 1–99, found {p}"));
+    }
+    for g in &workload.groups {
+        match g {
+            TaskGroup::Hogs { count, cpus } => {
+                if *count == 0 {
+                    return input(format!("workload {}: zero hogs", g.label()));
+                }
+                if let Some(c) = cpus {
+                    for cpu in c.iter() {
+                        check(cpu, g)?;
+                    }
+                }
+            }
+            TaskGroup::Frames {
+                frequency_hz, cpus, ..
+            } => {
+                if !(*frequency_hz > 0.0 && *frequency_hz <= MAX_FRAME_HZ) {
+                    return input(format!(
+                        "workload {}: frame rate {frequency_hz} Hz is outside (0, {MAX_FRAME_HZ}] Hz",
+                        g.label()
+                    ));
+                }
+                if cpus.is_empty() {
+                    return input(format!(
+                        "workload {}: no CPUs for the frame workers",
+                        g.label()
+                    ));
+                }
+                for cpu in cpus.iter() {
+                    check(cpu, g)?;
+                }
+            }
+            TaskGroup::PingPong {
+                cpu_a,
+                cpu_b,
+                round_trips,
+                ..
+            } => {
+                if *round_trips == 0 {
+                    return input(format!("workload {}: zero round trips (n=0)", g.label()));
+                }
+                check(*cpu_a, g)?;
+                check(*cpu_b, g)?;
+            }
+            TaskGroup::Syscall { cpu, calls } => {
+                if *calls == 0 {
+                    return input(format!("workload {}: zero calls (n=0)", g.label()));
+                }
+                if let Some(c) = cpu {
+                    check(*c, g)?;
+                }
+            }
+        }
+    }
+    Ok(usable.iter().collect())
+}
+
+/// The CPUs of each group's hogs, in workload order (empty for groups that are not hogs).
+///
+/// An explicit list is taken as given. A default placement avoids every CPU that any group
+/// placed a thread on explicitly, and the default placements of earlier groups, as long as
+/// `usable` has such CPUs ([`hogs::default_placement`]).
+pub(crate) fn hog_placement(workload: &Workload, usable: &[u32]) -> Vec<Vec<u32>> {
+    // Explicit placements first, so default hogs can avoid them.
+    let mut taken: Vec<u32> = Vec::new();
+    for g in &workload.groups {
+        match g {
+            TaskGroup::Hogs { cpus: Some(c), .. } | TaskGroup::Frames { cpus: c, .. } => {
+                taken.extend(c.iter())
+            }
+            TaskGroup::PingPong { cpu_a, cpu_b, .. } => taken.extend([*cpu_a, *cpu_b]),
+            TaskGroup::Syscall { cpu: Some(c), .. } => taken.push(*c),
+            _ => {}
+        }
+    }
+    // Default placements also avoid each other, group by group.
+    let mut hog_cpus: Vec<Vec<u32>> = Vec::new();
+    for g in &workload.groups {
+        let placed: Vec<u32> = match g {
+            TaskGroup::Hogs { cpus: Some(c), .. } => c.iter().collect(),
+            TaskGroup::Hogs { count, cpus: None } => {
+                let p = hogs::default_placement(*count, usable, &taken);
+                taken.extend(&p);
+                p
+            }
+            _ => Vec::new(),
+        };
+        hog_cpus.push(placed);
+    }
+    debug_assert_eq!(hog_cpus.len(), workload.groups.len());
+    hog_cpus
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_hogs_avoid_explicit_threads_and_each_other() {
+        let w = Workload::parse("hogs:1+frames:100@0:loop=0+hogs:1", 4).unwrap();
+        assert_eq!(
+            hog_placement(&w, &[0, 1, 2, 3]),
+            vec![vec![1], vec![], vec![2]]
+        );
+    }
+}

@@ -1,0 +1,540 @@
+//! Report assembly: what the threads of a run hand back (`Output`) and the start and end
+//! snapshots become one [`HostRun`] — the shared [`Report`] plus the host-only [`RunDetails`].
+//!
+//! Per group, in workload order: hogs become the list of their CPUs; frame workers' tables
+//! are merged into one [`FrameGroupReport`] with its host-only [`FrameGroupDetails`];
+//! ping-pong and syscall loops become ns per round trip / per call. Around them: per-CPU
+//! interrupts, busy time and idle residency from the snapshots ([`super::sample`]),
+//! contamination (CPU time nobody asked for), energy where RAPL exists, HZ, and warnings.
+//!
+//! Every warning carries a `WarningTopic`, so a caller that wants only some of them (host
+//! calibrate drops the energy ones) filters by topic, never by the warning's words.
+
+use serde::{Deserialize, Serialize};
+use ticklab_cmdline::KernelCmdline;
+use ticklab_schema::report::{
+    FrameGroupReport, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source, SyscallReport,
+    WorkloadResult,
+};
+use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
+
+use super::HarnessError;
+use super::frames::FrameWorkerOutput;
+use super::os;
+use super::pingpong::PingPongOutput;
+use super::plan::RunConfig;
+use super::sample::{self, ExpectedBusy, Snapshot};
+use super::stats::{LatencySummary, merged, percentile_ns};
+use super::stop::Stop;
+use super::syscall::SyscallOutput;
+
+/// Host-only details of a frame worker that the shared report has no field for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameWorkerDetails {
+    /// CPU.
+    pub cpu: u32,
+    /// Calibrated minimum cost of one work unit, ns.
+    pub ns_per_unit: f64,
+    /// Undisturbed frame duration (LOOP × ns_per_unit), µs.
+    pub undisturbed_us: f64,
+    /// Scheduling policy this worker got.
+    pub policy: String,
+    /// Frames whose jitter came out below zero (work ran faster than calibrated).
+    pub negative_jitter_frames: u64,
+    /// Wake-up latency of this worker.
+    pub wakeup: LatencySummary,
+}
+
+/// Host-only details of a frame group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameGroupDetails {
+    /// Group name.
+    pub group: String,
+    /// Wake-up latency (wake − frame start) over all workers.
+    pub wakeup: LatencySummary,
+    /// Jitter over all workers.
+    pub jitter: LatencySummary,
+    /// Per worker.
+    pub workers: Vec<FrameWorkerDetails>,
+}
+
+/// What the shared schema has no field for (yet): interruption, calibration, wake-up latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDetails {
+    /// `Some("SIGINT")` etc. when the run was stopped early; the report is then partial.
+    pub interrupted: Option<String>,
+    /// The duration asked for, ns.
+    pub requested_duration_ns: u64,
+    /// Whether `mlockall` succeeded (None when not attempted).
+    pub memory_locked: Option<bool>,
+    /// Ping-pong side B: `processes` or `threads`.
+    pub pingpong_mode: String,
+    /// Frame groups, in workload order.
+    pub frame_groups: Vec<FrameGroupDetails>,
+}
+
+/// A finished (or interrupted) host run: the shared [`Report`] plus host-only details.
+///
+/// Serialises as the report's JSON with one extra top-level key, `host_run`, so anything that
+/// reads a [`Report`] reads this too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRun {
+    /// The shared report.
+    #[serde(flatten)]
+    pub report: Report,
+    /// Host-only details.
+    pub host_run: RunDetails,
+}
+
+/// What one spawned thread returns.
+pub(crate) enum Output {
+    /// A hog ran until the window ended.
+    Hog,
+    /// A frame worker's table (boxed: it is much larger than the other outputs).
+    Frame(Box<Result<FrameWorkerOutput, HarnessError>>),
+    /// Side A of a ping-pong pair.
+    PingPong(Result<PingPongOutput, HarnessError>),
+    /// A syscall loop.
+    Syscall(Result<SyscallOutput, HarnessError>),
+    /// The thread failed before it could run (or panicked).
+    Failed(HarnessError),
+}
+
+/// What a warning of a host run is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WarningTopic {
+    /// A stop request ended the run early.
+    Interrupted,
+    /// A group did less than it was asked (a counted group cut by the window, frames that
+    /// ran faster than calibrated).
+    Workload,
+    /// `mlockall` was refused.
+    Memory,
+    /// CPU time nobody asked for, or asked-for time missing, on a measured CPU.
+    Contamination,
+    /// A `/proc` file could not be read: some counters are missing.
+    Unreadable,
+    /// Energy: no RAPL counter, or what the package idle fraction means.
+    Energy,
+    /// HZ could not be inferred, or the boot line could not be read for it.
+    Hz,
+}
+
+/// One warning of a host run: its topic, and the text the report carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Warning {
+    /// What it is about.
+    pub(crate) topic: WarningTopic,
+    /// What the report says.
+    pub(crate) text: String,
+}
+
+/// The warnings of a run, in report order.
+#[derive(Debug, Default)]
+struct Warnings(Vec<Warning>);
+
+impl Warnings {
+    fn push(&mut self, topic: WarningTopic, text: impl Into<String>) {
+        self.0.push(Warning {
+            topic,
+            text: text.into(),
+        });
+    }
+
+    fn texts(&self) -> Vec<String> {
+        self.0.iter().map(|w| w.text.clone()).collect()
+    }
+}
+
+/// What the coordinator measured and collected, for [`assemble`].
+pub(crate) struct AssembleInput<'a> {
+    /// The snapshot taken when the gate opened.
+    pub(crate) start: Snapshot,
+    /// The snapshot taken after every thread was joined.
+    pub(crate) end: Snapshot,
+    /// The start of the window.
+    pub(crate) t0: u64,
+    /// `outputs[i]` = the threads of group `i`, with their CPU.
+    pub(crate) outputs: Vec<Vec<(u32, Output)>>,
+    /// `hog_cpus[i]` = the CPUs of group `i`'s hogs (empty for other groups).
+    pub(crate) hog_cpus: Vec<Vec<u32>>,
+    /// Whether `mlockall` succeeded (None when not attempted).
+    pub(crate) memory_locked: Option<bool>,
+    /// The run's stop flag (set when it was interrupted).
+    pub(crate) stop: &'a Stop,
+}
+
+/// Builds the [`HostRun`] of a finished (or interrupted) run, and its warnings with their
+/// topics (the report's `warnings` are their texts, in the same order). The first error of
+/// any thread fails the whole run.
+pub(crate) fn assemble(
+    workload: &Workload,
+    config: &RunConfig,
+    usable: &[u32],
+    input: AssembleInput<'_>,
+) -> Result<(HostRun, Vec<Warning>), HarnessError> {
+    let AssembleInput {
+        start,
+        end,
+        t0,
+        outputs,
+        hog_cpus,
+        memory_locked,
+        stop,
+    } = input;
+    let window_ns = end.at_ns.saturating_sub(start.at_ns);
+    let mut warnings = Warnings::default();
+    let mut results = Vec::new();
+    let mut frame_details = Vec::new();
+    let mut expected = ExpectedBusy::default();
+
+    for ((g, outs), hog_list) in workload.groups.iter().zip(outputs).zip(&hog_cpus) {
+        let mut first_error = None;
+        let mut frame_outs = Vec::new();
+        for (cpu, out) in outs {
+            let out = match out {
+                Output::Frame(r) => match *r {
+                    Ok(f) => {
+                        frame_outs.push(f);
+                        continue;
+                    }
+                    Err(e) => Output::Failed(e),
+                },
+                other => other,
+            };
+            match out {
+                Output::Hog => expected.add(cpu, window_ns),
+                Output::Frame(_) => unreachable!("frame outputs are unpacked above"),
+                Output::PingPong(Ok(p)) => {
+                    let TaskGroup::PingPong {
+                        method,
+                        cpu_a,
+                        cpu_b,
+                        round_trips,
+                    } = g
+                    else {
+                        unreachable!("ping-pong output from a ping-pong group")
+                    };
+                    expected.add(*cpu_a, p.elapsed_ns);
+                    expected.add(*cpu_b, p.elapsed_ns);
+                    if p.round_trips < *round_trips && !stop.is_set() {
+                        warnings.push(
+                            WarningTopic::Workload,
+                            format!(
+                                "{}: the window ended after {} of {round_trips} round trips",
+                                g.label(),
+                                p.round_trips
+                            ),
+                        );
+                    }
+                    let ns_per_round_trip = if p.round_trips > 0 {
+                        p.elapsed_ns as f64 / p.round_trips as f64
+                    } else {
+                        0.0
+                    };
+                    results.push(WorkloadResult::PingPong(PingPongReport {
+                        method: match method {
+                            PingPongMethod::Futex => "futex".into(),
+                            PingPongMethod::Pipe => "pipe".into(),
+                        },
+                        cpus: (*cpu_a, *cpu_b),
+                        round_trips: p.round_trips,
+                        ns_per_switch: ns_per_round_trip / 2.0,
+                        ns_per_round_trip,
+                    }));
+                }
+                Output::Syscall(Ok(o)) => {
+                    let TaskGroup::Syscall { cpu, calls } = g else {
+                        unreachable!("syscall output from a syscall group")
+                    };
+                    match cpu {
+                        Some(c) => expected.add(*c, o.elapsed_ns),
+                        None => expected.floating_ns += o.elapsed_ns,
+                    }
+                    if o.calls < *calls && !stop.is_set() {
+                        warnings.push(
+                            WarningTopic::Workload,
+                            format!(
+                                "{}: the window ended after {} of {calls} calls",
+                                g.label(),
+                                o.calls
+                            ),
+                        );
+                    }
+                    results.push(WorkloadResult::Syscall(SyscallReport {
+                        syscall: "getpid".into(),
+                        cpu: *cpu,
+                        calls: o.calls,
+                        ns_per_call: if o.calls > 0 {
+                            o.elapsed_ns as f64 / o.calls as f64
+                        } else {
+                            0.0
+                        },
+                    }));
+                }
+                Output::PingPong(Err(e)) | Output::Syscall(Err(e)) | Output::Failed(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        match g {
+            TaskGroup::Hogs { .. } => results.push(WorkloadResult::Hogs {
+                cpus: hog_list.clone(),
+            }),
+            TaskGroup::Frames {
+                name,
+                frequency_hz,
+                loop_units,
+                ..
+            } => {
+                for f in &frame_outs {
+                    expected.add(f.cpu, f.stats.frames() * f.undisturbed_ns);
+                    if f.stats.negative() > 0 {
+                        warnings.push(WarningTopic::Workload, format!(
+                            "frames {name} CPU {}: {} frames ran faster than the calibrated minimum (negative jitter)",
+                            f.cpu,
+                            f.stats.negative()
+                        ));
+                    }
+                }
+                let (report, details) = frame_group(
+                    memory_locked,
+                    name,
+                    *frequency_hz,
+                    *loop_units,
+                    config.flier_threshold_us,
+                    &frame_outs,
+                );
+                results.push(WorkloadResult::Frames(report));
+                frame_details.push(details);
+            }
+            _ => {}
+        }
+    }
+
+    if memory_locked == Some(false) {
+        warnings.push(
+            WarningTopic::Memory,
+            "mlockall not permitted: frame workers may take page faults",
+        );
+    }
+    let interrupted = stop.reason().map(|r| r.name());
+    if let Some(why) = &interrupted {
+        warnings.0.insert(
+            0,
+            Warning {
+                topic: WarningTopic::Interrupted,
+                text: format!(
+                    "interrupted by {why} after {:.3} s of {:.3} s: partial results",
+                    os::now_ns().saturating_sub(t0) as f64 / 1e9,
+                    config.duration.as_secs_f64()
+                ),
+            },
+        );
+    }
+
+    let nohz_full: Vec<u32> = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
+        .ok()
+        .and_then(|t| ticklab_cmdline::parse_cpulist(t.trim(), 1 << 16).ok())
+        .map(|s| s.iter().collect())
+        .unwrap_or_default();
+    let cpus = sample::cpu_reports(&start, &end, usable, &nohz_full);
+    let ns_per_tick = sample::ns_per_user_tick();
+    match (&start.stat, &end.stat) {
+        (Some(s), Some(e)) => {
+            let times = sample::cpu_times(s, e, ns_per_tick);
+            for w in sample::contamination_warnings(&times, &expected, window_ns, ns_per_tick) {
+                warnings.push(WarningTopic::Contamination, w);
+            }
+        }
+        _ => warnings.push(
+            WarningTopic::Unreadable,
+            "/proc/stat unreadable: busy time and contamination not checked",
+        ),
+    }
+    if start.interrupts.is_none() || end.interrupts.is_none() {
+        warnings.push(
+            WarningTopic::Unreadable,
+            "/proc/interrupts unreadable: interrupt counts are zero",
+        );
+    }
+    let busy_sum: f64 = cpus
+        .iter()
+        .filter_map(|c| c.busy_ns)
+        .map(|b| b as f64 / window_ns.max(1) as f64)
+        .sum();
+    let energy = match (start.energy_uj, end.energy_uj) {
+        (Some(a), Some(b)) => {
+            let max = std::fs::read_to_string(format!("{}/max_energy_range_uj", sample::RAPL_ZONE))
+                .ok()
+                .and_then(|t| t.trim().parse().ok());
+            let e = sample::energy_between(a, b, max, window_ns, busy_sum);
+            if e.is_some() {
+                warnings.push(
+                    WarningTopic::Energy,
+                    "package_idle_fraction is a lower bound (1 − Σ CPU busy fraction), not a package C-state counter",
+                );
+            }
+            e
+        }
+        _ => {
+            warnings.push(
+                WarningTopic::Energy,
+                format!(
+                    "no RAPL package counter ({}/energy_uj): energy not measured",
+                    sample::RAPL_ZONE
+                ),
+            );
+            None
+        }
+    };
+
+    let (hostname, kernel) = os::uname();
+    let cmdline = std::fs::read_to_string("/proc/cmdline")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let skew_tick = match skew_tick(&cmdline) {
+        Ok(on) => on,
+        Err(e) => {
+            warnings.push(
+                WarningTopic::Hz,
+                format!("/proc/cmdline not understood ({e}): skew_tick taken as off for HZ"),
+            );
+            false
+        }
+    };
+    let hz = sample::hz_between(&start, &end, skew_tick);
+    if hz.hz.is_none() {
+        warnings.push(
+            WarningTopic::Hz,
+            format!("HZ unknown (reported as 0): {}", hz.basis),
+        );
+    }
+    let hz = hz.hz.unwrap_or(0);
+    let run = HostRun {
+        report: Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            source: Source::Host {
+                hostname: hostname.clone(),
+                kernel,
+            },
+            label: workload.label(),
+            machine: hostname,
+            cmdline,
+            hz,
+            duration_ns: window_ns,
+            cpus,
+            energy,
+            messages: Vec::new(),
+            timekeeping: None,
+            hrtimer: None,
+            locks: None,
+            background: Vec::new(),
+            workloads: results,
+            warnings: warnings.texts(),
+        },
+        host_run: RunDetails {
+            interrupted,
+            requested_duration_ns: config.duration_ns(),
+            memory_locked,
+            pingpong_mode: config.pingpong_mode.name().into(),
+            frame_groups: frame_details,
+        },
+    };
+    debug_assert_eq!(run.report.warnings.len(), warnings.0.len());
+    Ok((run, warnings.0))
+}
+
+/// Whether the boot line turns on `skew_tick` (any non-zero value does: per-CPU tick offsets,
+/// so tick alignment may only compare a CPU with itself).
+fn skew_tick(cmdline: &str) -> Result<bool, ticklab_cmdline::CmdlineError> {
+    let line = KernelCmdline::parse(cmdline, os::possible_cpu_count())?;
+    Ok(line.skew_tick.is_some_and(|s| s != 0))
+}
+
+/// The frame table of one group, and its host-only details.
+fn frame_group(
+    memory_locked: Option<bool>,
+    name: &str,
+    frequency_hz: f64,
+    loop_units: u64,
+    flier_threshold_us: f64,
+    outs: &[FrameWorkerOutput],
+) -> (FrameGroupReport, FrameGroupDetails) {
+    let jitter = merged(outs.iter().map(|o| o.stats.jitter_histogram()));
+    let wakeup = merged(outs.iter().map(|o| o.stats.wakeup_histogram()));
+    let lock = match memory_locked {
+        Some(true) => ", mlockall",
+        Some(false) => ", mlockall refused",
+        None => "",
+    };
+    let mut policies: Vec<String> = outs
+        .iter()
+        .map(|o| format!("{}{lock}", o.policy.describe()))
+        .collect();
+    policies.sort();
+    policies.dedup();
+    let q = |p| percentile_ns(&jitter, p) as f64 / 1e3;
+    let mut wake_summary = LatencySummary::from_histogram(&wakeup);
+    if let Some(min) = outs
+        .iter()
+        .filter(|o| o.stats.frames() > 0)
+        .map(|o| o.stats.wakeup_summary().min_us)
+        .min_by(f64::total_cmp)
+    {
+        wake_summary.min_us = min;
+    }
+    let report = FrameGroupReport {
+        group: name.to_string(),
+        frequency_hz,
+        loop_units,
+        flier_threshold_us,
+        rows: outs.iter().map(|o| o.stats.row(o.cpu)).collect(),
+        p50_us: q(50.0),
+        p99_us: q(99.0),
+        p999_us: q(99.9),
+        policy: (!policies.is_empty()).then(|| policies.join("; ")),
+    };
+    let details = FrameGroupDetails {
+        group: name.to_string(),
+        wakeup: wake_summary,
+        jitter: LatencySummary::from_histogram(&jitter),
+        workers: outs
+            .iter()
+            .map(|o| FrameWorkerDetails {
+                cpu: o.cpu,
+                ns_per_unit: o.calibration.ns_per_unit,
+                undisturbed_us: o.undisturbed_ns as f64 / 1e3,
+                policy: o.policy.describe(),
+                negative_jitter_frames: o.stats.negative(),
+                wakeup: o.stats.wakeup_summary(),
+            })
+            .collect(),
+    };
+    (report, details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skew_tick_is_on_for_any_non_zero_value() {
+        // (boot line, skew_tick on)
+        for (line, on) in [
+            ("", false),
+            ("quiet", false),
+            ("skew_tick=1", true),
+            ("ro skew_tick=2 quiet", true),
+            ("skew_tick=-1", true),
+            ("skew_tick=0", false),
+            ("BOOT_IMAGE=/vmlinuz skew_tick=1 nohz_full=1", true),
+        ] {
+            assert_eq!(skew_tick(line).unwrap(), on, "{line:?}");
+        }
+        assert!(skew_tick("skew_tick=yes").is_err());
+    }
+}

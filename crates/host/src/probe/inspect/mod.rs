@@ -1,0 +1,223 @@
+//! `host inspect`: the host's tick configuration on one screen.
+//!
+//! [`inspect`] gathers every probe into an [`Inspection`]; its `Display` is the screen and its
+//! `Serialize` is the `--json` output. Each part is a [`Probe`], so a missing file or a
+//! missing privilege shows up as `not available: <why>` next to the rest.
+//!
+//! * this file — what an inspection holds: [`InspectOptions`], [`Inspection`] and its views;
+//! * [`probes`] — reading `/proc` and `/sys` (or a fixture tree) into those views, and
+//!   inferring HZ and the effective tick configuration;
+//! * [`screen`] — the one-line summary and the screen (`Display`).
+
+use super::hz::HzReport;
+use super::{HostRoot, Probe};
+use crate::procfs::Cpuidle;
+use crate::procfs::timer_list::HandlerMode;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use ticklab_cmdline::NohzBuild;
+
+pub mod probes;
+pub mod screen;
+
+pub use probes::inspect;
+
+/// How to inspect.
+#[derive(Debug, Clone)]
+pub struct InspectOptions {
+    /// Where `/proc` and `/sys` are.
+    pub root: HostRoot,
+    /// Gap between two `/proc/timer_list` reads for the jiffies rate; `None` reads once
+    /// (fixture trees have a single snapshot).
+    pub jiffies_window: Option<Duration>,
+}
+
+impl InspectOptions {
+    /// The live host, with a 250 ms jiffies window.
+    pub fn live() -> Self {
+        InspectOptions {
+            root: HostRoot::live(),
+            jiffies_window: Some(Duration::from_millis(250)),
+        }
+    }
+}
+
+/// Everything `host inspect` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection {
+    /// Kernel identity from `/proc/sys/kernel/{ostype,osrelease,version,arch}`.
+    pub kernel: Probe<KernelInfo>,
+    /// `online` / `possible` CPU lists.
+    pub cpus: Probe<CpuLists>,
+    /// HZ with its evidence.
+    pub hz: HzReport,
+    /// Per-CPU tick state from `/proc/timer_list`.
+    pub tick: Probe<TickState>,
+    /// Boot parameters that matter for the tick, from `/proc/cmdline`.
+    pub cmdline: Probe<CmdlineView>,
+    /// `/sys/devices/system/cpu/nohz_full`.
+    pub nohz_full_sysfs: Probe<String>,
+    /// `/sys/devices/system/cpu/isolated`.
+    pub isolated_sysfs: Probe<String>,
+    /// Tick-related build options.
+    pub build: Probe<BuildView>,
+    /// cpuidle driver, governor and states.
+    pub cpuidle: Probe<Cpuidle>,
+    /// `cpuidle_haltpoll.force` and the cpuidle module parameters.
+    pub cpuidle_params: Probe<BTreeMap<String, String>>,
+    /// `/sys/module/haltpoll/parameters/*`.
+    pub haltpoll: Probe<BTreeMap<String, String>>,
+    /// Current and available clocksource.
+    pub clocksource: Probe<ClocksourceView>,
+    /// Clock event devices (`/sys/devices/system/clockevents/*/current_device`).
+    pub clockevents: Probe<BTreeMap<String, String>>,
+    /// RAPL powercap zones.
+    pub rapl: Probe<Vec<String>>,
+    /// Observations that tie the parts together (e.g. why a driver is missing).
+    pub notes: Vec<String>,
+}
+
+/// Kernel identity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelInfo {
+    /// `ostype` (`Linux`).
+    pub ostype: String,
+    /// `osrelease` (`uname -r`).
+    pub release: String,
+    /// `version` (`uname -v`).
+    pub version: String,
+    /// `arch` (`uname -m`), absent on older kernels.
+    pub arch: Option<String>,
+}
+
+impl KernelInfo {
+    /// `(major, minor)` from the release string.
+    pub fn major_minor(&self) -> Option<(u32, u32)> {
+        let mut it = self.release.split(|c: char| !c.is_ascii_digit());
+        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+    }
+}
+
+/// CPU lists.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuLists {
+    /// `online`.
+    pub online: String,
+    /// `possible`.
+    pub possible: String,
+    /// Number of possible CPUs (highest possible + 1).
+    pub nr_possible: u32,
+}
+
+/// Tick state of every CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TickState {
+    /// `Timer List Version`.
+    pub version: Option<String>,
+    /// Broadcast device name, if any.
+    pub broadcast_device: Option<String>,
+    /// One row per CPU in timer_list.
+    pub cpus: Vec<CpuTick>,
+}
+
+/// One CPU's tick state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuTick {
+    /// CPU number.
+    pub cpu: u32,
+    /// Clock event device.
+    pub device: Option<String>,
+    /// Device state name (`oneshot`, `oneshot-stopped`, `periodic`, ...).
+    pub device_mode: Option<String>,
+    /// Tick device mode (`oneshot` / `periodic`).
+    pub tick_mode: Option<String>,
+    /// Event handler symbol.
+    pub event_handler: Option<String>,
+    /// What the handler means.
+    pub handler_mode: Option<HandlerMode>,
+    /// High-res active.
+    pub highres: Option<bool>,
+    /// NO_HZ active.
+    pub nohz: Option<bool>,
+    /// Tick stopped at the time of reading.
+    pub tick_stopped: Option<bool>,
+    /// The tick hrtimer's callback name, if queued.
+    pub tick_timer: Option<String>,
+    /// hrtimer callbacks queued on this CPU other than the tick, in queue order.
+    pub other_timers: Vec<String>,
+}
+
+/// The tick-related parts of the boot line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CmdlineView {
+    /// The line as read.
+    pub line: String,
+    /// `nohz=` as given.
+    pub nohz: Option<bool>,
+    /// `nohz_full=` as given (text) and the CPUs it names.
+    pub nohz_full: Option<(String, String)>,
+    /// `isolcpus=` as given.
+    pub isolcpus: Option<String>,
+    /// `rcu_nocbs` as given (`""` for the bare flag).
+    pub rcu_nocbs: Option<String>,
+    /// `skew_tick=`.
+    pub skew_tick: Option<i64>,
+    /// `highres=`.
+    pub highres: Option<bool>,
+    /// `idle=`.
+    pub idle: Option<String>,
+    /// `cpuidle.off=`.
+    pub cpuidle_off: Option<bool>,
+    /// `cpuidle.governor=`.
+    pub cpuidle_governor: Option<String>,
+    /// `cpuidle_haltpoll.force=`.
+    pub cpuidle_haltpoll_force: Option<bool>,
+    /// `clocksource=`.
+    pub clocksource: Option<String>,
+    /// Effective tick configuration (when the build is known): nohz idle, nohz_full,
+    /// housekeeping, rcu_nocbs CPU lists.
+    pub effective: Option<EffectiveTick>,
+}
+
+/// The effective configuration from `TickConfig::resolve`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EffectiveTick {
+    /// Dyntick-idle active.
+    pub nohz_idle: bool,
+    /// Effective nohz_full CPUs (cpulist).
+    pub nohz_full: String,
+    /// Tick housekeeping CPUs (cpulist).
+    pub housekeeping: String,
+    /// RCU-offloaded CPUs (cpulist).
+    pub rcu_nocbs: String,
+    /// High-res mode expected.
+    pub highres: bool,
+    /// Boot messages the kernel would print for this line, then ticklab's remarks
+    /// (shown with their `ticklab: ` prefix).
+    pub messages: Vec<String>,
+}
+
+/// Tick-related build options.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildView {
+    /// Where they came from.
+    pub source: String,
+    /// `CONFIG_HZ`.
+    pub hz: Option<u32>,
+    /// `periodic`, `idle` or `full`.
+    pub nohz: Option<NohzBuild>,
+    /// `CONFIG_HIGH_RES_TIMERS`.
+    pub high_res: bool,
+    /// `CONFIG_CPU_IDLE_GOV_HALTPOLL` / `CONFIG_HALTPOLL_CPUIDLE`.
+    pub haltpoll: (bool, bool),
+}
+
+/// Clocksource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClocksourceView {
+    /// `current_clocksource`.
+    pub current: String,
+    /// `available_clocksource`.
+    pub available: Vec<String>,
+}

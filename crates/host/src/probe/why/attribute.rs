@@ -1,0 +1,222 @@
+//! Attribution of a recorded trace, with no I/O: each CPU's local timer interrupts by the
+//! hrtimer callbacks that expired inside them, its tick-stopped time from the tick-state
+//! events, and the tick-gap estimate (module docs of [`super`]).
+
+use std::collections::BTreeMap;
+
+use crate::probe::hz;
+use crate::procfs::is_tick_timer_callback;
+use crate::procfs::trace::{TraceEvent, TraceText};
+
+use super::{CpuWhy, NO_HRTIMER};
+
+pub(super) fn sorted(map: BTreeMap<String, u64>) -> Vec<(String, u64)> {
+    let mut v: Vec<_> = map.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// Per-CPU attribution from trace lines between `start_ns` and `end_ns` (trace clock).
+///
+/// `initially_stopped` gives each CPU's tick state at `start_ns`; `nohz_full` CPUs keep a
+/// stopped tick across idle exit. Only CPUs in `cpus` are reported.
+pub fn attribute(
+    trace: &TraceText,
+    start_ns: u64,
+    end_ns: u64,
+    cpus: &[u32],
+    initially_stopped: &BTreeMap<u32, bool>,
+    nohz_full: &[u32],
+    tick_ns: Option<u64>,
+) -> Vec<CpuWhy> {
+    cpus.iter()
+        .map(|&cpu| {
+            let mut causes: BTreeMap<String, u64> = BTreeMap::new();
+            let mut outside: BTreeMap<String, u64> = BTreeMap::new();
+            let mut failures: BTreeMap<String, u64> = BTreeMap::new();
+            let (mut loc, mut ticks, mut stops, mut idles) = (0u64, 0u64, 0u64, 0u64);
+            let (mut into_idle, mut out_of_idle) = (0u64, 0u64);
+            let mut tick_times: Vec<u64> = Vec::new();
+            // Callbacks of the interrupt in progress (None = not inside one).
+            let mut in_irq: Option<Vec<String>> = None;
+            let mut stopped = initially_stopped.get(&cpu).copied().unwrap_or(false);
+            let mut since = start_ns;
+            let mut stopped_ns = 0u64;
+            let close_irq = |cbs: Vec<String>, causes: &mut BTreeMap<String, u64>| {
+                let cause = if cbs.iter().any(|c| is_tick_timer_callback(c)) {
+                    "tick".to_string()
+                } else {
+                    cbs.into_iter()
+                        .next()
+                        .unwrap_or_else(|| NO_HRTIMER.to_string())
+                };
+                *causes.entry(cause).or_default() += 1;
+            };
+            let mut set_stopped = |now: u64, to: bool, stopped: &mut bool, since: &mut u64| {
+                if *stopped {
+                    stopped_ns += now.saturating_sub(*since);
+                }
+                *stopped = to;
+                *since = now;
+            };
+            for l in trace
+                .lines
+                .iter()
+                .filter(|l| l.cpu == cpu && l.ts_ns >= start_ns && l.ts_ns <= end_ns)
+            {
+                match &l.event {
+                    TraceEvent::LocalTimerEntry => {
+                        if let Some(cbs) = in_irq.take() {
+                            // Exit event lost: close the previous interrupt here.
+                            close_irq(cbs, &mut causes);
+                        }
+                        loc += 1;
+                        in_irq = Some(Vec::new());
+                    }
+                    TraceEvent::Other { name } if name == "local_timer_exit" => {
+                        if let Some(cbs) = in_irq.take() {
+                            close_irq(cbs, &mut causes);
+                        }
+                    }
+                    TraceEvent::HrtimerExpireEntry { function } => {
+                        if is_tick_timer_callback(function) {
+                            ticks += 1;
+                            tick_times.push(l.ts_ns);
+                        }
+                        match in_irq.as_mut() {
+                            Some(cbs) => cbs.push(function.clone()),
+                            None => *outside.entry(function.clone()).or_default() += 1,
+                        }
+                    }
+                    TraceEvent::TickStop { success: true, .. } => {
+                        stops += 1;
+                        set_stopped(l.ts_ns, true, &mut stopped, &mut since);
+                    }
+                    TraceEvent::TickStop {
+                        success: false,
+                        dependency,
+                    } => {
+                        *failures.entry(dependency.clone()).or_default() += 1;
+                        set_stopped(l.ts_ns, false, &mut stopped, &mut since);
+                    }
+                    TraceEvent::SchedSwitch { prev_pid, next_pid } => {
+                        if *next_pid == 0 {
+                            into_idle += 1;
+                        }
+                        if *prev_pid == 0 {
+                            out_of_idle += 1;
+                            if !nohz_full.contains(&cpu) {
+                                set_stopped(l.ts_ns, false, &mut stopped, &mut since);
+                            }
+                        }
+                    }
+                    TraceEvent::CpuIdle { state: Some(_) } => idles += 1,
+                    _ => {}
+                }
+            }
+            if let Some(cbs) = in_irq.take() {
+                close_irq(cbs, &mut causes);
+            }
+            let s = stopped;
+            set_stopped(end_ns, s, &mut stopped, &mut since);
+            let window = end_ns.saturating_sub(start_ns);
+            let idle_events_missing = into_idle > 0 && out_of_idle == 0 && idles == 0;
+            CpuWhy {
+                cpu,
+                loc_traced: Some(loc),
+                interrupts_by_cause: sorted(causes),
+                tick_callbacks: Some(ticks),
+                outside_irq: sorted(outside),
+                tick_stopped_fraction: (window > 0 && !idle_events_missing)
+                    .then(|| stopped_ns as f64 / window as f64),
+                tick_gap_fraction: tick_ns.filter(|_| window > 0).map(|p| {
+                    gap_stopped_ns(&tick_times, start_ns, end_ns, p) as f64 / window as f64
+                }),
+                idle_events_missing,
+                tick_stops: Some(stops),
+                stop_failures: sorted(failures),
+                idle_entries: Some(idles),
+                ..CpuWhy::default()
+            }
+        })
+        .collect()
+}
+
+/// Time in `[start, end]` not covered by a running tick, given the tick callback times:
+/// each gap (including the edges of the window) longer than 1.5 periods contributes its
+/// length minus one period.
+pub fn gap_stopped_ns(ticks: &[u64], start: u64, end: u64, period: u64) -> u64 {
+    let mut edges = Vec::with_capacity(ticks.len() + 2);
+    edges.push(start);
+    edges.extend(ticks.iter().copied().filter(|&t| t >= start && t <= end));
+    edges.push(end);
+    edges
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|&gap| 2 * gap > 3 * period)
+        .map(|gap| gap - period)
+        .sum()
+}
+
+/// The tick period seen in a trace: the HZ candidate whose period most intervals between
+/// consecutive tick callbacks (per CPU) match within 5 %. `None` with fewer than 5 matches.
+pub fn tick_period_from_trace(trace: &TraceText) -> Option<(u32, u64)> {
+    let mut last: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut intervals = Vec::new();
+    for l in &trace.lines {
+        if let TraceEvent::HrtimerExpireEntry { function } = &l.event
+            && is_tick_timer_callback(function)
+            && let Some(prev) = last.insert(l.cpu, l.ts_ns)
+        {
+            intervals.push(l.ts_ns.saturating_sub(prev));
+        }
+    }
+    ticklab_schema::scenario::CONFIG_HZ_CHOICES
+        .iter()
+        .map(|&hz| {
+            let p = hz::tick_nsec(hz) as u64;
+            let n = intervals
+                .iter()
+                .filter(|&&i| i.abs_diff(p) * 20 <= p)
+                .count();
+            (n, hz, p)
+        })
+        .filter(|&(n, _, _)| n >= 5)
+        .max_by_key(|&(n, _, _)| n)
+        .map(|(_, hz, p)| (hz, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn gaps_between_ticks() {
+        const P: u64 = 4_000_000;
+        // (tick times, window start, end, expected stopped ns)
+        let cases: &[(&[u64], u64, u64, u64)] = &[
+            // A running tick: no gap over 1.5 periods.
+            (
+                &[4, 8, 12, 16].map(|k| k * 1_000_000),
+                2_000_000,
+                18_000_000,
+                0,
+            ),
+            // One 40 ms gap inside: 36 ms not covered.
+            (&[4_000_000, 44_000_000], 2_000_000, 46_000_000, 36_000_000),
+            // No tick at all: the whole window minus one period.
+            (&[], 0, 100_000_000, 96_000_000),
+            // Edges: 10 ms before the first tick and 20 ms after the last count.
+            (
+                &[10_000_000, 14_000_000],
+                0,
+                34_000_000,
+                6_000_000 + 16_000_000,
+            ),
+            // Exactly 1.5 periods is not a gap.
+            (&[0, 6_000_000], 0, 6_000_000, 0),
+        ];
+        for (i, (ticks, s, e, want)) in cases.iter().enumerate() {
+            assert_eq!(gap_stopped_ns(ticks, *s, *e, P), *want, "case {i}");
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! Observing the live host for a window: with a private tracefs instance when root and
+//! tracefs allow it (then [`super::attribute`]), else by sampling `/proc/timer_list` every
+//! [`SAMPLE_PERIOD`] (root only), else with the `/proc/interrupts` counts alone.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::harness::stop::Stop;
+use crate::probe::tracefs::TraceSession;
+use crate::probe::{HostRoot, Probe, irqs};
+use crate::procfs::trace::{TraceEvent, parse_trace};
+use crate::procfs::{IrqKind, TimerList, parse_timer_list};
+
+use super::attribute::{attribute, sorted, tick_period_from_trace};
+use super::{CpuWhy, EVENTS, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport};
+
+fn read_timer_list(root: &HostRoot) -> Result<TimerList, String> {
+    match root.read("/proc/timer_list") {
+        Probe::Ok(t) => parse_timer_list(&t).map_err(|e| e.to_string()),
+        Probe::NotAvailable(why) => Err(why),
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .expect("CLOCK_MONOTONIC is always available");
+    ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+}
+
+/// Sleeps for `window` in short steps, returning early if `stop` is set.
+fn wait(window: Duration, stop: &Stop, mut each: impl FnMut()) -> bool {
+    let end = Instant::now() + window;
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            return false;
+        }
+        if stop.is_set() {
+            return true;
+        }
+        std::thread::sleep((end - now).min(SAMPLE_PERIOD));
+        each();
+    }
+}
+
+fn loc_deltas(
+    before: &irqs::IrqSnapshot,
+    after: &irqs::IrqSnapshot,
+    cpus: &[u32],
+) -> BTreeMap<u32, u64> {
+    let r = irqs::rates_between(before, after, false);
+    let mut out = BTreeMap::new();
+    if let Some(loc) = r
+        .rows
+        .iter()
+        .find(|r| r.name == IrqKind::LocalTimer.mnemonic())
+    {
+        for (i, c) in r.cpus.iter().enumerate() {
+            if cpus.contains(c) {
+                out.insert(*c, loc.per_cpu_delta[i]);
+            }
+        }
+    }
+    out
+}
+
+fn nohz_full_cpus(root: &HostRoot) -> Vec<u32> {
+    root.read_line("/sys/devices/system/cpu/nohz_full")
+        .ok()
+        .and_then(|s| ticklab_cmdline::parse_cpulist(s, u32::MAX).ok())
+        .map(|set| set.iter().collect())
+        .unwrap_or_default()
+}
+
+/// Observes the live host for `opts.window`.
+pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
+    let root = HostRoot::live();
+    let first = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
+    let cpus: Vec<u32> = match &opts.cpus {
+        Some(list) => {
+            let online = &first.interrupts.cpus;
+            if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
+                return Err(WhyError::CpuNotOnline {
+                    cpu: *bad,
+                    online: online.clone(),
+                });
+            }
+            list.clone()
+        }
+        None => first.interrupts.cpus.clone(),
+    };
+    let mut missing = Vec::new();
+    let tl0 = read_timer_list(&root);
+
+    let session = if opts.no_trace {
+        Err("tracing not requested (--no-trace)".to_string())
+    } else {
+        match &tl0 {
+            Ok(_) => TraceSession::start(&EVENTS, 4096, opts.cpus.as_deref()),
+            Err(why) => Err(format!("tracing skipped: {why}")),
+        }
+    };
+
+    match session {
+        Ok(session) => {
+            let tl0 = tl0.expect("checked above");
+            let start_ns = monotonic_ns();
+            let before = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
+            let interrupted = wait(opts.window, stop, || {});
+            let after = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
+            let end_ns = monotonic_ns();
+            session.stop().map_err(WhyError::Trace)?;
+            let text = session.read_trace().map_err(WhyError::Trace)?;
+            if let Some(path) = &opts.save_trace {
+                std::fs::write(path, &text).map_err(|source| WhyError::SaveTrace {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            let overruns = session.overruns();
+            missing.extend(
+                session
+                    .missing
+                    .iter()
+                    .map(|e| format!("event {e} not in this kernel")),
+            );
+            if session.clock != "mono" {
+                missing
+                    .push("trace clock `mono` unavailable: window bounds are approximate".into());
+            }
+            if overruns > 0 {
+                missing.push(format!("{overruns} events lost to ring-buffer overruns"));
+            }
+            let mono = session.clock == "mono";
+            let method = format!(
+                "tracefs instance {} ({}clock {}), events: {}; tick-stopped time from \
+                 tick_stop events and switches away from the idle task, starting from \
+                 /proc/timer_list .tick_stopped",
+                session.instance().display(),
+                if session.mounted_by_us() {
+                    "tracefs mounted for this run, "
+                } else {
+                    ""
+                },
+                session.clock,
+                session.enabled.join(", ")
+            );
+            drop(session);
+            let trace = parse_trace(&text);
+            let mut method_notes: Vec<String> = Vec::new();
+            if trace.skipped > 0 {
+                missing.push(format!("{} trace lines not understood", trace.skipped));
+            }
+            let initially: BTreeMap<u32, bool> = tl0
+                .cpus
+                .iter()
+                .filter_map(|c| Some((c.cpu, c.tick_stopped?)))
+                .collect();
+            let (start, end) = if mono {
+                (start_ns, end_ns)
+            } else {
+                (
+                    trace.lines.first().map_or(0, |l| l.ts_ns),
+                    trace.lines.last().map_or(0, |l| l.ts_ns),
+                )
+            };
+            let period = tick_period_from_trace(&trace);
+            let mut cpus_why = attribute(
+                &trace,
+                start,
+                end,
+                &cpus,
+                &initially,
+                &nohz_full_cpus(&root),
+                period.map(|(_, p)| p),
+            );
+            match period {
+                Some((hz, p)) => method_notes.push(format!(
+                    "tick period in the trace: {:.3} ms (HZ {hz})",
+                    p as f64 / 1e6
+                )),
+                None => missing.push(
+                    "too few tick callbacks to find the tick period: no gap-based estimate".into(),
+                ),
+            }
+            for c in cpus_why.iter().filter(|c| c.idle_events_missing) {
+                missing.push(format!(
+                    "CPU {}: the trace has switches into idle but no idle-task events after \
+                     them (cpu_idle, tick_stop, switch out of idle were not recorded); its \
+                     tick-stopped time comes from the gaps between ticks only",
+                    c.cpu
+                ));
+            }
+            let locs = loc_deltas(&before, &after, &cpus);
+            for c in &mut cpus_why {
+                c.loc_proc = locs.get(&c.cpu).copied();
+            }
+            if !trace
+                .lines
+                .iter()
+                .any(|l| matches!(l.event, TraceEvent::TickStop { success: false, .. }))
+            {
+                missing.push(
+                    "no failed tick_stop events: a NO_HZ_IDLE kernel reports only successful \
+                     stops; dependencies are reported on nohz_full CPUs"
+                        .into(),
+                );
+            }
+            Ok(WhyReport {
+                method: std::iter::once(method)
+                    .chain(method_notes)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                missing,
+                elapsed_s: (end_ns - start_ns) as f64 / 1e9,
+                interrupted,
+                cpus: cpus_why,
+            })
+        }
+        Err(trace_why) => {
+            missing.push(trace_why);
+            sample_fallback(&root, opts, stop, &cpus, tl0, missing)
+        }
+    }
+}
+
+/// The sampling method: `/proc/timer_list` every [`SAMPLE_PERIOD`] when readable, and
+/// `/proc/interrupts` at both ends.
+fn sample_fallback(
+    root: &HostRoot,
+    opts: &WhyOptions,
+    stop: &Stop,
+    cpus: &[u32],
+    tl0: Result<TimerList, String>,
+    mut missing: Vec<String>,
+) -> Result<WhyReport, WhyError> {
+    let start = Instant::now();
+    let before = irqs::snapshot(root).map_err(WhyError::Interrupts)?;
+    let mut stopped: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let mut queued: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
+    let mut nr_events: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let readable = tl0.is_ok();
+    let mut record = |tl: &TimerList| {
+        for c in tl.cpus.iter().filter(|c| cpus.contains(&c.cpu)) {
+            if let Some(s) = c.tick_stopped {
+                let e = stopped.entry(c.cpu).or_default();
+                e.0 += u64::from(s);
+                e.1 += 1;
+            }
+            let q = queued.entry(c.cpu).or_default();
+            let mut names: Vec<&str> = c.timers().map(|t| t.callback.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            for n in names {
+                *q.entry(n.to_string()).or_default() += 1;
+            }
+            if let Some(n) = c.nr_events {
+                nr_events.entry(c.cpu).or_insert((n, n)).1 = n;
+            }
+        }
+    };
+    let method = match &tl0 {
+        Ok(tl) => {
+            record(tl);
+            format!(
+                "sampling /proc/timer_list every {} ms; tick-stopped time = share of samples \
+                 with .tick_stopped 1 (the sampling itself wakes the CPU it runs on)",
+                SAMPLE_PERIOD.as_millis()
+            )
+        }
+        Err(why) => {
+            missing.push(format!("no tick-stopped time or hrtimer names: {why}"));
+            "/proc/interrupts at both ends of the window only".to_string()
+        }
+    };
+    let interrupted = wait(opts.window, stop, || {
+        if readable && let Ok(tl) = read_timer_list(root) {
+            record(&tl);
+        }
+    });
+    let after = irqs::snapshot(root).map_err(WhyError::Interrupts)?;
+    let locs = loc_deltas(&before, &after, cpus);
+    missing.push("no per-interrupt attribution without tracing".into());
+    let cpus_why = cpus
+        .iter()
+        .map(|&cpu| CpuWhy {
+            cpu,
+            loc_proc: locs.get(&cpu).copied(),
+            tick_stopped_fraction: stopped
+                .get(&cpu)
+                .filter(|(_, n)| *n > 0)
+                .map(|(s, n)| *s as f64 / *n as f64),
+            queued_hrtimers: queued.remove(&cpu).map(sorted).unwrap_or_default(),
+            hrtimer_interrupts: nr_events.get(&cpu).map(|(a, b)| b.saturating_sub(*a)),
+            ..CpuWhy::default()
+        })
+        .collect();
+    Ok(WhyReport {
+        method,
+        missing,
+        elapsed_s: start.elapsed().as_secs_f64(),
+        interrupted,
+        cpus: cpus_why,
+    })
+}
