@@ -78,9 +78,21 @@ mod tests {
             ("s", None),
             ("10x", None),
             ("", None),
+            ("3min", Some(180_000_000_000)),
+            ("1ms", Some(1_000_000)),
+            ("10sec", None),
+            ("0ms", None),
+            ("1e3s", None),
+            ("5 parsecs", None),
+            ("99999999s", None),
         ];
         for (input, want) in cases {
             assert_eq!(parse_duration(input).ok(), *want, "{input:?}");
+            if want.is_none() {
+                // A refusal names the input as given.
+                let e = parse_duration(input).unwrap_err();
+                assert!(e.contains(&format!("{input:?}")), "{input:?}: {e}");
+            }
         }
     }
 

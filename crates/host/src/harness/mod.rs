@@ -17,13 +17,12 @@
 //! * `pingpong.rs` — futex or pipe ping-pong between two processes (or threads);
 //! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads;
 //! * `sample.rs` — `/proc` snapshots, contamination and energy;
-//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU lists); `duration.rs` —
-//!   `10s`, `500ms`, `2m` ([`parse_duration`]).
+//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU
+//!   lists). Run lengths are parsed by the one duration parser of `ticklab-schema`.
 //!
 //! Only what the CLI and the other crates use is public (re-exported here, plus [`os`] and
 //! [`stop`]); the workers, the gate and the assembly are crate-private.
 
-pub(crate) mod duration;
 pub(crate) mod frames;
 pub(crate) mod gate;
 pub(crate) mod hogs;
@@ -38,7 +37,6 @@ pub mod stop;
 pub(crate) mod syscall;
 pub(crate) mod work;
 
-pub use duration::parse_duration;
 pub use pingpong::PingPongMode;
 pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
 pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, RunDetails};

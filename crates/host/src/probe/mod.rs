@@ -20,7 +20,6 @@ pub mod why;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// A probed value, or why it is not available.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,60 +129,9 @@ pub(crate) fn explain_io(host_path: &str, e: &io::Error) -> String {
     }
 }
 
-/// A `--duration` value that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{why}")]
-pub struct DurationError {
-    /// The text as given.
-    pub input: String,
-    /// What is wrong with it.
-    pub why: String,
-}
-
-/// Parses a window length with the project's one duration parser
-/// ([`ticklab_schema::units::parse_duration`]); the error keeps the input for the CLI.
-pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
-    ticklab_schema::units::parse_duration(input)
-        .map(Duration::from_nanos)
-        .map_err(|why| DurationError {
-            input: input.to_string(),
-            why,
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        let ok: &[(&str, Duration)] = &[
-            ("10s", Duration::from_secs(10)),
-            ("500ms", Duration::from_millis(500)),
-            ("1.5s", Duration::from_millis(1500)),
-            ("2m", Duration::from_secs(120)),
-            ("250us", Duration::from_micros(250)),
-            (" 3s ", Duration::from_secs(3)),
-        ];
-        for (s, want) in ok {
-            assert_eq!(parse_duration(s).as_ref(), Ok(want), "{s}");
-        }
-        for bad in [
-            "",
-            "10",
-            "s",
-            "0s",
-            "-1s",
-            "10 s",
-            "1.2.3s",
-            "5 parsecs",
-            "99999999s",
-        ] {
-            let e = parse_duration(bad).unwrap_err();
-            assert_eq!(e.input, bad, "{bad}");
-            assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
-        }
-    }
 
     #[test]
     fn probe_reasons() {
