@@ -78,6 +78,13 @@ impl ContendedLock {
         ContendedLock::default()
     }
 
+    /// Restarts the statistics (the measured window opens); the lock's state is kept.
+    pub(crate) fn reset_stats(&mut self) {
+        self.acquisitions = 0;
+        self.contended = 0;
+        self.wait_ns = 0;
+    }
+
     /// `cpu` on `socket` arrives at `arrival` and holds the lock for `hold_ns` once it has it.
     /// Returns the wait (queueing plus the line transfer); the caller is busy until
     /// `arrival + wait + hold_ns`.

@@ -95,14 +95,45 @@ pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
     }
 }
 
+/// hrtimer cap on the hang back-off (100 ms).
+pub(crate) const HANG_BACKOFF_CAP_NS: u64 = 100_000_000;
+/// Expiry passes per interrupt before the hang rule triggers.
+pub(crate) const HRTIMER_MAX_PASSES: u32 = 3;
+
+/// One interrupt's progress through the expiry loop (`hrtimer_interrupt`'s `entry_time` and
+/// `retries`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExpiryLoop {
+    entry: Time,
+    passes: u32,
+}
+
+/// What the expiry loop does after a pass, given whether the device took the programming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rearm {
+    /// The device is armed for the first timer: the interrupt ends.
+    Armed,
+    /// The first timer was already due: run another pass (`.nr_retries` counts it).
+    Retry,
+    /// The retry limit was hit: give up and force the device to fire `backoff_ns` after `now`
+    /// (at most [`HANG_BACKOFF_CAP_NS`]); `hang_ns` is how long the interrupt has run.
+    /// Reprogramming from outside the interrupt is suppressed until the next interrupt.
+    Hang {
+        /// The interrupt's run time so far (`delta`; `.max_hang_time` candidate).
+        hang_ns: u64,
+        /// When the device must fire (`now + min(delta, 100 ms)`).
+        expires: Time,
+    },
+}
+
 /// One CPU's hrtimer bases. `F` is what a timer does when it expires (the twin's callback enum).
 ///
 /// `repr(C)`: what every interrupt reads comes first; the statistics last.
 #[derive(Debug, Clone)]
 #[repr(C)]
-pub struct HrtimerCpuBase<F> {
+pub(crate) struct HrtimerCpuBase<F> {
     /// The expiry the clock event device is programmed for.
-    pub expires_next: Time,
+    expires_next: Time,
     /// The CPU's timers, queued or not; a base's queue is its timers with `queued` set. A CPU
     /// has a handful, so this one small slab is all the per-CPU hrtimer memory an interrupt
     /// touches.
@@ -113,17 +144,9 @@ pub struct HrtimerCpuBase<F> {
     /// Bit i set iff base i holds a queued timer.
     active_bases: u8,
     /// Inside the expiry interrupt (suppresses reprogramming from callbacks).
-    pub in_hrtirq: bool,
+    in_hrtirq: bool,
     /// The last interrupt gave up re-arming; earlier re-arms are suppressed until the next one.
-    pub hang_detected: bool,
-    /// Expiry interrupts (`.nr_events`; counted on every interrupt, so kept with the hot part).
-    pub nr_events: u64,
-    /// Failed re-arms that caused another pass (`.nr_retries`).
-    pub nr_retries: u64,
-    /// Interrupts that hit the retry limit (`.nr_hangs`).
-    pub nr_hangs: u64,
-    /// Longest interrupt that hit the limit (`.max_hang_time`).
-    pub max_hang_time: u64,
+    hang_detected: bool,
     capacity: usize,
 }
 
@@ -137,10 +160,6 @@ impl<F: Copy> HrtimerCpuBase<F> {
             expires_next: NEVER,
             in_hrtirq: false,
             hang_detected: false,
-            nr_events: 0,
-            nr_retries: 0,
-            nr_hangs: 0,
-            max_hang_time: 0,
             capacity,
         }
     }
@@ -229,6 +248,11 @@ impl<F: Copy> HrtimerCpuBase<F> {
         if self.firsts[t.base as usize] == id.0 {
             self.rescan(t.base as usize);
         }
+        debug_assert_eq!(
+            self.first(t.base as usize),
+            self.scan_first(t.base as usize),
+            "firsts cache"
+        );
     }
 
     /// (Re)starts `id` with soft expiry `soft` and `slack` (hard = soft + slack). Returns true
@@ -251,6 +275,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
             Some(first) if first <= key => {}
             _ => self.firsts[b] = id.0,
         }
+        debug_assert_eq!(self.first(b), self.scan_first(b), "firsts cache");
         hard < self.expires_next && self.firsts[b] == id.0
     }
 
@@ -305,6 +330,72 @@ impl<F: Copy> HrtimerCpuBase<F> {
             }
         }
         None
+    }
+
+    /// `hrtimer_reprogram` outside the interrupt: `Some(first)` if the device must be
+    /// reprogrammed for the first hard expiry (recorded as programmed), `None` inside the
+    /// expiry loop, during a hang back-off, or when it is already programmed for it.
+    #[inline]
+    pub(crate) fn reprogram_target(&mut self) -> Option<Time> {
+        if self.in_hrtirq || self.hang_detected {
+            return None;
+        }
+        let next = self.next_hard_expiry();
+        if next == self.expires_next {
+            return None;
+        }
+        self.expires_next = next;
+        Some(next)
+    }
+
+    /// Boot: the device is programmed for the first hard expiry; returns it.
+    pub(crate) fn program_first(&mut self) -> Time {
+        self.expires_next = self.next_hard_expiry();
+        self.expires_next
+    }
+
+    /// `hrtimer_interrupt` entry at `now`: starts the expiry loop.
+    #[inline]
+    pub(crate) fn interrupt_enter(&self, now: Time) -> ExpiryLoop {
+        ExpiryLoop {
+            entry: now,
+            passes: 0,
+        }
+    }
+
+    /// Starts an expiry pass: callbacks that re-arm timers do not reprogram the device.
+    #[inline]
+    pub(crate) fn pass_begin(&mut self) {
+        self.in_hrtirq = true;
+        self.expires_next = NEVER;
+    }
+
+    /// Ends an expiry pass; returns the first hard expiry, which the device is to be
+    /// programmed for.
+    #[inline]
+    pub(crate) fn pass_end(&mut self) -> Time {
+        self.in_hrtirq = false;
+        self.expires_next = self.next_hard_expiry();
+        self.expires_next
+    }
+
+    /// The re-arm/retry/hang rule after a pass ended at `now`: `programmed` says whether the
+    /// device accepted the first expiry (it refuses one already in the past).
+    #[inline]
+    pub(crate) fn rearm(&mut self, lp: &mut ExpiryLoop, programmed: bool, now: Time) -> Rearm {
+        if programmed {
+            self.hang_detected = false;
+            return Rearm::Armed;
+        }
+        lp.passes += 1;
+        if lp.passes < HRTIMER_MAX_PASSES {
+            return Rearm::Retry;
+        }
+        self.hang_detected = true;
+        let hang_ns = now - lp.entry;
+        let expires = now + hang_ns.min(HANG_BACKOFF_CAP_NS);
+        self.expires_next = expires;
+        Rearm::Hang { hang_ns, expires }
     }
 
     /// Number of queued timers.
@@ -392,6 +483,61 @@ mod tests {
         assert!(!b.start(c, 200, 0));
         assert!(!b.start(c, 100, 0), "equal to programmed: no reprogram");
         assert!(b.start(c, 99, 0));
+    }
+
+    #[test]
+    fn rearm_retry_hang_table() {
+        // Device outcomes per pass and what the loop decides; the interrupt entered at 1000.
+        // (programmed?, now) -> decision
+        let hang = |ns: u64, now: u64| Rearm::Hang {
+            hang_ns: ns,
+            expires: now + ns.min(HANG_BACKOFF_CAP_NS),
+        };
+        let cases: [&[(bool, Time, Rearm)]; 4] = [
+            &[(true, 1200, Rearm::Armed)],
+            &[(false, 1200, Rearm::Retry), (true, 1400, Rearm::Armed)],
+            &[
+                (false, 1200, Rearm::Retry),
+                (false, 1400, Rearm::Retry),
+                (false, 1600, hang(600, 1600)),
+            ],
+            // A long interrupt: the back-off is capped at 100 ms.
+            &[
+                (false, 1200, Rearm::Retry),
+                (false, 1400, Rearm::Retry),
+                (false, 200_001_000, hang(200_000_000, 200_001_000)),
+            ],
+        ];
+        for passes in cases {
+            let mut b: HrtimerCpuBase<u8> = HrtimerCpuBase::new(2);
+            let t = b.init(ClockBase::Monotonic, 0);
+            let mut lp = b.interrupt_enter(1000);
+            for &(programmed, now, want) in passes {
+                b.pass_begin();
+                b.pass_end();
+                assert_eq!(b.rearm(&mut lp, programmed, now), want, "{passes:?}");
+            }
+            // After a hang, re-arms from outside the interrupt wait for the next interrupt.
+            let hung = matches!(passes.last(), Some((_, _, Rearm::Hang { .. })));
+            b.start(t, 5000, 0);
+            assert_eq!(b.reprogram_target().is_none(), hung);
+            if !hung {
+                assert_eq!(b.reprogram_target(), None, "already programmed");
+            }
+        }
+    }
+
+    #[test]
+    fn no_reprogram_inside_the_interrupt() {
+        let mut b: HrtimerCpuBase<u8> = HrtimerCpuBase::new(2);
+        let t = b.init(ClockBase::Monotonic, 0);
+        b.pass_begin();
+        b.start(t, 100, 0);
+        assert_eq!(b.reprogram_target(), None);
+        assert_eq!(b.pass_end(), 100);
+        assert_eq!(b.reprogram_target(), None, "pass_end recorded it");
+        b.start(t, 50, 0);
+        assert_eq!(b.reprogram_target(), Some(50));
     }
 
     proptest! {

@@ -2,57 +2,53 @@
 //! device reprogramming outside the interrupt (`hrtimer_reprogram`). The re-arm/retry/hang rule
 //! lives in [`crate::kernel::hrtimer`].
 
-use super::{HANG_BACKOFF_CAP_NS, HRTIMER_MAX_PASSES, Sim, TimerFn};
+use super::observe::{Event, Observer};
+use super::{Sim, TimerFn};
 use crate::engine::{NEVER, Time};
-use crate::kernel::hrtimer::{TimerId, forward};
+use crate::kernel::hrtimer::{Rearm, TimerId, forward};
+use crate::kernel::sched::SchedClass;
 use ticklab_schema::report::KernelMessage;
 
-impl Sim {
-    /// The hrtimer expiry loop with the re-arm/retry/hang rule.
+impl<O: Observer> Sim<O> {
+    /// `hrtimer_interrupt`: expiry passes until the device takes the programming for the first
+    /// timer; the re-arm/retry/hang decision is [`crate::kernel::hrtimer::HrtimerCpuBase::rearm`].
     pub(super) fn hrtimer_interrupt(&mut self, c: usize, mut now: Time) -> Time {
-        let entry = now;
-        self.cpus[c].hrt.nr_events += 1;
-        let mut passes = 0;
+        let cpu_id = c as u32;
+        self.emit(now, Event::HrtimerInterrupt { cpu: cpu_id });
+        let mut lp = self.cpus[c].hrt.interrupt_enter(now);
         loop {
-            self.cpus[c].hrt.in_hrtirq = true;
-            self.cpus[c].hrt.expires_next = NEVER;
+            self.cpus[c].hrt.pass_begin();
             while let Some(id) = self.cpus[c].hrt.pop_expired(now) {
                 now = self.run_hrtimer(c, id, now);
             }
             let cpu = &mut self.cpus[c];
-            cpu.hrt.in_hrtirq = false;
-            let next = cpu.hrt.next_hard_expiry();
-            cpu.hrt.expires_next = next;
+            let next = cpu.hrt.pass_end();
             if next != NEVER {
                 now += self.costs.clockevent_program_ns;
             }
-            match cpu.dev.program(next, now, false) {
-                Ok(fire) => {
-                    cpu.hrt.hang_detected = false;
-                    cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+            let programmed = cpu.dev.program(next, now, false);
+            match cpu.hrt.rearm(&mut lp, programmed.is_ok(), now) {
+                Rearm::Armed => {
+                    if let Ok(fire) = programmed {
+                        cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+                    }
                     return now;
                 }
-                Err(_) => {
-                    passes += 1;
-                    cpu.hrt.nr_retries += 1;
-                    if passes < HRTIMER_MAX_PASSES {
-                        continue;
-                    }
-                    cpu.hrt.nr_hangs += 1;
-                    cpu.hrt.hang_detected = true;
-                    let delta = now - entry;
-                    cpu.hrt.max_hang_time = cpu.hrt.max_hang_time.max(delta);
-                    let backoff = delta.min(HANG_BACKOFF_CAP_NS);
-                    let fire = cpu
-                        .dev
-                        .program(now + backoff, now, true)
-                        .unwrap_or(now + backoff);
-                    cpu.hrt.expires_next = now + backoff;
+                Rearm::Retry => self.emit(now, Event::HrtimerRetry { cpu: cpu_id }),
+                Rearm::Hang { hang_ns, expires } => {
+                    let fire = cpu.dev.program(expires, now, true).unwrap_or(expires);
                     cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+                    self.emit(
+                        now,
+                        Event::HrtimerHang {
+                            cpu: cpu_id,
+                            hang_ns,
+                        },
+                    );
                     if !self.hang_reported {
                         self.hang_reported = true;
-                        let text = format!("hrtimer: interrupt took {delta} ns");
-                        self.messages.push(if self.aggressive {
+                        let text = format!("hrtimer: interrupt took {hang_ns} ns");
+                        self.messages.push(if self.nohz.aggressive() {
                             KernelMessage::ticklab(
                                 now,
                                 format!("{text} (message suppressed by nohz_full_aggressive)"),
@@ -77,13 +73,21 @@ impl Sim {
                 debug_assert_eq!(cpu.frame, w);
                 if !cpu.frame_runnable {
                     cpu.frame_runnable = true;
-                    cpu.rq.nr_fifo += 1;
+                    cpu.rq.enqueue(SchedClass::Fifo);
+                    let frame = self.workers[w as usize].k;
+                    self.emit(
+                        now,
+                        Event::FrameStarted {
+                            cpu: c as u32,
+                            frame,
+                        },
+                    );
                 }
             }
             TimerFn::Background(s) => {
                 now += self.costs.hrtimer_callback_ns;
-                let src = &mut self.sources[s as usize];
-                src.expiries += 1;
+                self.emit(now, Event::SourceExpired { source: s });
+                let src = &self.sources[s as usize];
                 let (period, mean, slack, wakes) =
                     (src.period_ns, src.mean_ns, src.slack_ns, src.wakes_task);
                 let cpu = &mut self.cpus[c];
@@ -94,7 +98,7 @@ impl Sim {
                 };
                 cpu.hrt.start(id, next, slack);
                 if wakes {
-                    self.wake_task(c);
+                    self.wake_task(c, now);
                 }
             }
         }
@@ -104,14 +108,9 @@ impl Sim {
     /// Reprograms the device for the first hrtimer if it changed (outside the interrupt).
     pub(super) fn reprogram(&mut self, c: usize, mut now: Time) -> Time {
         let cpu = &mut self.cpus[c];
-        if cpu.hrt.in_hrtirq || cpu.hrt.hang_detected {
+        let Some(next) = cpu.hrt.reprogram_target() else {
             return now;
-        }
-        let next = cpu.hrt.next_hard_expiry();
-        if next == cpu.hrt.expires_next {
-            return now;
-        }
-        cpu.hrt.expires_next = next;
+        };
         if next != NEVER {
             now += self.costs.clockevent_program_ns;
         }

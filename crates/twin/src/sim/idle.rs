@@ -1,14 +1,14 @@
 //! The idle loop (`do_idle` / `cpuidle_idle_call`): ask the governor, decide the tick, enter
 //! a C-state (with the hardware's auto-demotion), leave it on an interrupt or a POLL timeout.
 
+use super::observe::{Event, Observer};
 use super::{IdleStay, Running, SLOT_POLL, Sim};
 use crate::engine::{NEVER, Time};
 use crate::hw::energy::Activity;
 use crate::kernel::cpuidle::{Governor, Reflect, SelectInput};
-use crate::kernel::tick::next_event;
 use ticklab_cmdline::IdleOverride;
 
-impl Sim {
+impl<O: Observer> Sim<O> {
     /// Leaves the idle state at `t` (interrupt arrival); returns when the CPU executes again.
     pub(super) fn idle_wake(&mut self, c: usize, t: Time, poll_timed_out: bool) -> Time {
         let cpu = &mut self.cpus[c];
@@ -18,18 +18,14 @@ impl Sim {
         cpu.slots[SLOT_POLL] = NEVER;
         let residency = t.saturating_sub(stay.since);
         let req = stay.requested as usize;
-        let counters = &mut cpu.cstates[req];
-        counters.time_ns += residency;
-        if residency < self.states[req].target_residency_ns {
-            counters.above += 1;
-        } else if let Some(deeper) = self.states.get(req + 1)
-            && residency >= deeper.target_residency_ns
-        {
-            counters.below += 1;
-        }
-        let woken_by_tick = cpu.hrt.is_queued(cpu.tick_timer)
-            && cpu.hrt.hard_expires(cpu.tick_timer) <= t
-            && !cpu.ts.stopped;
+        // cpuidle's `above`/`below`: too short for the state, or long enough for a deeper one.
+        let above = residency < self.states[req].target_residency_ns;
+        let below = !above
+            && self
+                .states
+                .get(req + 1)
+                .is_some_and(|deeper| residency >= deeper.target_residency_ns);
+        let woken_by_tick = cpu.ts.woke_at(&cpu.hrt, t);
         cpu.gov.reflect(
             &self.states,
             &Reflect {
@@ -43,7 +39,16 @@ impl Sim {
             cpu.residencies[cpu.residency_idx % cpu.residencies.len()] = residency;
             cpu.residency_idx += 1;
         }
-        cpu.busy_since = t;
+        self.emit(
+            t,
+            Event::IdleLeft {
+                cpu: c as u32,
+                state: stay.requested,
+                residency_ns: residency,
+                above,
+                below,
+            },
+        );
         // The exit latency is spent leaving the state (its energy is the state's wake energy);
         // the core executes from the end of it.
         let exec = if stay.polling {
@@ -82,11 +87,19 @@ impl Sim {
 
     /// One iteration of the idle loop at `now`: governor, tick decision, state entry.
     pub(super) fn enter_idle(&mut self, c: usize, mut now: Time) {
-        self.cpus[c].ts.inidle = true;
-        self.cpus[c].running = Running::Idle;
+        if self.cpus[c].running != Running::Idle {
+            self.cpus[c].running = Running::Idle;
+            self.emit(
+                now,
+                Event::TaskSwitched {
+                    cpu: c as u32,
+                    to: Running::Idle,
+                },
+            );
+        }
         if self.idle_mode == IdleOverride::Poll {
             // idle=poll: restart the tick if stopped and spin; no C-state, no tick stop.
-            if self.cpus[c].ts.stopped {
+            if self.cpus[c].ts.is_stopped() {
                 now = self.tick_restart(c, now);
             }
             self.cpus[c].idle = Some(IdleStay {
@@ -95,7 +108,15 @@ impl Sim {
                 since: now,
                 polling: true,
             });
-            self.account_busy(c, now);
+            self.emit(
+                now,
+                Event::IdleEntered {
+                    cpu: c as u32,
+                    state: 0,
+                    actual: 0,
+                    idle_poll: true,
+                },
+            );
             self.cpus[c].busy_until(now);
             return;
         }
@@ -103,16 +124,17 @@ impl Sim {
         let gate = self.can_stop_idle_tick(c);
         // The next-event computation serves both the governor's sleep length and the stop
         // decision; the governor changes nothing it depends on.
-        let ne = next_event(&self.next_event_input(c));
+        let ne = self.nohz.next_event(&self.next_event_input(c));
         let (state, stop_tick) = if no_driver {
             (self.states.len().saturating_sub(1).min(1), true)
         } else {
             let cpu = &self.cpus[c];
+            let tick = cpu.ts.sched_timer();
             let stop_target = match ne {
                 Some(e) => e,
-                None => cpu.hrt.hard_expires(cpu.tick_timer),
+                None => cpu.hrt.hard_expires(tick),
             };
-            let other = cpu.hrt.next_hard_expiry_except(cpu.tick_timer);
+            let other = cpu.hrt.next_hard_expiry_except(tick);
             let delta_next = cpu.dev.next_event.saturating_sub(now);
             // A CPU that may not stop its tick reports the time to its next programmed event.
             let sleep_length = if gate {
@@ -123,7 +145,7 @@ impl Sim {
             let input = SelectInput {
                 sleep_length_ns: sleep_length,
                 delta_next_ns: delta_next,
-                tick_stopped: cpu.ts.stopped,
+                tick_stopped: cpu.ts.is_stopped(),
                 latency_req_ns: u64::MAX,
                 tick_period_ns: self.tick_nsec,
             };
@@ -131,11 +153,9 @@ impl Sim {
             let sel = self.cpus[c].gov.select(states, &input);
             (sel.state, sel.stop_tick)
         };
-        if gate && (stop_tick || self.cpus[c].ts.stopped) {
+        if gate && (stop_tick || self.cpus[c].ts.is_stopped()) {
             now += self.costs.tick_stop_ns;
-            self.cpus[c].ts.idle_calls += 1;
             if let Some(expires) = ne {
-                self.cpus[c].ts.idle_sleeps += 1;
                 now = self.tick_stop(c, expires, now);
             }
         }
@@ -146,7 +166,6 @@ impl Sim {
             self.demote(c, state)
         };
         let cpu = &mut self.cpus[c];
-        cpu.cstates[state].usage += 1;
         cpu.idle = Some(IdleStay {
             requested: state as u8,
             actual: actual as u8,
@@ -157,7 +176,15 @@ impl Sim {
             let limit = cpu.gov.poll_limit_ns(&self.states, self.tick_nsec);
             cpu.slots[SLOT_POLL] = now + limit.max(1);
         }
-        self.account_busy(c, now);
+        self.emit(
+            now,
+            Event::IdleEntered {
+                cpu: c as u32,
+                state: state as u8,
+                actual: actual as u8,
+                idle_poll: false,
+            },
+        );
         let act = if polling {
             Activity::Executing
         } else {

@@ -2,10 +2,12 @@
 //! tick-stopped CPU), [`hrtimer_interrupt`](super::Sim), the TIMER softirq, interrupt exit and
 //! what runs next.
 
+use super::observe::{Event, Observer};
 use super::{Running, SLOT_DEVICE, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
 
-impl Sim {
+impl<O: Observer> Sim<O> {
+    /// The clock event device's interrupt on `c` at `t` (`SLOT_DEVICE`).
     pub(super) fn device_interrupt(&mut self, c: usize, t: Time) {
         self.cpus[c].slots[SLOT_DEVICE] = NEVER;
         let was_idle = if self.cpus[c].waking {
@@ -29,12 +31,12 @@ impl Sim {
         };
         let mut now = t;
         let start = now;
-        self.cpus[c].loc += 1;
+        self.emit(now, Event::IrqEntry { cpu: c as u32 });
         now += self.costs.irq_entry_exit_ns / 2;
         if !was_idle && self.cpus[c].nohz_full && self.cpus[c].running != Running::Idle {
             now += crate::kernel::context_tracking::transition_overhead(&self.costs, true);
         }
-        if self.cpus[c].ts.stopped {
+        if self.cpus[c].ts.is_stopped() {
             now = self.catch_up_jiffies(c, now);
         }
         now = self.hrtimer_interrupt(c, now);
@@ -43,7 +45,13 @@ impl Sim {
         }
         now += self.costs.irq_entry_exit_ns / 2;
         let irq_ns = now - start;
-        self.cpus[c].max_irq_ns = self.cpus[c].max_irq_ns.max(irq_ns);
+        self.emit(
+            now,
+            Event::IrqExit {
+                cpu: c as u32,
+                irq_ns,
+            },
+        );
         self.after_interrupt(c, t, now, was_idle);
     }
 

@@ -24,6 +24,7 @@
 mod hrtimer_interrupt;
 mod idle;
 mod irq;
+mod observe;
 mod report;
 mod sched;
 mod setup;
@@ -37,9 +38,9 @@ use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::cpuidle::{AnyGovernor, IdleStateParams};
-use crate::kernel::hrtimer::{HrtimerCpuBase, TimerId};
+use crate::kernel::hrtimer::HrtimerCpuBase;
 use crate::kernel::sched::RunQueue;
-use crate::kernel::tick::TickSched;
+use crate::kernel::tick::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker};
@@ -48,7 +49,9 @@ use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
+pub use observe::{Event, NoTimeline, Observer};
 pub use setup::SimError;
+use stats::WindowStats;
 
 /// Slot of the clock event device interrupt.
 pub const SLOT_DEVICE: usize = 0;
@@ -57,11 +60,6 @@ pub const SLOT_TASK: usize = 1;
 /// Slot of a POLL idle-state timeout.
 pub const SLOT_POLL: usize = 2;
 const NSLOTS: usize = 3;
-
-/// hrtimer cap on the hang back-off (100 ms).
-const HANG_BACKOFF_CAP_NS: u64 = 100_000_000;
-/// Expiry passes per interrupt before the hang rule triggers.
-const HRTIMER_MAX_PASSES: u32 = 3;
 
 /// What an hrtimer does when it expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +77,7 @@ const NO_FRAME: u32 = u32::MAX;
 
 /// What a CPU is executing outside interrupts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Running {
+pub enum Running {
     /// The idle task (in a C-state, polling, or between states).
     Idle,
     /// A CPU hog (never finishes).
@@ -99,14 +97,6 @@ struct IdleStay {
     polling: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct StateCounters {
-    usage: u64,
-    time_ns: u64,
-    above: u64,
-    below: u64,
-}
-
 /// A background source at run time.
 #[derive(Debug, Clone)]
 struct SourceRt {
@@ -117,7 +107,6 @@ struct SourceRt {
     deferrable: bool,
     slack_ns: u64,
     wakes_task: bool,
-    expiries: u64,
 }
 
 /// One modelled CPU.
@@ -143,16 +132,8 @@ struct Cpu {
     nohz_full: bool,
     housekeeping: bool,
     timer_softirq: bool,
-    tick_timer: TimerId,
-    busy_since: Time,
     /// Timekeeping write number this CPU last read (a newer one means a line transfer).
     xtime_seen: u64,
-    /// Time this CPU's ticks spent waiting for shared locks/lines in the window (ns).
-    lock_wait_ns: u64,
-    /// Longest such wait in one tick (ns).
-    max_lock_wait_ns: u64,
-    loc: u64,
-    max_irq_ns: u64,
     id: u32,
     /// Socket (for cache-line transfer costs).
     socket: u32,
@@ -169,12 +150,9 @@ struct Cpu {
     hrt: HrtimerCpuBase<TimerFn>,
     gov: AnyGovernor,
     wheel: TimerWheel,
-    // ---- cold: statistics, background sources, auto-demotion ----
-    busy_ns: u64,
-    iwi: u64,
+    // ---- cold: background sources, auto-demotion ----
     /// Run time left of a background task preempted by the frame worker (0 = none).
     bg_remaining: u64,
-    cstates: Vec<StateCounters>,
     /// Recent idle residencies, kept only when the machine auto-demotes.
     residencies: [u64; 16],
     residency_idx: usize,
@@ -208,7 +186,10 @@ impl Cpu {
 }
 
 /// A twin run in progress. Build with [`Sim::new`], drive with [`Sim::run`] or [`Sim::step`].
-pub struct Sim {
+///
+/// `O` is an extra listener of the loop's [`Event`]s (see [`observe`](Observer)); the default
+/// [`NoTimeline`] costs nothing.
+pub struct Sim<O: Observer = NoTimeline> {
     scenario_name: String,
     machine_name: String,
     cmdline: String,
@@ -219,9 +200,8 @@ pub struct Sim {
     states: Vec<IdleStateParams>,
     auto_demotion: Option<AutoDemotion>,
     power_limit_w: Option<f64>,
-    nohz_idle: bool,
-    any_nohz_full: bool,
-    aggressive: bool,
+    /// The nohz modes and the aggressive proposal: every tick-stop rule that depends on them.
+    nohz: NohzMode,
     idle_mode: IdleOverride,
     cpuidle_off: bool,
     now: Time,
@@ -249,9 +229,13 @@ pub struct Sim {
     frame_groups: Vec<FrameGroup>,
     workers: Vec<FrameWorker>,
     flier_ns: u64,
+    /// The window statistics: the listener the report reads.
+    stats: WindowStats,
+    /// The extra listener.
+    observer: O,
 }
 
-impl Sim {
+impl<O: Observer> Sim<O> {
     /// Simulated time now.
     pub fn now(&self) -> Time {
         self.now
@@ -281,7 +265,7 @@ impl Sim {
 
     /// Current jiffies.
     pub fn jiffies(&self) -> u64 {
-        self.tk.jiffies
+        self.tk.jiffies()
     }
 
     /// The next event `(time, cpu)` without processing it.

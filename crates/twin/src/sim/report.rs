@@ -1,15 +1,16 @@
 //! Report assembly at the end of a run.
 
-use super::{Sim, StateCounters};
+use super::Sim;
+use super::observe::Observer;
+use super::stats::StateCounters;
 use crate::hw::lock::ContendedLock;
-use crate::kernel::timekeeping::Duty;
 use crate::workloads::frames::group_report;
 use ticklab_schema::report::{
     BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, LockName,
     LockReport, LocksReport, Report, Source, TimekeepingReport, WorkloadResult,
 };
 
-impl Sim {
+impl<O: Observer> Sim<O> {
     /// Builds the report at the end of the run.
     pub fn report(&mut self) -> Report {
         let end = self.end.max(self.now);
@@ -20,21 +21,16 @@ impl Sim {
         let mut cpus = Vec::with_capacity(self.cpus.len());
         for c in 0..self.cpus.len() {
             let cpu = &self.cpus[c];
-            let mut stopped = cpu.ts.stopped_ns;
-            if cpu.ts.stopped {
-                stopped += end.saturating_sub(cpu.ts.stopped_since.max(self.window_start));
-            }
-            let mut busy = cpu.busy_ns;
-            let mut cstates: Vec<StateCounters> = cpu.cstates.clone();
-            match cpu.idle {
-                Some(stay) => {
-                    cstates[stay.requested as usize].time_ns += end.saturating_sub(stay.since)
-                }
-                None => busy += end.saturating_sub(cpu.busy_since.max(self.window_start)),
+            let st = &self.stats.cpus[c];
+            let stopped = self.stats.tick_stopped_ns(c, end);
+            let busy = self.stats.busy_ns(c, end);
+            let mut cstates: Vec<StateCounters> = st.cstates.clone();
+            if let Some(stay) = cpu.idle {
+                cstates[stay.requested as usize].time_ns += end.saturating_sub(stay.since);
             }
             let role = if !cpu.housekeeping {
                 CpuRole::NohzFull
-            } else if self.tk.duty == Duty::Cpu(cpu.id) || self.tk.last_holder == Some(cpu.id) {
+            } else if self.tk.keeps_time(cpu.id) {
                 CpuRole::Timekeeping
             } else {
                 CpuRole::Housekeeping
@@ -42,11 +38,11 @@ impl Sim {
             cpus.push(CpuReport {
                 cpu: cpu.id,
                 role,
-                loc: cpu.loc,
+                loc: st.loc,
                 res: None,
                 cal: None,
-                iwi: cpu.iwi,
-                ticks: Some(cpu.ts.ticks),
+                iwi: st.iwi,
+                ticks: Some(st.ticks),
                 tick_stopped_ns: Some(stopped),
                 busy_ns: Some(busy),
                 idle_states: self
@@ -68,7 +64,7 @@ impl Sim {
             .energy
             .as_mut()
             .map(|meter| energy_report(meter.finish(end), secs, self.power_limit_w));
-        let tks = self.tk.stats;
+        let tks = *self.tk.stats();
         let timekeeping = TimekeepingReport {
             max_jiffies_gap_ns: tks.max_gap_ns,
             max_jiffies_catch_up: tks.max_catch_up,
@@ -77,16 +73,23 @@ impl Sim {
             duty_handovers: tks.handovers,
         };
         let hrtimer = HrtimerReport {
-            nr_events: self.cpus.iter().map(|c| c.hrt.nr_events).sum(),
-            nr_retries: self.cpus.iter().map(|c| c.hrt.nr_retries).sum(),
-            nr_hangs: self.cpus.iter().map(|c| c.hrt.nr_hangs).sum(),
+            nr_events: self.stats.cpus.iter().map(|c| c.nr_events).sum(),
+            nr_retries: self.stats.cpus.iter().map(|c| c.nr_retries).sum(),
+            nr_hangs: self.stats.cpus.iter().map(|c| c.nr_hangs).sum(),
             max_hang_time_ns: self
+                .stats
                 .cpus
                 .iter()
-                .map(|c| c.hrt.max_hang_time)
+                .map(|c| c.max_hang_time)
                 .max()
                 .unwrap_or(0),
-            max_irq_ns: self.cpus.iter().map(|c| c.max_irq_ns).max().unwrap_or(0),
+            max_irq_ns: self
+                .stats
+                .cpus
+                .iter()
+                .map(|c| c.max_irq_ns)
+                .max()
+                .unwrap_or(0),
         };
         let mut workloads = Vec::new();
         if !self.hog_cpus.is_empty() {
@@ -131,8 +134,9 @@ impl Sim {
                     &leaves,
                 ),
             ],
-            tick_wait_ns: self.cpus.iter().map(|c| c.lock_wait_ns).sum(),
+            tick_wait_ns: self.stats.cpus.iter().map(|c| c.lock_wait_ns).sum(),
             max_tick_wait_ns: self
+                .stats
                 .cpus
                 .iter()
                 .map(|c| c.max_lock_wait_ns)
@@ -142,11 +146,12 @@ impl Sim {
         let background = self
             .sources
             .iter()
-            .filter(|s| s.expiries > 0)
-            .map(|s| BackgroundReport {
+            .zip(&self.stats.source_expiries)
+            .filter(|&(_, &n)| n > 0)
+            .map(|(s, &n)| BackgroundReport {
                 name: s.name.clone(),
                 kind: s.kind,
-                expiries: s.expiries,
+                expiries: n,
             })
             .collect();
         Report {

@@ -1,23 +1,25 @@
 //! Scheduling: wake-ups, picking what runs next, a task's end, and the frame workers' done /
 //! sleep cycle.
 
+use super::observe::{Event, Observer};
 use super::{Running, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
+use crate::kernel::sched::SchedClass;
 
-impl Sim {
-    /// A background task becomes runnable on `c`.
-    pub(super) fn wake_task(&mut self, c: usize) {
+impl<O: Observer> Sim<O> {
+    /// A background task becomes runnable on `c` at `now`.
+    pub(super) fn wake_task(&mut self, c: usize, now: Time) {
         let cpu = &mut self.cpus[c];
         cpu.bg_runnable += 1;
-        cpu.rq.nr_fair += 1;
+        cpu.rq.enqueue(SchedClass::Fair);
         // On a busy nohz_full CPU with a stopped tick, the SCHED dependency appears: the
         // 0 -> 1 transition kicks the CPU with irq_work (IWI); the restart happens at exit.
         if cpu.nohz_full
             && cpu.running != Running::Idle
             && !cpu.rq.can_stop_tick()
-            && cpu.ts.stopped
+            && cpu.ts.is_stopped()
         {
-            cpu.iwi += 1;
+            self.emit(now, Event::IrqWorkIpi { cpu: c as u32 });
         }
     }
 
@@ -29,6 +31,7 @@ impl Sim {
         if cpu.idle.is_some() {
             return;
         }
+        let was = cpu.running;
         if cpu.frame_runnable {
             let w = &self.workers[cpu.frame as usize];
             cpu.running = Running::Frame;
@@ -44,6 +47,10 @@ impl Sim {
         } else if cpu.hogs > 0 {
             cpu.running = Running::Hog;
             cpu.slots[SLOT_TASK] = NEVER;
+        }
+        let to = cpu.running;
+        if to != was {
+            self.emit(now, Event::TaskSwitched { cpu: c as u32, to });
         }
     }
 
@@ -68,6 +75,16 @@ impl Sim {
             g.hist.saturating_record(jitter.max(1));
         }
         worker.k = next;
+        self.emit(
+            t,
+            Event::FrameFinished {
+                cpu: c as u32,
+                frame: k,
+                jitter_ns: jitter,
+            },
+        );
+        let worker = &self.workers[w];
+        let g = &self.frame_groups[worker.group];
         let more = next < g.n_frames;
         let work_ns = g.work_ns;
         let timer = worker.timer;
@@ -75,10 +92,17 @@ impl Sim {
         if more && next_start <= t {
             // Overrun: the next frame is already due; the worker goes straight on.
             cpu.slots[SLOT_TASK] = t + work_ns;
+            self.emit(
+                t,
+                Event::FrameStarted {
+                    cpu: c as u32,
+                    frame: next,
+                },
+            );
             return None;
         }
         cpu.frame_runnable = false;
-        cpu.rq.nr_fifo -= 1;
+        cpu.rq.dequeue(SchedClass::Fifo);
         cpu.slots[SLOT_TASK] = NEVER;
         // clock_nanosleep(TIMER_ABSTIME) to the next start, slack 0 (RT task).
         let mut now = t + self.costs.syscall_ns;
@@ -114,7 +138,7 @@ impl Sim {
         cpu.slots[SLOT_TASK] = NEVER;
         if cpu.running == Running::Background {
             cpu.bg_runnable -= 1;
-            cpu.rq.nr_fair -= 1;
+            cpu.rq.dequeue(SchedClass::Fair);
         }
         let now = t + self.costs.context_switch_ns;
         if cpu.bg_runnable > 0 || cpu.hogs > 0 {

@@ -1,7 +1,9 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, StateCounters, TimerFn};
+use super::observe::{NoTimeline, Observer};
+use super::stats::WindowStats;
+use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, TimerFn};
 use crate::engine::rng::{delivery_streams, streams};
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
@@ -10,7 +12,8 @@ use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
 use crate::kernel::sched::RunQueue;
-use crate::kernel::tick::{TickSched, skew_offset};
+use crate::kernel::sched::SchedClass;
+use crate::kernel::tick::{NohzMode, TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
@@ -41,8 +44,15 @@ const HRTIMER_CAPACITY: usize = 16;
 const WHEEL_CAPACITY: usize = 16;
 
 impl Sim {
-    /// Builds the machine at boot for `scenario`.
+    /// Builds the machine at boot for `scenario`, with no listener beyond the statistics.
     pub fn new(scenario: &Scenario) -> Result<Sim, SimError> {
+        Sim::with_observer(scenario, NoTimeline)
+    }
+}
+
+impl<O: Observer> Sim<O> {
+    /// Builds the machine at boot for `scenario`, reporting the loop's events to `observer`.
+    pub fn with_observer(scenario: &Scenario, observer: O) -> Result<Sim<O>, SimError> {
         let m = &scenario.machine;
         let k = &scenario.kernel;
         let nr = m.topology.nr_cpus();
@@ -147,11 +157,7 @@ impl Sim {
                 slots: [NEVER; NSLOTS],
                 dev: ClockEventDevice::new(m.clockevent.min_delta_ns, m.clockevent.max_delta_ns),
                 hrt,
-                tick_timer,
-                ts: TickSched {
-                    next_tick: NEVER,
-                    ..TickSched::default()
-                },
+                ts: TickSched::new(tick_timer),
                 wheel: TimerWheel::with_clk(k.hz, WHEEL_CAPACITY, initial_jiffies(k.hz)),
                 wheel_fns: Vec::with_capacity(WHEEL_CAPACITY),
                 expired: Vec::with_capacity(WHEEL_CAPACITY),
@@ -161,19 +167,13 @@ impl Sim {
                 hogs: 0,
                 bg_runnable: 0,
                 running: Running::Idle,
-                busy_since: 0,
-                busy_ns: 0,
                 nohz_full: cfg.nohz_full.contains(c as u32),
                 housekeeping: housekeeping[c],
                 timer_softirq: false,
-                loc: 0,
-                iwi: 0,
-                cstates: vec![StateCounters::default(); states.len()],
                 residencies: [0; 16],
                 residency_idx: 0,
                 rng,
                 delivery,
-                max_irq_ns: 0,
                 free_at: 0,
                 waking: false,
                 socket: m.topology.socket_of(c as u32),
@@ -181,8 +181,6 @@ impl Sim {
                 frame: NO_FRAME,
                 frame_runnable: false,
                 bg_remaining: 0,
-                lock_wait_ns: 0,
-                max_lock_wait_ns: 0,
             });
         }
         let tk = Timekeeping::new(
@@ -257,7 +255,6 @@ impl Sim {
                 deferrable: src.deferrable,
                 slack_ns: src.slack_ns,
                 wakes_task: src.wakes_task,
-                expiries: 0,
             });
         }
 
@@ -338,11 +335,13 @@ impl Sim {
         for &c in &hog_cpus {
             let cpu = &mut cpus[c as usize];
             cpu.hogs += 1;
-            cpu.rq.nr_fair += 1;
+            cpu.rq.enqueue(SchedClass::Fair);
             cpu.running = Running::Hog;
         }
         let fanout = k.rcu_leaf_fanout();
         let leaves = nr.div_ceil(fanout) as usize;
+        let nr_states = states.len();
+        let nr_sources = sources.len();
         let mut sim = Sim {
             scenario_name: scenario.name.clone(),
             machine_name: m.name.clone(),
@@ -354,9 +353,7 @@ impl Sim {
             states,
             auto_demotion: m.power.auto_demotion.clone(),
             power_limit_w: m.power.power_limit_w,
-            nohz_idle,
-            any_nohz_full,
-            aggressive: cfg.aggressive,
+            nohz: NohzMode::new(nohz_idle, any_nohz_full, cfg.aggressive),
             idle_mode: cfg.idle,
             cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
             now: 0,
@@ -383,11 +380,12 @@ impl Sim {
             frame_groups,
             workers,
             flier_ns: DEFAULT_FLIER_NS,
+            stats: WindowStats::new(nr as usize, nr_states, nr_sources, warmup),
+            observer,
         };
         // Boot: program every device for its first timer, then idle CPUs enter the idle loop.
         for c in 0..nr as usize {
-            let next = sim.cpus[c].hrt.next_hard_expiry();
-            sim.cpus[c].hrt.expires_next = next;
+            let next = sim.cpus[c].hrt.program_first();
             let fire = sim.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
             let jitter = sim.costs.timer_delivery_jitter_ns;
             sim.cpus[c].arm_device(fire, jitter);

@@ -1,68 +1,232 @@
-//! Window statistics: what the report counts, reset when the measured window opens.
+//! Window statistics: what the report counts, as one listener of the event loop.
+//!
+//! [`WindowStats`] hears every [`Event`] and keeps the per-CPU and per-source counters of the
+//! measured window; [`WindowStats::reset`] starts the window. Adding a statistic means one
+//! field here, one arm in [`Observer::on`] and one line in `report.rs`.
 
-use super::{Sim, StateCounters};
+use super::Sim;
+use super::observe::{Event, Observer};
 use crate::engine::Time;
 
-impl Sim {
+/// One idle state's counters on one CPU (`/sys/devices/system/cpu/cpuN/cpuidle/stateM`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct StateCounters {
+    pub(super) usage: u64,
+    pub(super) time_ns: u64,
+    pub(super) above: u64,
+    pub(super) below: u64,
+}
+
+/// One CPU's window counters.
+///
+/// `repr(C)`: what every interrupt updates comes first (one cache line).
+#[derive(Debug, Clone, Default)]
+#[repr(C)]
+pub(super) struct CpuStats {
+    /// Local timer interrupts (LOC).
+    pub(super) loc: u64,
+    /// Longest interrupt handler (ns).
+    pub(super) max_irq_ns: u64,
+    /// `hrtimer_interrupt` runs.
+    pub(super) nr_events: u64,
+    /// Tick handler runs.
+    pub(super) ticks: u64,
+    /// Time the ticks waited for shared locks/lines (ns).
+    pub(super) lock_wait_ns: u64,
+    /// Longest such wait in one tick (ns).
+    pub(super) max_lock_wait_ns: u64,
+    /// Since when the CPU is busy (valid while not idle).
+    pub(super) busy_since: Time,
+    /// The CPU is in an idle state.
+    idle: bool,
+    /// Since when the tick is stopped (`Some` exactly while it is stopped).
+    pub(super) stopped_since: Option<Time>,
+    /// Stopped-tick time of closed intervals (ns).
+    pub(super) stopped_ns: u64,
+    /// Busy time of closed intervals (ns).
+    pub(super) busy_ns: u64,
+    /// irq_work IPIs.
+    pub(super) iwi: u64,
+    pub(super) nr_retries: u64,
+    pub(super) nr_hangs: u64,
+    pub(super) max_hang_time: u64,
+    /// Per idle state.
+    pub(super) cstates: Vec<StateCounters>,
+}
+
+/// The window statistics listener.
+#[derive(Debug, Clone)]
+pub(super) struct WindowStats {
+    /// The measured window has started.
+    open: bool,
+    /// Its start.
+    window_start: Time,
+    pub(super) cpus: Vec<CpuStats>,
+    /// Expiries per background source.
+    pub(super) source_expiries: Vec<u64>,
+}
+
+impl WindowStats {
+    /// Counters for `nr_cpus` CPUs with `nr_states` idle states and `nr_sources` sources; the
+    /// window opens at `window_start`.
+    pub(super) fn new(
+        nr_cpus: usize,
+        nr_states: usize,
+        nr_sources: usize,
+        window_start: Time,
+    ) -> Self {
+        let cpu = CpuStats {
+            cstates: vec![StateCounters::default(); nr_states],
+            ..CpuStats::default()
+        };
+        WindowStats {
+            open: false,
+            window_start,
+            cpus: vec![cpu; nr_cpus],
+            source_expiries: vec![0; nr_sources],
+        }
+    }
+
+    /// Opens the window at `at`: every counter restarts from zero, and open intervals (a
+    /// stopped tick, a busy CPU) count from `at`.
+    pub(super) fn reset(&mut self, at: Time) {
+        self.open = true;
+        for s in &mut self.cpus {
+            let cstates = std::mem::take(&mut s.cstates);
+            *s = CpuStats {
+                cstates,
+                idle: s.idle,
+                busy_since: if s.idle { s.busy_since } else { at },
+                stopped_since: s.stopped_since.map(|_| at),
+                ..CpuStats::default()
+            };
+            s.cstates.fill(StateCounters::default());
+        }
+        self.source_expiries.fill(0);
+    }
+
+    /// Stopped-tick time of `cpu` in the window up to `end` (ns).
+    pub(super) fn tick_stopped_ns(&self, cpu: usize, end: Time) -> u64 {
+        let s = &self.cpus[cpu];
+        s.stopped_ns
+            + s.stopped_since
+                .map_or(0, |since| end.saturating_sub(since.max(self.window_start)))
+    }
+
+    /// Busy time of `cpu` in the window up to `end` (ns).
+    pub(super) fn busy_ns(&self, cpu: usize, end: Time) -> u64 {
+        let s = &self.cpus[cpu];
+        if s.idle {
+            s.busy_ns
+        } else {
+            s.busy_ns + end.saturating_sub(s.busy_since.max(self.window_start))
+        }
+    }
+}
+
+impl Observer for WindowStats {
+    #[inline(always)]
+    fn on(&mut self, at: Time, ev: Event) {
+        match ev {
+            Event::IrqEntry { cpu } => self.cpus[cpu as usize].loc += 1,
+            Event::IrqExit { cpu, irq_ns } => {
+                let s = &mut self.cpus[cpu as usize];
+                s.max_irq_ns = s.max_irq_ns.max(irq_ns);
+            }
+            Event::HrtimerInterrupt { cpu } => self.cpus[cpu as usize].nr_events += 1,
+            Event::HrtimerRetry { cpu } => self.cpus[cpu as usize].nr_retries += 1,
+            Event::HrtimerHang { cpu, hang_ns } => {
+                let s = &mut self.cpus[cpu as usize];
+                // The hang pass was a failed re-arm as well.
+                s.nr_retries += 1;
+                s.nr_hangs += 1;
+                s.max_hang_time = s.max_hang_time.max(hang_ns);
+            }
+            Event::Tick { cpu } => self.cpus[cpu as usize].ticks += 1,
+            Event::TickStopped { cpu } => {
+                let s = &mut self.cpus[cpu as usize];
+                debug_assert!(s.stopped_since.is_none(), "stopped twice");
+                s.stopped_since = Some(at.max(self.window_start));
+            }
+            Event::TickRestarted { cpu } => {
+                let s = &mut self.cpus[cpu as usize];
+                let since = s.stopped_since.take();
+                debug_assert!(since.is_some(), "restarted a running tick");
+                let since = since.unwrap_or(at);
+                s.stopped_ns += at.saturating_sub(since.max(self.window_start));
+            }
+            Event::IdleEntered {
+                cpu,
+                state,
+                idle_poll,
+                ..
+            } => {
+                let s = &mut self.cpus[cpu as usize];
+                if !idle_poll {
+                    s.cstates[state as usize].usage += 1;
+                }
+                if self.open {
+                    s.busy_ns += at.saturating_sub(s.busy_since.max(self.window_start));
+                }
+                s.busy_since = at;
+                s.idle = true;
+            }
+            Event::IdleLeft {
+                cpu,
+                state,
+                residency_ns,
+                above,
+                below,
+            } => {
+                let s = &mut self.cpus[cpu as usize];
+                let k = &mut s.cstates[state as usize];
+                k.time_ns += residency_ns;
+                k.above += u64::from(above);
+                k.below += u64::from(below);
+                s.busy_since = at;
+                s.idle = false;
+            }
+            Event::LockWaited { cpu, wait_ns } => {
+                let s = &mut self.cpus[cpu as usize];
+                s.lock_wait_ns += wait_ns;
+                s.max_lock_wait_ns = s.max_lock_wait_ns.max(wait_ns);
+            }
+            Event::SourceExpired { source } => self.source_expiries[source as usize] += 1,
+            Event::IrqWorkIpi { cpu } => self.cpus[cpu as usize].iwi += 1,
+            Event::DutyChanged { .. }
+            | Event::FrameStarted { .. }
+            | Event::FrameFinished { .. }
+            | Event::TaskSwitched { .. } => {}
+        }
+    }
+}
+
+impl<O: Observer> Sim<O> {
+    /// Reports `ev` at `at` to the window statistics and the extra listener.
+    #[inline(always)]
+    pub(super) fn emit(&mut self, at: Time, ev: Event) {
+        self.stats.on(at, ev);
+        self.observer.on(at, ev);
+    }
+
+    /// Opens the measured window at `at`.
     pub(super) fn open_window(&mut self, at: Time) {
         self.window_open = true;
         if let Some(e) = &mut self.energy {
             e.start_window(at);
         }
         self.tk.start_window(at);
+        self.stats.reset(at);
         for cpu in &mut self.cpus {
-            cpu.loc = 0;
-            cpu.iwi = 0;
-            cpu.ts.ticks = 0;
-            cpu.ts.stopped_ns = 0;
-            cpu.ts.idle_calls = 0;
-            cpu.ts.idle_sleeps = 0;
-            cpu.busy_ns = 0;
-            cpu.max_irq_ns = 0;
-            cpu.lock_wait_ns = 0;
-            cpu.max_lock_wait_ns = 0;
-            if cpu.ts.stopped {
-                cpu.ts.stopped_since = at;
-            }
-            if cpu.idle.is_none() {
-                cpu.busy_since = at;
-            } else if let Some(stay) = &mut cpu.idle {
-                // Residency before the window is not counted.
+            if let Some(stay) = &mut cpu.idle {
+                // Residency before the window is not counted (this also shortens the residency
+                // the governor is told about at the next wake-up).
                 stay.since = stay.since.max(at);
             }
-            cpu.hrt.nr_events = 0;
-            cpu.hrt.nr_retries = 0;
-            cpu.hrt.nr_hangs = 0;
-            cpu.hrt.max_hang_time = 0;
-            for s in &mut cpu.cstates {
-                *s = StateCounters::default();
-            }
         }
-        for s in &mut self.sources {
-            s.expiries = 0;
-        }
-        self.xtime.writer.acquisitions = 0;
-        self.xtime.writer.contended = 0;
-        self.xtime.writer.wait_ns = 0;
+        self.xtime.writer.reset_stats();
         for l in &mut self.rcu_leaves {
-            l.acquisitions = 0;
-            l.contended = 0;
-            l.wait_ns = 0;
+            l.reset_stats();
         }
-    }
-
-    pub(super) fn account_busy(&mut self, c: usize, now: Time) {
-        let cpu = &mut self.cpus[c];
-        if self.window_open {
-            cpu.busy_ns += now.saturating_sub(cpu.busy_since.max(self.window_start));
-        }
-        cpu.busy_since = now;
-    }
-
-    #[inline]
-    pub(super) fn note_lock_wait(&mut self, c: usize, wait: u64) {
-        let cpu = &mut self.cpus[c];
-        cpu.lock_wait_ns += wait;
-        cpu.max_lock_wait_ns = cpu.max_lock_wait_ns.max(wait);
     }
 }

@@ -4,12 +4,12 @@
 //! [`crate::kernel::timekeeping`].
 
 use super::Sim;
+use super::observe::{Event, Observer};
 use crate::engine::{NEVER, Time};
-use crate::kernel::hrtimer::{TimerId, forward};
-use crate::kernel::tick::{NextEventInput, next_event, restart_expiry};
-use crate::kernel::timekeeping::Duty;
+use crate::kernel::hrtimer::TimerId;
+use crate::kernel::tick::{NextEventInput, TickStop};
 
-impl Sim {
+impl<O: Observer> Sim<O> {
     pub(super) fn next_event_input(&self, c: usize) -> NextEventInput {
         let cpu = &self.cpus[c];
         let next_wheel = match cpu.wheel.next_expiry(false) {
@@ -17,65 +17,45 @@ impl Sim {
             None => NEVER,
         };
         NextEventInput {
-            basemono: self.tk.last_jiffies_update,
+            basemono: self.tk.last_jiffies_update(),
             tick_nsec: self.tick_nsec,
             next_wheel,
             needs_tick: cpu.timer_softirq,
-            tick_stopped: cpu.ts.stopped,
-            is_duty: self.tk.duty == Duty::Cpu(cpu.id),
-            duty_held: self.tk.duty != Duty::None,
-            was_last_holder: self.tk.last_holder == Some(cpu.id),
-            max_deferment: self.tk.max_deferment_ns,
-            aggressive: self.aggressive,
+            tick_stopped: cpu.ts.is_stopped(),
+            is_duty: self.tk.is_duty(cpu.id),
+            duty_held: self.tk.duty_held(),
+            was_last_holder: self.tk.was_last_holder(cpu.id),
+            max_deferment: self.tk.max_deferment_ns(),
         }
     }
 
-    /// The idle-tick gate (`can_stop_idle_tick`).
+    /// The idle-tick gate (`can_stop_idle_tick`, ruled by [`crate::kernel::tick::NohzMode::can_stop_idle_tick`]).
+    #[inline]
     pub(super) fn can_stop_idle_tick(&self, c: usize) -> bool {
-        if !self.nohz_idle {
-            return false;
-        }
-        // With nohz_full configured the duty holder keeps ticking, unless aggressive.
-        !(self.any_nohz_full && !self.aggressive && self.tk.duty == Duty::Cpu(c as u32))
+        self.nohz.can_stop_idle_tick(self.tk.is_duty(c as u32))
     }
 
     /// Stops (or re-targets) the tick until `expires`; returns the time after the work.
-    pub(super) fn tick_stop(&mut self, c: usize, expires: Time, mut now: Time) -> Time {
-        let id = c as u32;
-        if self.tk.duty == Duty::Cpu(id) {
-            self.tk.set_duty(Duty::None);
-            self.tk.last_holder = Some(id);
-        } else if self.tk.duty != Duty::None && self.tk.last_holder == Some(id) {
-            self.tk.last_holder = None;
+    pub(super) fn tick_stop(&mut self, c: usize, expires: Time, now: Time) -> Time {
+        if self.tk.on_tick_stop(c as u32) {
+            self.emit(now, Event::DutyChanged { to: self.tk.duty() });
         }
-        let window = self.window_start;
         let cpu = &mut self.cpus[c];
-        let armed = expires == NEVER || cpu.hrt.is_queued(cpu.tick_timer);
-        if cpu.ts.stopped && cpu.ts.next_tick == expires && armed {
-            return now;
+        match cpu.ts.stop(&mut cpu.hrt, expires) {
+            TickStop::Unchanged => return now,
+            TickStop::Stopped => self.emit(now, Event::TickStopped { cpu: c as u32 }),
+            TickStop::Retargeted => {}
         }
-        let pending_tick = cpu.hrt.soft_expires(cpu.tick_timer);
-        cpu.ts.mark_stopped(now.max(window), pending_tick);
-        if expires == NEVER {
-            cpu.hrt.cancel(cpu.tick_timer);
-        } else {
-            cpu.hrt.start(cpu.tick_timer, expires, 0);
-        }
-        cpu.ts.next_tick = expires;
-        now = self.reprogram(c, now);
-        now
+        self.reprogram(c, now)
     }
 
     /// Restarts the tick on its saved phase; returns the time after the work.
     pub(super) fn tick_restart(&mut self, c: usize, mut now: Time) -> Time {
         now = self.catch_up_jiffies(c, now);
         now += self.costs.tick_restart_ns;
-        let window = self.window_start;
         let cpu = &mut self.cpus[c];
-        let last = cpu.ts.last_tick;
-        cpu.ts.mark_running(now, window);
-        let e = restart_expiry(last, now, self.tick_nsec);
-        cpu.hrt.start(cpu.tick_timer, e, 0);
+        cpu.ts.restart(&mut cpu.hrt, now, self.tick_nsec);
+        self.emit(now, Event::TickRestarted { cpu: c as u32 });
         self.reprogram(c, now)
     }
 
@@ -83,8 +63,8 @@ impl Sim {
     pub(super) fn tick_sched_timer(&mut self, c: usize, id: TimerId, mut now: Time) -> Time {
         let cpu_id = c as u32;
         // Duty: a housekeeping CPU whose tick fires while nobody holds the duty takes it.
-        if self.tk.duty == Duty::None && self.cpus[c].housekeeping {
-            self.tk.set_duty(Duty::Cpu(cpu_id));
+        if self.tk.take_duty_if_free(cpu_id, self.cpus[c].housekeeping) {
+            self.emit(now, Event::DutyChanged { to: self.tk.duty() });
         }
         // (a) ktime_get: read the timekeeping seqlock; spins while the writer is inside.
         let socket = self.cpus[c].socket;
@@ -98,7 +78,7 @@ impl Sim {
         // (b) the duty CPU's jiffies + wall-time write section (one xtime_lock up to 3.7; from
         // 3.8 jiffies_lock, taken by the duty alone, then the timekeeper seqcount: the same
         // section for the readers, whose wait is only the timekeeper part, modelled as all).
-        if self.tk.duty == Duty::Cpu(cpu_id) && self.tk.is_due(now) {
+        if self.tk.is_duty(cpu_id) && self.tk.is_due(now) {
             now = self.jiffies_write(c, now);
         }
         // (c) RCU quiescent-state report into the leaf rcu_node (simplification: every tick;
@@ -109,34 +89,37 @@ impl Sim {
         let wait = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
         waited += wait;
         now += wait + hold;
-        self.note_lock_wait(c, waited);
-        let jiffies = self.tk.jiffies;
+        self.emit(
+            now,
+            Event::LockWaited {
+                cpu: cpu_id,
+                wait_ns: waited,
+            },
+        );
+        self.emit(now, Event::Tick { cpu: cpu_id });
+        let jiffies = self.tk.jiffies();
         let cpu = &mut self.cpus[c];
-        cpu.ts.ticks += 1;
         now += self.costs.tick_handler_ns;
         if cpu.wheel.next_expiry(true).is_some_and(|j| j <= jiffies) {
             cpu.timer_softirq = true;
         }
-        if !cpu.ts.stopped {
-            let next = forward(cpu.hrt.soft_expires(id), now, self.tick_nsec).expires;
-            cpu.hrt.start(id, next, 0);
-        }
+        debug_assert_eq!(id, cpu.ts.sched_timer());
+        cpu.ts.rearm(&mut cpu.hrt, now, self.tick_nsec);
         now
     }
 
     /// The full-dynticks evaluation at interrupt exit on a busy nohz_full CPU.
     pub(super) fn nohz_full_update(&mut self, c: usize, now: Time) -> Time {
         let cpu = &self.cpus[c];
-        if !cpu.nohz_full || !self.nohz_idle {
+        if !cpu.nohz_full || !self.nohz.nohz_active() {
             return now;
         }
         if cpu.rq.can_stop_tick() {
-            match next_event(&self.next_event_input(c)) {
+            match self.nohz.next_event(&self.next_event_input(c)) {
                 Some(e) => self.tick_stop(c, e, now),
                 None => now,
             }
-        } else if cpu.ts.stopped {
-            self.cpus[c].ts.dep_sched += 1;
+        } else if cpu.ts.is_stopped() {
             self.tick_restart(c, now)
         } else {
             now
@@ -145,8 +128,7 @@ impl Sim {
 
     /// tick_nohz_idle_exit: leave the idle loop because a task is runnable.
     pub(super) fn idle_exit(&mut self, c: usize, mut now: Time) -> Time {
-        self.cpus[c].ts.inidle = false;
-        if self.cpus[c].ts.stopped {
+        if self.cpus[c].ts.is_stopped() {
             if self.cpus[c].nohz_full {
                 now = self.nohz_full_update(c, now);
             } else {
@@ -172,7 +154,13 @@ impl Sim {
         let hold = self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
         let socket = self.cpus[c].socket;
         let wait = self.xtime.write(now, hold, c as u32, socket, self.transfer);
-        self.note_lock_wait(c, wait);
+        self.emit(
+            now,
+            Event::LockWaited {
+                cpu: c as u32,
+                wait_ns: wait,
+            },
+        );
         now + wait + hold
     }
 }
