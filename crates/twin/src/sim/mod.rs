@@ -49,7 +49,7 @@ use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
-pub use observe::{Event, NoTimeline, Observer};
+pub use observe::{Event, LockId, NoTimeline, Observer};
 pub use setup::SimError;
 use stats::WindowStats;
 

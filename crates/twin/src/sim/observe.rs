@@ -98,6 +98,17 @@ pub enum Event {
         /// The wait (ns; may be 0).
         wait_ns: u64,
     },
+    /// A CPU took a shared lock (`lock_acquired` with lockstat's contention flag).
+    LockAcquired {
+        /// The CPU.
+        cpu: u32,
+        /// Which lock.
+        lock: LockId,
+        /// The wait: queueing plus the line transfer (ns).
+        wait_ns: u64,
+        /// The lock was held when the CPU arrived.
+        contended: bool,
+    },
     /// A background source's timer expired.
     SourceExpired {
         /// Index of the source in the scenario.
@@ -132,6 +143,16 @@ pub enum Event {
         /// What runs now.
         to: Running,
     },
+}
+
+/// The shared locks the tick takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockId {
+    /// The timekeeping write side (`xtime_lock` up to 3.7, `jiffies_lock` + the timekeeper
+    /// seqcount from 3.8).
+    Timekeeping,
+    /// A leaf `rcu_node` lock (its index).
+    RcuNodeLeaf(u32),
 }
 
 /// A listener of the event loop. Implementations must not allocate per event.

@@ -2,8 +2,7 @@
 
 use super::Sim;
 use super::observe::Observer;
-use super::stats::StateCounters;
-use crate::hw::lock::ContendedLock;
+use super::stats::{LockCounters, StateCounters};
 use crate::workloads::frames::group_report;
 use ticklab_schema::report::{
     BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, LockName,
@@ -104,14 +103,14 @@ impl<O: Observer> Sim<O> {
                 self.flier_ns,
             )));
         }
-        let stats = |lock: LockName, l: &ContendedLock| LockReport {
+        let stats = |lock: LockName, l: &LockCounters| LockReport {
             lock,
             acquisitions: l.acquisitions,
             contended: l.contended,
             wait_ns: l.wait_ns,
         };
-        let mut leaves = ContendedLock::new();
-        for l in &self.rcu_leaves {
+        let mut leaves = LockCounters::default();
+        for l in &self.stats.rcu_leaves {
             leaves.acquisitions += l.acquisitions;
             leaves.contended += l.contended;
             leaves.wait_ns += l.wait_ns;
@@ -124,7 +123,7 @@ impl<O: Observer> Sim<O> {
                     } else {
                         LockName::JiffiesLock
                     },
-                    &self.xtime.writer,
+                    &self.stats.timekeeping_lock,
                 ),
                 stats(
                     LockName::RcuNodeLeaves {

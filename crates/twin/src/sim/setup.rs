@@ -380,7 +380,7 @@ impl<O: Observer> Sim<O> {
             frame_groups,
             workers,
             flier_ns: DEFAULT_FLIER_NS,
-            stats: WindowStats::new(nr as usize, nr_states, nr_sources, warmup),
+            stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
             observer,
         };
         // Boot: program every device for its first timer, then idle CPUs enter the idle loop.

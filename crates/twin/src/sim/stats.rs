@@ -5,7 +5,7 @@
 //! field here, one arm in [`Observer::on`] and one line in `report.rs`.
 
 use super::Sim;
-use super::observe::{Event, Observer};
+use super::observe::{Event, LockId, Observer};
 use crate::engine::Time;
 
 /// One idle state's counters on one CPU (`/sys/devices/system/cpu/cpuN/cpuidle/stateM`).
@@ -64,15 +64,39 @@ pub(super) struct WindowStats {
     pub(super) cpus: Vec<CpuStats>,
     /// Expiries per background source.
     pub(super) source_expiries: Vec<u64>,
+    /// The timekeeping write lock (`xtime_lock` / `jiffies_lock`).
+    pub(super) timekeeping_lock: LockCounters,
+    /// Per leaf `rcu_node` lock.
+    pub(super) rcu_leaves: Vec<LockCounters>,
+}
+
+/// One lock's acquisitions in the window.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LockCounters {
+    pub(super) acquisitions: u64,
+    /// Acquisitions that found the lock held.
+    pub(super) contended: u64,
+    /// Time spent waiting, transfers included (ns).
+    pub(super) wait_ns: u64,
+}
+
+impl LockCounters {
+    #[inline(always)]
+    fn count(&mut self, wait_ns: u64, contended: bool) {
+        self.acquisitions += 1;
+        self.contended += u64::from(contended);
+        self.wait_ns += wait_ns;
+    }
 }
 
 impl WindowStats {
-    /// Counters for `nr_cpus` CPUs with `nr_states` idle states and `nr_sources` sources; the
-    /// window opens at `window_start`.
+    /// Counters for `nr_cpus` CPUs with `nr_states` idle states, `nr_sources` sources and
+    /// `nr_rcu_leaves` leaf `rcu_node` locks; the window opens at `window_start`.
     pub(super) fn new(
         nr_cpus: usize,
         nr_states: usize,
         nr_sources: usize,
+        nr_rcu_leaves: usize,
         window_start: Time,
     ) -> Self {
         let cpu = CpuStats {
@@ -84,6 +108,8 @@ impl WindowStats {
             window_start,
             cpus: vec![cpu; nr_cpus],
             source_expiries: vec![0; nr_sources],
+            timekeeping_lock: LockCounters::default(),
+            rcu_leaves: vec![LockCounters::default(); nr_rcu_leaves],
         }
     }
 
@@ -103,6 +129,8 @@ impl WindowStats {
             s.cstates.fill(StateCounters::default());
         }
         self.source_expiries.fill(0);
+        self.timekeeping_lock = LockCounters::default();
+        self.rcu_leaves.fill(LockCounters::default());
     }
 
     /// Stopped-tick time of `cpu` in the window up to `end` (ns).
@@ -191,6 +219,17 @@ impl Observer for WindowStats {
                 s.lock_wait_ns += wait_ns;
                 s.max_lock_wait_ns = s.max_lock_wait_ns.max(wait_ns);
             }
+            Event::LockAcquired {
+                lock,
+                wait_ns,
+                contended,
+                ..
+            } => match lock {
+                LockId::Timekeeping => self.timekeeping_lock.count(wait_ns, contended),
+                LockId::RcuNodeLeaf(leaf) => {
+                    self.rcu_leaves[leaf as usize].count(wait_ns, contended)
+                }
+            },
             Event::SourceExpired { source } => self.source_expiries[source as usize] += 1,
             Event::IrqWorkIpi { cpu } => self.cpus[cpu as usize].iwi += 1,
             Event::DutyChanged { .. }
@@ -223,10 +262,6 @@ impl<O: Observer> Sim<O> {
                 // the governor is told about at the next wake-up).
                 stay.since = stay.since.max(at);
             }
-        }
-        self.xtime.writer.reset_stats();
-        for l in &mut self.rcu_leaves {
-            l.reset_stats();
         }
     }
 }

@@ -4,7 +4,7 @@
 //! [`crate::kernel::timekeeping`].
 
 use super::Sim;
-use super::observe::{Event, Observer};
+use super::observe::{Event, LockId, Observer};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
 use crate::kernel::tick::{NextEventInput, TickStop};
@@ -86,7 +86,17 @@ impl<O: Observer> Sim<O> {
         // periods every few ticks).
         let leaf = c / self.rcu_fanout as usize;
         let hold = self.costs.rcu_node_hold_ns;
-        let wait = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
+        let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
+        self.emit(
+            now,
+            Event::LockAcquired {
+                cpu: cpu_id,
+                lock: LockId::RcuNodeLeaf(leaf as u32),
+                wait_ns: got.wait_ns,
+                contended: got.contended,
+            },
+        );
+        let wait = got.wait_ns;
         waited += wait;
         now += wait + hold;
         self.emit(
@@ -153,7 +163,17 @@ impl<O: Observer> Sim<O> {
         let n = self.tk.update_jiffies(now);
         let hold = self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
         let socket = self.cpus[c].socket;
-        let wait = self.xtime.write(now, hold, c as u32, socket, self.transfer);
+        let got = self.xtime.write(now, hold, c as u32, socket, self.transfer);
+        self.emit(
+            now,
+            Event::LockAcquired {
+                cpu: c as u32,
+                lock: LockId::Timekeeping,
+                wait_ns: got.wait_ns,
+                contended: got.contended,
+            },
+        );
+        let wait = got.wait_ns;
         self.emit(
             now,
             Event::LockWaited {
