@@ -44,7 +44,7 @@ use crate::kernel::tick::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker};
-use ticklab_cmdline::{CmdlineError, IdleOverride};
+use ticklab_cmdline::IdleOverride;
 use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
@@ -344,10 +344,4 @@ pub fn simulate(scenario: &Scenario, progress: impl FnMut(u64)) -> Result<Report
     let mut sim = Sim::new(scenario)?;
     sim.run(progress);
     Ok(sim.report())
-}
-
-impl From<CmdlineError> for SimError {
-    fn from(e: CmdlineError) -> Self {
-        SimError::Cmdline(e)
-    }
 }
