@@ -112,7 +112,7 @@ impl ContendedLock {
 /// A seqlock/seqcount: one writer section at a time (a [`ContendedLock`]) and lock-free
 /// readers that retry while a writer is inside.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SeqLock {
+pub(crate) struct SeqLock {
     /// The write side.
     writer: ContendedLock,
     /// Write sections since boot (the sequence count / 2). Not the writer's acquisitions: that
@@ -123,7 +123,7 @@ pub struct SeqLock {
 impl SeqLock {
     /// A writer section of `hold_ns`; returns the wait (see [`ContendedLock::acquire`]).
     #[inline]
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         arrival: Time,
         hold_ns: u64,
@@ -140,7 +140,7 @@ impl SeqLock {
     /// happened since this CPU last read (readers share the line, so they do not queue behind
     /// each other). Returns the extra time over an uncontended cached read.
     #[inline]
-    pub fn read(
+    pub(crate) fn read(
         &self,
         arrival: Time,
         seen: &mut u64,

@@ -7,11 +7,11 @@
 use ticklab_schema::machine::Costs;
 
 /// Transitions of a syscall (enter + exit) and of an interrupt taken from user mode.
-pub const TRANSITIONS_PER_ENTRY: u64 = 2;
+pub(crate) const TRANSITIONS_PER_ENTRY: u64 = 2;
 
 /// Extra cost of entering and leaving the kernel once (syscall or interrupt from user).
 #[inline]
-pub fn transition_overhead(costs: &Costs, nohz_full_cpu: bool) -> u64 {
+pub(crate) fn transition_overhead(costs: &Costs, nohz_full_cpu: bool) -> u64 {
     if nohz_full_cpu {
         TRANSITIONS_PER_ENTRY * costs.ct_transition_ns
     } else {

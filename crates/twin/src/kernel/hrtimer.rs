@@ -23,12 +23,19 @@
 use crate::engine::{NEVER, Time};
 
 /// Number of clock bases (HRTIMER_MAX_CLOCK_BASES since 4.16).
-pub const MAX_CLOCK_BASES: usize = 8;
+pub(crate) const MAX_CLOCK_BASES: usize = 8;
 
 /// Clock base indices (the low four are hard, the high four soft).
+///
+/// The twin's timers all use CLOCK_MONOTONIC so far; the other bases exist so that the
+/// active-bases mask and the expiry order are the kernel's (the tests use them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum ClockBase {
+#[allow(
+    dead_code,
+    reason = "only CLOCK_MONOTONIC timers are modelled so far; the tests use two more"
+)]
+pub(crate) enum ClockBase {
     /// CLOCK_MONOTONIC, expired in hard interrupt context.
     Monotonic = 0,
     /// CLOCK_REALTIME.
@@ -46,7 +53,7 @@ const NO_TIMER: u16 = u16::MAX;
 
 /// Index of a timer in its CPU's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TimerId(pub u16);
+pub(crate) struct TimerId(pub u16);
 
 #[derive(Debug, Clone, Copy)]
 struct Hrtimer<F> {
@@ -59,7 +66,7 @@ struct Hrtimer<F> {
 
 /// Outcome of [`forward`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Forwarded {
+pub(crate) struct Forwarded {
     /// New expiry, strictly after `now`, on the original phase grid.
     pub expires: Time,
     /// Whole intervals skipped (0 if `now < expires`).
@@ -69,7 +76,7 @@ pub struct Forwarded {
 /// Moves `expires` forward by whole `interval`s until it lies after `now`
 /// (`hrtimer_forward` semantics). Unchanged with 0 overruns if `now < expires`.
 #[inline]
-pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
+pub(crate) fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
     if now < expires {
         return Forwarded {
             expires,
@@ -152,7 +159,7 @@ pub(crate) struct HrtimerCpuBase<F> {
 
 impl<F: Copy> HrtimerCpuBase<F> {
     /// An empty base with room for `capacity` timers.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         HrtimerCpuBase {
             timers: Vec::with_capacity(capacity),
             firsts: [NO_TIMER; MAX_CLOCK_BASES],
@@ -166,7 +173,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Registers a timer (setup time only; `hrtimer_init`). Panics past the capacity, which is
     /// a model-construction bug, never an input error.
-    pub fn init(&mut self, base: ClockBase, func: F) -> TimerId {
+    pub(crate) fn init(&mut self, base: ClockBase, func: F) -> TimerId {
         assert!(self.timers.len() < self.capacity, "hrtimer slab full");
         assert!(
             self.timers.len() < usize::from(u16::MAX),
@@ -183,32 +190,32 @@ impl<F: Copy> HrtimerCpuBase<F> {
     }
 
     /// The mask of bases holding timers.
-    #[inline]
-    pub fn active_bases(&self) -> u8 {
+    #[cfg(test)]
+    fn active_bases(&self) -> u8 {
         self.active_bases
     }
 
     /// What timer `id` does.
     #[inline]
-    pub fn func(&self, id: TimerId) -> F {
+    pub(crate) fn func(&self, id: TimerId) -> F {
         self.timers[id.0 as usize].func
     }
 
     /// Whether `id` is queued.
     #[inline]
-    pub fn is_queued(&self, id: TimerId) -> bool {
+    pub(crate) fn is_queued(&self, id: TimerId) -> bool {
         self.timers[id.0 as usize].queued
     }
 
     /// Soft expiry of `id` (meaningful while queued or just expired).
     #[inline]
-    pub fn soft_expires(&self, id: TimerId) -> Time {
+    pub(crate) fn soft_expires(&self, id: TimerId) -> Time {
         self.timers[id.0 as usize].soft
     }
 
     /// Hard expiry of `id`.
     #[inline]
-    pub fn hard_expires(&self, id: TimerId) -> Time {
+    pub(crate) fn hard_expires(&self, id: TimerId) -> Time {
         self.timers[id.0 as usize].hard
     }
 
@@ -259,7 +266,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// if it became the earliest hard expiry of the whole CPU (the caller then reprograms the
     /// device unless inside the interrupt or a hang back-off is active).
     #[inline]
-    pub fn start(&mut self, id: TimerId, soft: Time, slack: u64) -> bool {
+    pub(crate) fn start(&mut self, id: TimerId, soft: Time, slack: u64) -> bool {
         let hard = soft.saturating_add(slack);
         let t = &mut self.timers[id.0 as usize];
         t.soft = soft;
@@ -281,7 +288,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Removes `id` if queued; returns whether it was.
     #[inline]
-    pub fn cancel(&mut self, id: TimerId) -> bool {
+    pub(crate) fn cancel(&mut self, id: TimerId) -> bool {
         let was = self.is_queued(id);
         self.dequeue(id);
         was
@@ -289,7 +296,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Earliest hard expiry over the hard bases (what the device must be programmed for).
     #[inline]
-    pub fn next_hard_expiry(&self) -> Time {
+    pub(crate) fn next_hard_expiry(&self) -> Time {
         let mut mask = self.active_bases;
         let mut best = NEVER;
         while mask != 0 {
@@ -304,7 +311,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Earliest hard expiry ignoring timer `except` (e.g. the tick when asking for the sleep
     /// length "if the tick were stopped").
-    pub fn next_hard_expiry_except(&self, except: TimerId) -> Time {
+    pub(crate) fn next_hard_expiry_except(&self, except: TimerId) -> Time {
         self.timers
             .iter()
             .enumerate()
@@ -316,7 +323,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Dequeues and returns the next timer due at `now` per the module's expiry rule.
     #[inline]
-    pub fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
+    pub(crate) fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
         let mut mask = self.active_bases;
         while mask != 0 {
             let b = mask.trailing_zeros() as usize;
@@ -396,11 +403,6 @@ impl<F: Copy> HrtimerCpuBase<F> {
         let expires = now + hang_ns.min(HANG_BACKOFF_CAP_NS);
         self.expires_next = expires;
         Rearm::Hang { hang_ns, expires }
-    }
-
-    /// Number of queued timers.
-    pub fn queued(&self) -> usize {
-        self.timers.iter().filter(|t| t.queued).count()
     }
 }
 

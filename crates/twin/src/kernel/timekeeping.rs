@@ -5,7 +5,7 @@
 //! them: an update adds every whole period that has elapsed in one go (missed ticks are
 //! absorbed arithmetically, never replayed), then runs the wall-time update. Coarse clocks
 //! change only then, so they freeze while nobody does the duty — which is exactly what the
-//! `nohz_full_aggressive` proposal allows, and what [`TimekeepingStats`] measures.
+//! `nohz_full_aggressive` proposal allows, and what `TimekeepingStats` measures.
 
 use crate::engine::Time;
 

@@ -1,7 +1,27 @@
 //! The simulation: modelled CPUs wired to the kernel-model modules, and the event loop.
 //!
-//! Each CPU owns three event slots: its clock event device ([`SLOT_DEVICE`]), the end of the
-//! short task it runs ([`SLOT_TASK`]) and a POLL-state timeout ([`SLOT_POLL`]). The engine's
+//! Which file holds what (read this file first, then follow one interrupt through `irq.rs`):
+//! * `mod.rs` — the [`Sim`] and per-CPU `Cpu` types, [`Sim::step`] (dispatch of the earliest
+//!   event) and [`Sim::run`].
+//! * `setup.rs` — [`Sim::new`] as named steps: check the size, resolve the kernel, lay out the
+//!   CPUs, arm the background sources, place the workload, boot.
+//! * `irq.rs` — the device interrupt: leave the idle state, `irq_enter`, jiffies catch-up,
+//!   `hrtimer_interrupt`, the softirq, `irq_exit` and what runs next.
+//! * `hrtimer_interrupt.rs` — `hrtimer_interrupt` (the expiry loop; its re-arm/retry/hang
+//!   decision is `kernel::hrtimer`'s), the timer callbacks, `hrtimer_reprogram`.
+//! * `tick_sched.rs` — `tick_sched_timer` (duty, timekeeping seqlock, jiffies write, RCU
+//!   report), tick stop/restart, the nohz_full update at interrupt exit,
+//!   `tick_nohz_idle_exit`, the idle-tick gate.
+//! * `idle.rs` — the idle loop: governor, tick decision, state entry (auto-demotion), wake-up
+//!   and POLL timeout.
+//! * `softirq.rs` — the TIMER softirq (timer wheel expiry).
+//! * `sched.rs` — wake-ups, picking the next task, a task's end, the frame workers' cycle.
+//! * `observe.rs` — the observation seam: [`Event`]s and the [`Observer`] trait.
+//! * `stats.rs` — the window statistics, the listener the report reads (one `reset()`).
+//! * `report.rs` — the report at the end of a run.
+//!
+//! Each CPU owns three event slots: its clock event device (`SLOT_DEVICE`), the end of the
+//! short task it runs (`SLOT_TASK`) and a POLL-state timeout (`SLOT_POLL`). The engine's
 //! queue holds each CPU's earliest slot; [`Sim::step`] takes the earliest CPU event, advances
 //! the clock and runs the handler, which charges modelled time (interrupt entry, callbacks,
 //! jiffies updates, device programming) as it goes. Handlers are atomic: an interrupt's whole
@@ -13,13 +33,17 @@
 //! callbacks) → interrupt exit (nohz_full re-evaluation on a busy CPU) → schedule a woken task
 //! or run the idle loop again (governor, tick stop decision, C-state entry).
 //!
+//! The loop decides nothing the kernel modules own: it asks them (`Timekeeping`,
+//! `TickSched`, `NohzMode`, `HrtimerCpuBase`, `RunQueue`), charges the time, and reports what
+//! happened as an [`Event`] to the window statistics and to the optional extra listener `O`.
+//!
 //! Shared state the tick touches ([`crate::hw::lock`]): every tick reads the timekeeping
 //! seqlock (spinning while the duty CPU's write section is inside), the duty CPU writes it, and
 //! every tick reports to its leaf `rcu_node` lock. Simultaneous ticks therefore queue behind
 //! each other; `skew_tick=1` spreads them apart.
 //!
-//! Frame workers ([`crate::workloads::frames`]) sleep on a [`TimerFn::FrameWake`] hrtimer and
-//! compute as [`SLOT_TASK`]; interrupts during the compute push the slot back.
+//! Frame workers (`crate::workloads::frames`) sleep on a `TimerFn::FrameWake` hrtimer and
+//! compute as `SLOT_TASK`; interrupts during the compute push the slot back.
 
 mod hrtimer_interrupt;
 mod idle;
@@ -54,16 +78,16 @@ pub use setup::SimError;
 use stats::WindowStats;
 
 /// Slot of the clock event device interrupt.
-pub const SLOT_DEVICE: usize = 0;
+pub(crate) const SLOT_DEVICE: usize = 0;
 /// Slot of the end of the short task the CPU runs.
-pub const SLOT_TASK: usize = 1;
+pub(crate) const SLOT_TASK: usize = 1;
 /// Slot of a POLL idle-state timeout.
-pub const SLOT_POLL: usize = 2;
+pub(crate) const SLOT_POLL: usize = 2;
 const NSLOTS: usize = 3;
 
 /// What an hrtimer does when it expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerFn {
+pub(crate) enum TimerFn {
     /// The tick (`sched_timer`).
     Tick,
     /// A background source (index into the scenario's sources).

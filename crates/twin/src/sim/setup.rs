@@ -66,7 +66,11 @@ impl<O: Observer> Sim<O> {
         let m = &scenario.machine;
         let k = &scenario.kernel;
         let nr = check_size(scenario)?;
-        let (cfg, version, messages) = resolve_kernel(scenario, nr)?;
+        let Kernel {
+            cfg,
+            version,
+            messages,
+        } = resolve_kernel(scenario, nr)?;
         let tick_nsec = k.tick_nsec();
         let states = idle_states(scenario, &cfg);
         let nohz_idle = cfg.nohz_idle && k.nohz != NohzBuild::Periodic;
@@ -184,12 +188,19 @@ fn check_size(scenario: &Scenario) -> Result<u32, SimError> {
     Ok(nr)
 }
 
+/// The kernel as resolved at boot.
+struct Kernel {
+    /// The tick configuration the command line and build give.
+    cfg: TickConfig,
+    /// `(major, minor)`.
+    version: (u32, u32),
+    /// Boot messages.
+    messages: Vec<KernelMessage>,
+}
+
 /// Parses the command line and resolves it against the kernel build: the tick
 /// configuration, the kernel version and the boot messages.
-fn resolve_kernel(
-    scenario: &Scenario,
-    nr: u32,
-) -> Result<(TickConfig, (u32, u32), Vec<KernelMessage>), SimError> {
+fn resolve_kernel(scenario: &Scenario, nr: u32) -> Result<Kernel, SimError> {
     let k = &scenario.kernel;
     let version = k.version_tuple().map_err(SimError::Config)?;
     let cmd = KernelCmdline::parse(&k.cmdline, nr)?;
@@ -225,7 +236,11 @@ fn resolve_kernel(
             "highres=off is modelled with high-resolution hrtimer expiry",
         ));
     }
-    Ok((cfg, version, messages))
+    Ok(Kernel {
+        cfg,
+        version,
+        messages,
+    })
 }
 
 /// The machine's idle states as cpuidle sees them (`intel_idle.max_cstate` disables deeper ones).
@@ -423,7 +438,7 @@ fn place_workload(
             } => {
                 let placed = match explicit {
                     Some(set) => set.iter().collect(),
-                    None => default_hog_cpus(*count, &m.topology, &housekeeping),
+                    None => default_hog_cpus(*count, &m.topology, housekeeping),
                 };
                 hog_cpus.extend(placed);
             }
