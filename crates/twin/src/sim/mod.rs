@@ -297,6 +297,11 @@ impl<O: Observer> Sim<O> {
         self.queue.peek()
     }
 
+    /// The extra listener (what it has heard so far).
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
     #[inline]
     fn sync(&mut self, c: usize) {
         let cpu = &self.cpus[c];

@@ -265,3 +265,86 @@ impl<O: Observer> Sim<O> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_counts_open_intervals_from_its_start() {
+        // One CPU, two idle states, window from 1000.
+        let mut s = WindowStats::new(1, 2, 0, 0, 1000);
+        let cpu = 0;
+        // Before the window: busy until 100, idle, tick stopped at 200, an interrupt.
+        s.on(
+            100,
+            Event::IdleEntered {
+                cpu,
+                state: 1,
+                actual: 1,
+                idle_poll: false,
+            },
+        );
+        s.on(200, Event::TickStopped { cpu });
+        s.on(300, Event::IrqEntry { cpu });
+        s.reset(1000);
+        // In the window: counters restart, the stopped tick counts from 1000.
+        assert_eq!(s.cpus[0].loc, 0);
+        assert_eq!(s.cpus[0].cstates[1].usage, 0);
+        assert_eq!(s.tick_stopped_ns(0, 1500), 500);
+        assert_eq!(s.busy_ns(0, 1500), 0, "idle since before the window");
+        // (event time, event, busy_ns at 5000, stopped ns at 5000)
+        s.on(
+            2000,
+            Event::IdleLeft {
+                cpu,
+                state: 1,
+                residency_ns: 1000,
+                above: false,
+                below: true,
+            },
+        );
+        s.on(2100, Event::TickRestarted { cpu });
+        s.on(2100, Event::IrqEntry { cpu });
+        s.on(2200, Event::IrqExit { cpu, irq_ns: 100 });
+        s.on(
+            3000,
+            Event::IdleEntered {
+                cpu,
+                state: 0,
+                actual: 0,
+                idle_poll: false,
+            },
+        );
+        assert_eq!(s.busy_ns(0, 5000), 1000, "busy 2000..3000");
+        assert_eq!(s.tick_stopped_ns(0, 5000), 1100, "stopped 1000..2100");
+        let c = &s.cpus[0];
+        assert_eq!((c.loc, c.max_irq_ns), (1, 100));
+        assert_eq!(
+            (c.cstates[1].time_ns, c.cstates[1].below, c.cstates[0].usage),
+            (1000, 1, 1)
+        );
+    }
+
+    #[test]
+    fn hangs_count_as_retries_too() {
+        let mut s = WindowStats::new(1, 1, 0, 0, 0);
+        s.reset(0);
+        for ev in [
+            Event::HrtimerInterrupt { cpu: 0 },
+            Event::HrtimerRetry { cpu: 0 },
+            Event::HrtimerRetry { cpu: 0 },
+            Event::HrtimerHang {
+                cpu: 0,
+                hang_ns: 700,
+            },
+        ] {
+            s.on(10, ev);
+        }
+        let c = &s.cpus[0];
+        assert_eq!(
+            (c.nr_events, c.nr_retries, c.nr_hangs, c.max_hang_time),
+            (1, 3, 1, 700)
+        );
+    }
+}
