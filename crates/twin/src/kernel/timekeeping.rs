@@ -279,47 +279,48 @@ mod tests {
 
     #[test]
     fn duty_handover_table() {
-        // Boot: CPU 0 holds the duty. Steps (what happens, CPU) and the state after:
-        // (duty, last holder, handovers).
         #[derive(Clone, Copy)]
         enum Step {
+            /// The CPU stops its tick.
             Stop,
-            Tick { housekeeping: bool },
+            /// The tick of a housekeeping CPU fires.
+            Tick,
+            /// The tick of a nohz_full CPU fires.
+            FullTick,
         }
         use Step::*;
-        let mut tk = Timekeeping::new(1000, 1_000_000, 0, u64::MAX);
+        // Boot: CPU 0 holds the duty. (step, CPU) and the state after it:
+        // (duty, last holder, handovers).
         let steps = [
-            (Stop, 1, Duty::Cpu(0), None, 0), // not the holder: nothing changes
-            (Tick { housekeeping: true }, 1, Duty::Cpu(0), None, 0), // held: not taken
-            (Stop, 0, Duty::None, Some(0), 1), // the holder gives it up, remembered last
-            (
-                Tick {
-                    housekeeping: false,
-                },
-                2,
-                Duty::None,
-                Some(0),
-                1,
-            ), // nohz_full never takes it
-            (Tick { housekeeping: true }, 1, Duty::Cpu(1), Some(0), 2), // first housekeeping tick takes it
-            (Stop, 0, Duty::Cpu(1), None, 2), // former last holder stops again: forgotten
+            // Not the holder: nothing changes.
+            (Stop, 1, Duty::Cpu(0), None, 0),
+            // Held: not taken.
+            (Tick, 1, Duty::Cpu(0), None, 0),
+            // The holder gives it up and is remembered as the last holder.
+            (Stop, 0, Duty::None, Some(0), 1),
+            // A nohz_full CPU never takes it.
+            (FullTick, 2, Duty::None, Some(0), 1),
+            // The first housekeeping tick takes it.
+            (Tick, 1, Duty::Cpu(1), Some(0), 2),
+            // The former last holder stops again while someone holds it: forgotten.
+            (Stop, 0, Duty::Cpu(1), None, 2),
             (Stop, 1, Duty::None, Some(1), 3),
-            (Tick { housekeeping: true }, 1, Duty::Cpu(1), Some(1), 4), // may take it back
+            // The last holder may take it back.
+            (Tick, 1, Duty::Cpu(1), Some(1), 4),
         ];
+        let mut tk = Timekeeping::new(1000, 1_000_000, 0, u64::MAX);
         for (i, (step, cpu, duty, last, handovers)) in steps.into_iter().enumerate() {
-            match step {
-                Stop => {
-                    tk.on_tick_stop(cpu);
-                }
-                Tick { housekeeping } => {
-                    tk.take_duty_if_free(cpu, housekeeping);
-                }
-            }
+            let changed = match step {
+                Stop => tk.on_tick_stop(cpu),
+                Tick => tk.take_duty_if_free(cpu, true),
+                FullTick => tk.take_duty_if_free(cpu, false),
+            };
             assert_eq!(
                 (tk.duty(), tk.last_holder, tk.stats.handovers),
                 (duty, last, handovers),
                 "step {i}"
             );
+            assert_eq!(changed, i > 0 && handovers != steps[i - 1].4, "step {i}");
         }
         assert!(tk.keeps_time(1));
         assert!(!tk.keeps_time(0));

@@ -10,6 +10,7 @@ use crate::kernel::hrtimer::TimerId;
 use crate::kernel::tick::{NextEventInput, TickStop};
 
 impl<O: Observer> Sim<O> {
+    /// What `tick_nohz_next_event` looks at on `c`: jiffies, the wheel, the duty.
     pub(super) fn next_event_input(&self, c: usize) -> NextEventInput {
         let cpu = &self.cpus[c];
         let next_wheel = match cpu.wheel.next_expiry(false) {
@@ -29,7 +30,7 @@ impl<O: Observer> Sim<O> {
         }
     }
 
-    /// The idle-tick gate (`can_stop_idle_tick`, ruled by [`crate::kernel::tick::NohzMode::can_stop_idle_tick`]).
+    /// The idle-tick gate (`can_stop_idle_tick`); the rule is `NohzMode::can_stop_idle_tick`.
     #[inline]
     pub(super) fn can_stop_idle_tick(&self, c: usize) -> bool {
         self.nohz.can_stop_idle_tick(self.tk.is_duty(c as u32))
