@@ -45,12 +45,6 @@ impl NohzMode {
         }
     }
 
-    /// Whether the tick may stop at all (idle or full dynticks active).
-    #[inline]
-    pub(crate) fn nohz_active(&self) -> bool {
-        self.nohz_idle
-    }
-
     /// Whether the `nohz_full_aggressive` proposal is on (for messages that name it).
     #[inline]
     pub(crate) fn aggressive(&self) -> bool {
@@ -73,6 +67,33 @@ impl NohzMode {
             !self.aggressive
         } else {
             !i.duty_held && i.was_last_holder
+        }
+    }
+
+    /// `tick_nohz_full_update_tick` at interrupt exit on a busy CPU: a nohz_full CPU whose
+    /// run queue lets the tick stop stops (or re-targets) it per [`NohzMode::next_event`]
+    /// (`next` computes its input, only when needed); one whose run queue needs the tick (the
+    /// SCHED dependency) restarts a stopped tick; everything else keeps the tick as it is.
+    #[inline]
+    pub(crate) fn full_update(
+        &self,
+        nohz_full_cpu: bool,
+        rq_can_stop: bool,
+        tick_stopped: bool,
+        next: impl FnOnce() -> NextEventInput,
+    ) -> TickAction {
+        if !nohz_full_cpu || !self.nohz_idle {
+            return TickAction::Keep;
+        }
+        if rq_can_stop {
+            match self.next_event(&next()) {
+                Some(expires) => TickAction::Stop(expires),
+                None => TickAction::Keep,
+            }
+        } else if tick_stopped {
+            TickAction::Restart
+        } else {
+            TickAction::Keep
         }
     }
 
@@ -118,6 +139,17 @@ pub(crate) struct NextEventInput {
     pub(crate) was_last_holder: bool,
     /// `timekeeping_max_deferment()`.
     pub(crate) max_deferment: u64,
+}
+
+/// What to do with the tick (the outcome of a tick-sched rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TickAction {
+    /// Leave it as it is.
+    Keep,
+    /// Stop (or re-target) it until the given expiry (`NEVER`: no event at all).
+    Stop(Time),
+    /// Restart it on its saved phase.
+    Restart,
 }
 
 /// What [`TickSched::stop`] did.
@@ -243,7 +275,6 @@ impl TickSched {
                 || (hrt.is_queued(self.sched_timer)
                     && hrt.soft_expires(self.sched_timer) == self.next_tick)
         );
-        let _ = hrt;
     }
 }
 
@@ -386,6 +417,42 @@ mod tests {
             let m = NohzMode::new(idle, full, aggressive);
             assert_eq!(m.can_stop_idle_tick(duty), want, "{m:?} duty={duty}");
         }
+    }
+
+    #[test]
+    fn full_update_table() {
+        let stop_at = |e| {
+            move || NextEventInput {
+                next_wheel: e,
+                tick_stopped: true,
+                ..input()
+            }
+        };
+        let full = NohzMode::new(true, true, false);
+        // (nohz_full CPU, run queue can stop, tick stopped, next event) -> action
+        let cases = [
+            ((false, true, false, NEVER), TickAction::Keep), // not a nohz_full CPU
+            ((true, true, false, NEVER), TickAction::Stop(NEVER)),
+            ((true, true, true, 12_000_000), TickAction::Stop(12_000_000)),
+            ((true, false, true, NEVER), TickAction::Restart), // the SCHED dependency
+            ((true, false, false, NEVER), TickAction::Keep),
+        ];
+        for ((cpu_full, can_stop, stopped, e), want) in cases {
+            let got = full.full_update(cpu_full, can_stop, stopped, stop_at(e));
+            assert_eq!(got, want, "{cpu_full} {can_stop} {stopped} {e}");
+        }
+        // A wheel timer within a tick keeps a running tick.
+        let soon = || NextEventInput {
+            next_wheel: 10_500_000,
+            ..input()
+        };
+        assert_eq!(full.full_update(true, true, false, soon), TickAction::Keep);
+        // nohz=off: never.
+        let off = NohzMode::new(false, true, false);
+        assert_eq!(
+            off.full_update(true, false, true, stop_at(NEVER)),
+            TickAction::Keep
+        );
     }
 
     #[test]

@@ -211,7 +211,7 @@ impl Cpu {
 
 /// A twin run in progress. Build with [`Sim::new`], drive with [`Sim::run`] or [`Sim::step`].
 ///
-/// `O` is an extra listener of the loop's [`Event`]s (see [`observe`](Observer)); the default
+/// `O` is an extra listener of the loop's [`Event`]s (an [`Observer`]); the default
 /// [`NoTimeline`] costs nothing.
 pub struct Sim<O: Observer = NoTimeline> {
     scenario_name: String,

@@ -7,7 +7,7 @@ use super::Sim;
 use super::observe::{Event, LockId, Observer};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
-use crate::kernel::tick::{NextEventInput, TickStop};
+use crate::kernel::tick::{NextEventInput, TickAction, TickStop};
 
 impl<O: Observer> Sim<O> {
     /// What `tick_nohz_next_event` looks at on `c`: jiffies, the wheel, the duty.
@@ -122,18 +122,16 @@ impl<O: Observer> Sim<O> {
     /// The full-dynticks evaluation at interrupt exit on a busy nohz_full CPU.
     pub(super) fn nohz_full_update(&mut self, c: usize, now: Time) -> Time {
         let cpu = &self.cpus[c];
-        if !cpu.nohz_full || !self.nohz.nohz_active() {
-            return now;
-        }
-        if cpu.rq.can_stop_tick() {
-            match self.nohz.next_event(&self.next_event_input(c)) {
-                Some(e) => self.tick_stop(c, e, now),
-                None => now,
-            }
-        } else if cpu.ts.is_stopped() {
-            self.tick_restart(c, now)
-        } else {
-            now
+        let action = self.nohz.full_update(
+            cpu.nohz_full,
+            cpu.rq.can_stop_tick(),
+            cpu.ts.is_stopped(),
+            || self.next_event_input(c),
+        );
+        match action {
+            TickAction::Keep => now,
+            TickAction::Stop(expires) => self.tick_stop(c, expires, now),
+            TickAction::Restart => self.tick_restart(c, now),
         }
     }
 
