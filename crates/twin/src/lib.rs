@@ -1,21 +1,28 @@
 //! ticklab's twin: a deterministic discrete-event model of the Linux kernel's tick machinery.
 //!
 //! Given a [`Scenario`](ticklab_schema::scenario::Scenario) (machine, kernel build and command
-//! line, workload, run length and seed), [`simulate`](sim::simulate) predicts the per-CPU
-//! timer interrupts, tick activity, idle residency, package power and the cost of giving up
-//! timekeeping, as a [`Report`](ticklab_schema::report::Report) in the schema the host lab also
-//! writes. Same scenario and seed, byte-identical report.
+//! line, workload, run length and seed), [`simulate`] predicts the per-CPU timer interrupts,
+//! tick activity, idle residency, package power and the cost of giving up timekeeping, as a
+//! [`Report`](ticklab_schema::report::Report) in the schema the host lab also writes. Same
+//! scenario and seed, byte-identical report.
 //!
-//! Map of the code:
+//! Map of the code (read in this order):
 //! * [`engine`] — virtual time, the per-CPU event queue ([`engine::TournamentTree`]), the
-//!   seeded RNG with per-CPU streams. Read first.
-//! * [`kernel`] — one module per kernel concept: [`kernel::hrtimer`], [`kernel::tick`]
-//!   (tick-sched rules, skew, next event), [`kernel::timekeeping`] (jiffies and the duty),
-//!   [`kernel::timer_wheel`], [`kernel::cpuidle`] (states and governors), [`kernel::sched`],
-//!   [`kernel::context_tracking`].
-//! * [`hw`] — the clock event device and the package energy meter.
-//! * [`sim`] — the machine: CPUs wired to the kernel modules, the event loop, the report.
-//! * [`workloads`] — hog placement; [`experiments`] — the published experiments as scenarios.
+//!   seeded RNG with per-CPU streams.
+//! * [`kernel`] — one module per kernel concept, each owning its state and its rules (fields
+//!   private, invariants `debug_assert!`ed, table tests beside them): `kernel::hrtimer` (bases,
+//!   expiry order, the re-arm/retry/hang rule), [`kernel::tick`] (tick-sched: stop/restart on
+//!   the saved phase, `tick_nohz_next_event`, the idle-stop gate and `nohz_full_aggressive` in
+//!   one place), [`kernel::timekeeping`] (jiffies and the duty hand-over),
+//!   [`kernel::timer_wheel`], [`kernel::cpuidle`] (states and governors), `kernel::sched` (the
+//!   SCHED tick dependency), `kernel::context_tracking`.
+//! * [`hw`] — the clock event device, the package energy meter, contended locks and lines.
+//! * [`sim`] — the machine: CPUs wired to the kernel modules, split like the kernel's own
+//!   files (`irq`, `hrtimer_interrupt`, `tick_sched`, `idle`, `softirq`, `sched`), the
+//!   observation seam ([`sim::Observer`]) with the window statistics as its listener, and the
+//!   report. Start at `sim/mod.rs`.
+//! * [`workloads`] — hog placement and frame workers; [`experiments`] — the published
+//!   experiments as scenarios; [`sweep`] — running many scenarios in parallel.
 
 #![deny(missing_docs)]
 

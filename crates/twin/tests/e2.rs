@@ -46,12 +46,14 @@ fn frame_counts_equal_frequency_times_duration() {
 fn worst_wait(n: u32, step: u64, hold: u64, cost: TransferCost) -> (u64, u64) {
     let mut l = ContendedLock::new();
     let m = server_2012_64();
-    let mut worst = 0;
+    let (mut worst, mut contended) = (0, 0);
     for cpu in 0..n {
         let socket = m.topology.socket_of(cpu);
-        worst = worst.max(l.acquire(1_000_000 + step * cpu as u64, hold, cpu, socket, cost));
+        let a = l.acquire(1_000_000 + step * cpu as u64, hold, cpu, socket, cost);
+        worst = worst.max(a.wait_ns);
+        contended += u64::from(a.contended);
     }
-    (worst, l.contended)
+    (worst, contended)
 }
 
 fn server_cost() -> (u64, TransferCost) {

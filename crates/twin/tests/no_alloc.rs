@@ -11,16 +11,22 @@ struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
+// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged,
+// so `Counting` upholds `GlobalAlloc`'s contract exactly as `System` does; it only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller guarantees `layout` has a non-zero size (`GlobalAlloc::alloc`).
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by this allocator, i.e. by `System`, with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `ptr` came from `System` with `layout`, and the caller guarantees `new_size`
+        // is non-zero and fits `isize` when rounded to the alignment.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

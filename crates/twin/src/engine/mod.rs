@@ -13,7 +13,7 @@
 //!
 //! Ties are broken by CPU number, so the order of simultaneous events is deterministic.
 
-pub mod rng;
+pub(crate) mod rng;
 
 /// Simulated time in nanoseconds since the start of the run.
 pub type Time = u64;

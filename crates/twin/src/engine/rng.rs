@@ -10,24 +10,24 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A deterministic random stream.
 #[derive(Debug, Clone)]
-pub struct Stream(Xoshiro256PlusPlus);
+pub(crate) struct Stream(Xoshiro256PlusPlus);
 
 impl Stream {
     /// Uniform in `[0, 1)` with 53 bits.
     #[inline]
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Uniform integer in `[0, n)` (`n > 0`), by multiply-shift.
     #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((self.0.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
     /// Exponentially distributed delay with the given mean, in ns (at least 1).
     #[inline]
-    pub fn exp_ns(&mut self, mean_ns: f64) -> u64 {
+    pub(crate) fn exp_ns(&mut self, mean_ns: f64) -> u64 {
         let u = 1.0 - self.uniform(); // (0, 1]
         ((-u.ln()) * mean_ns).max(1.0) as u64
     }
@@ -36,7 +36,7 @@ impl Stream {
 /// A second family of per-CPU streams from the same seed, for timer-delivery jitter: it
 /// starts a `long_jump()` (2^192 draws) ahead, past every stream of [`streams`], so drawing
 /// jitter never changes what a CPU's background sources see.
-pub fn delivery_streams(seed: u64, cpus: usize) -> Vec<Stream> {
+pub(crate) fn delivery_streams(seed: u64, cpus: usize) -> Vec<Stream> {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
     base.long_jump();
     (0..cpus)
@@ -49,7 +49,7 @@ pub fn delivery_streams(seed: u64, cpus: usize) -> Vec<Stream> {
 }
 
 /// Splits one seed into per-CPU streams plus a machine-wide one.
-pub fn streams(seed: u64, cpus: usize) -> (Vec<Stream>, Stream) {
+pub(crate) fn streams(seed: u64, cpus: usize) -> (Vec<Stream>, Stream) {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut per_cpu = Vec::with_capacity(cpus);
     for _ in 0..cpus {

@@ -4,14 +4,14 @@
 //! deadline already in the past fails with [`Etime`] unless forced, in which case the device
 //! fires `min_delta_ns` from now; a delta beyond `max_delta_ns` is clamped, so the device fires
 //! early and the handler finds nothing due; programming "never" puts the device into
-//! ONESHOT_STOPPED. [`ClockEventDevice::fire_at`] is the instant the interrupt will actually
-//! be raised, which is what the engine schedules.
+//! ONESHOT_STOPPED. [`ClockEventDevice::program`] returns the instant the interrupt will
+//! actually be raised, which is what the engine schedules.
 
 use crate::engine::{NEVER, Time};
 
 /// Device state, numbered like `/proc/timer_list`'s `mode:` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CeState {
+pub(crate) enum CeState {
     /// 3: oneshot, armed or idle.
     Oneshot = 3,
     /// 4: oneshot-stopped (nothing to do).
@@ -20,7 +20,7 @@ pub enum CeState {
 
 /// Programming a deadline that has already passed (non-forced).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Etime;
+pub(crate) struct Etime;
 
 /// One CPU's clock event device.
 ///
@@ -30,7 +30,7 @@ pub struct Etime;
 /// `repr(C)`: the fields every programming touches come first, in one cache line.
 #[derive(Debug, Clone)]
 #[repr(C)]
-pub struct ClockEventDevice {
+pub(crate) struct ClockEventDevice {
     /// Absolute time the kernel asked for (`next_event`).
     pub next_event: Time,
     /// When the interrupt will be raised.
@@ -49,7 +49,7 @@ pub struct ClockEventDevice {
 
 impl ClockEventDevice {
     /// A stopped device with the given limits.
-    pub fn new(min_delta_ns: u64, max_delta_ns: u64) -> Self {
+    pub(crate) fn new(min_delta_ns: u64, max_delta_ns: u64) -> Self {
         ClockEventDevice {
             min_delta_ns,
             max_delta_ns,
@@ -61,16 +61,10 @@ impl ClockEventDevice {
         }
     }
 
-    /// When the next interrupt will be raised (`NEVER` if none).
-    #[inline]
-    pub fn fire_at(&self) -> Time {
-        self.fire_at
-    }
-
     /// Programs the device for `expires` at time `now`. Returns the fire time, or `Etime` if
     /// `expires <= now` and not `force`.
     #[inline]
-    pub fn program(&mut self, expires: Time, now: Time, force: bool) -> Result<Time, Etime> {
+    pub(crate) fn program(&mut self, expires: Time, now: Time, force: bool) -> Result<Time, Etime> {
         self.next_event = expires;
         if expires == NEVER {
             self.state = CeState::OneshotStopped;
@@ -95,7 +89,7 @@ impl ClockEventDevice {
 
     /// The interrupt was taken: nothing is pending until the next programming.
     #[inline]
-    pub fn fired(&mut self) {
+    pub(crate) fn fired(&mut self) {
         self.fire_at = NEVER;
     }
 }

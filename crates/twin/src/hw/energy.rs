@@ -35,7 +35,7 @@ use ticklab_schema::machine::Machine;
 
 /// What one logical CPU is doing, as far as power is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activity {
+pub(crate) enum Activity {
     /// Executing instructions (task, interrupt handler, or spinning in POLL).
     Executing,
     /// Resting in this idle-state index (the state the hardware actually entered).
@@ -55,7 +55,7 @@ fn watts_to_nw(w: f64) -> u64 {
 
 /// Joules by component.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct EnergyTotals {
+pub(crate) struct EnergyTotals {
     /// Uncore/package.
     pub package_j: f64,
     /// Cores executing.
@@ -72,7 +72,7 @@ pub struct EnergyTotals {
 
 /// Integrates package energy over simulated time.
 #[derive(Debug, Clone)]
-pub struct EnergyMeter {
+pub(crate) struct EnergyMeter {
     core_active_w: f64,
     smt_extra_w: f64,
     package_active_w: f64,
@@ -164,7 +164,7 @@ struct CoreState {
 
 impl EnergyMeter {
     /// A meter for `machine` with every CPU executing at time 0 (boot).
-    pub fn new(machine: &Machine) -> Self {
+    pub(crate) fn new(machine: &Machine) -> Self {
         let topo = machine.topology;
         let n = topo.nr_cpus() as usize;
         let cores = topo.nr_cores() as usize;
@@ -241,14 +241,14 @@ impl EnergyMeter {
     }
 
     /// Starts (or restarts) the measured window at `now`, discarding what came before.
-    pub fn start_window(&mut self, now: Time) {
+    pub(crate) fn start_window(&mut self, now: Time) {
         self.apply_until(now);
         self.charge(now);
         self.acc = Integrals::new(self.wake_j.len(), self.pkg_states.len());
     }
 
     /// Charges up to `now` and returns the totals of the window.
-    pub fn finish(&mut self, now: Time) -> EnergyTotals {
+    pub(crate) fn finish(&mut self, now: Time) -> EnergyTotals {
         self.apply_until(now);
         self.charge(now);
         let a = &self.acc;
@@ -318,7 +318,7 @@ impl EnergyMeter {
     ///
     /// A change that would land before the last applied instant is moved up to it.
     #[inline]
-    pub fn set(&mut self, cpu: usize, at: Time, activity: Activity) {
+    pub(crate) fn set(&mut self, cpu: usize, at: Time, activity: Activity) {
         let code = match activity {
             Activity::Executing => EXECUTING,
             Activity::Idle(s) => s,
@@ -345,7 +345,7 @@ impl EnergyMeter {
 
     /// Applies every scheduled change at or before `now`, in time order.
     #[inline]
-    pub fn apply_until(&mut self, now: Time) {
+    pub(crate) fn apply_until(&mut self, now: Time) {
         while let Some(&(t, cpu, code)) = self.pending.front() {
             if t > now {
                 break;

@@ -44,19 +44,24 @@ impl TransferCost {
 /// No CPU has touched the line yet.
 const NOBODY: u32 = u32::MAX;
 
-/// A spinlock (or the write side of a seqlock) on one contended line.
+/// A spinlock (or the write side of a seqlock) on one contended line. It keeps only what the
+/// queueing needs; what acquisitions cost is returned as an [`Acquired`] for the caller's
+/// statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContendedLock {
     /// When the current holder releases it.
-    pub free_at: Time,
+    free_at: Time,
     last_cpu: u32,
     last_socket: u32,
-    /// Acquisitions so far.
-    pub acquisitions: u64,
-    /// Acquisitions that found the lock held.
-    pub contended: u64,
-    /// Total time spent waiting, transfers included (ns).
+}
+
+/// One acquisition of a [`ContendedLock`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acquired {
+    /// The wait: queueing behind the holder plus the line transfer (ns).
     pub wait_ns: u64,
+    /// The lock was held when the CPU arrived.
+    pub contended: bool,
 }
 
 impl Default for ContendedLock {
@@ -65,9 +70,6 @@ impl Default for ContendedLock {
             free_at: 0,
             last_cpu: NOBODY,
             last_socket: NOBODY,
-            acquisitions: 0,
-            contended: 0,
-            wait_ns: 0,
         }
     }
 }
@@ -79,8 +81,8 @@ impl ContendedLock {
     }
 
     /// `cpu` on `socket` arrives at `arrival` and holds the lock for `hold_ns` once it has it.
-    /// Returns the wait (queueing plus the line transfer); the caller is busy until
-    /// `arrival + wait + hold_ns`.
+    /// Returns the wait (queueing plus the line transfer; the caller is busy until
+    /// `arrival + wait + hold_ns`) and whether the lock was held at arrival.
     #[inline]
     pub fn acquire(
         &mut self,
@@ -89,48 +91,46 @@ impl ContendedLock {
         cpu: u32,
         socket: u32,
         cost: TransferCost,
-    ) -> u64 {
+    ) -> Acquired {
         let transfer = if self.last_cpu == NOBODY {
             0
         } else {
             cost.between(self.last_cpu, self.last_socket, cpu, socket)
         };
-        if self.free_at > arrival {
-            self.contended += 1;
-        }
+        let contended = self.free_at > arrival;
         let start = arrival.max(self.free_at) + transfer;
         self.free_at = start + hold_ns;
         self.last_cpu = cpu;
         self.last_socket = socket;
-        self.acquisitions += 1;
-        let wait = start - arrival;
-        self.wait_ns += wait;
-        wait
+        Acquired {
+            wait_ns: start - arrival,
+            contended,
+        }
     }
 }
 
 /// A seqlock/seqcount: one writer section at a time (a [`ContendedLock`]) and lock-free
 /// readers that retry while a writer is inside.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SeqLock {
+pub(crate) struct SeqLock {
     /// The write side.
-    pub writer: ContendedLock,
-    /// Write sections since boot (the sequence count / 2). Not `writer.acquisitions`: that
+    writer: ContendedLock,
+    /// Write sections since boot (the sequence count / 2). Not the writer's acquisitions: that
     /// statistic restarts with the measured window, the sequence never does.
-    pub writes: u64,
+    writes: u64,
 }
 
 impl SeqLock {
     /// A writer section of `hold_ns`; returns the wait (see [`ContendedLock::acquire`]).
     #[inline]
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         arrival: Time,
         hold_ns: u64,
         cpu: u32,
         socket: u32,
         cost: TransferCost,
-    ) -> u64 {
+    ) -> Acquired {
         self.writes += 1;
         self.writer.acquire(arrival, hold_ns, cpu, socket, cost)
     }
@@ -140,7 +140,7 @@ impl SeqLock {
     /// happened since this CPU last read (readers share the line, so they do not queue behind
     /// each other). Returns the extra time over an uncontended cached read.
     #[inline]
-    pub fn read(
+    pub(crate) fn read(
         &self,
         arrival: Time,
         seen: &mut u64,
@@ -172,23 +172,27 @@ mod tests {
     fn simultaneous_arrivals_queue_fifo() {
         let mut l = ContendedLock::new();
         // Four CPUs of one socket arrive together; each holds 100 ns.
-        let waits: Vec<u64> = (0..4).map(|c| l.acquire(1000, 100, c, 0, COST)).collect();
+        let got: Vec<Acquired> = (0..4).map(|c| l.acquire(1000, 100, c, 0, COST)).collect();
         // First: untouched line, no wait. Then each waits the sections before it + transfers.
+        let waits: Vec<u64> = got.iter().map(|a| a.wait_ns).collect();
         assert_eq!(waits, vec![0, 100 + 40, 2 * 140, 3 * 140]);
-        assert_eq!(l.contended, 3);
+        assert_eq!(got.iter().filter(|a| a.contended).count(), 3);
     }
 
     #[test]
     fn spaced_arrivals_do_not_wait_but_pay_the_transfer() {
         let mut l = ContendedLock::new();
-        assert_eq!(l.acquire(0, 100, 0, 0, COST), 0);
-        assert_eq!(l.acquire(1000, 100, 1, 1, COST), 150);
+        let free = |wait_ns| Acquired {
+            wait_ns,
+            contended: false,
+        };
+        assert_eq!(l.acquire(0, 100, 0, 0, COST), free(0));
+        assert_eq!(l.acquire(1000, 100, 1, 1, COST), free(150));
         assert_eq!(
             l.acquire(2000, 100, 1, 1, COST),
-            0,
+            free(0),
             "same CPU keeps the line"
         );
-        assert_eq!(l.contended, 0);
     }
 
     #[test]

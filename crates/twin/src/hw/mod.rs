@@ -1,6 +1,6 @@
 //! Modelled hardware: the per-CPU clock event device, the package energy meter and contended
 //! cache lines.
 
-pub mod clockevents;
-pub mod energy;
+pub(crate) mod clockevents;
+pub(crate) mod energy;
 pub mod lock;

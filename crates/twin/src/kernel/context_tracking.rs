@@ -7,17 +7,11 @@
 use ticklab_schema::machine::Costs;
 
 /// Transitions of a syscall (enter + exit) and of an interrupt taken from user mode.
-pub const TRANSITIONS_PER_ENTRY: u64 = 2;
-
-/// Cost of one null syscall on a CPU, with or without context tracking.
-#[inline]
-pub fn syscall_ns(costs: &Costs, nohz_full_cpu: bool) -> u64 {
-    costs.syscall_ns + transition_overhead(costs, nohz_full_cpu)
-}
+pub(crate) const TRANSITIONS_PER_ENTRY: u64 = 2;
 
 /// Extra cost of entering and leaving the kernel once (syscall or interrupt from user).
 #[inline]
-pub fn transition_overhead(costs: &Costs, nohz_full_cpu: bool) -> u64 {
+pub(crate) fn transition_overhead(costs: &Costs, nohz_full_cpu: bool) -> u64 {
     if nohz_full_cpu {
         TRANSITIONS_PER_ENTRY * costs.ct_transition_ns
     } else {
@@ -33,7 +27,7 @@ mod tests {
     #[test]
     fn only_nohz_full_cpus_pay() {
         let c = xps13_7390().costs;
-        assert_eq!(syscall_ns(&c, false), c.syscall_ns);
-        assert_eq!(syscall_ns(&c, true), c.syscall_ns + 2 * c.ct_transition_ns);
+        assert_eq!(transition_overhead(&c, false), 0);
+        assert_eq!(transition_overhead(&c, true), 2 * c.ct_transition_ns);
     }
 }

@@ -23,12 +23,19 @@
 use crate::engine::{NEVER, Time};
 
 /// Number of clock bases (HRTIMER_MAX_CLOCK_BASES since 4.16).
-pub const MAX_CLOCK_BASES: usize = 8;
+pub(crate) const MAX_CLOCK_BASES: usize = 8;
 
 /// Clock base indices (the low four are hard, the high four soft).
+///
+/// The twin's timers all use CLOCK_MONOTONIC so far; the other bases exist so that the
+/// active-bases mask and the expiry order are the kernel's (the tests use them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum ClockBase {
+#[allow(
+    dead_code,
+    reason = "only CLOCK_MONOTONIC timers are modelled so far; the tests use two more"
+)]
+pub(crate) enum ClockBase {
     /// CLOCK_MONOTONIC, expired in hard interrupt context.
     Monotonic = 0,
     /// CLOCK_REALTIME.
@@ -46,7 +53,7 @@ const NO_TIMER: u16 = u16::MAX;
 
 /// Index of a timer in its CPU's slab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TimerId(pub u16);
+pub(crate) struct TimerId(pub u16);
 
 #[derive(Debug, Clone, Copy)]
 struct Hrtimer<F> {
@@ -59,7 +66,7 @@ struct Hrtimer<F> {
 
 /// Outcome of [`forward`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Forwarded {
+pub(crate) struct Forwarded {
     /// New expiry, strictly after `now`, on the original phase grid.
     pub expires: Time,
     /// Whole intervals skipped (0 if `now < expires`).
@@ -69,7 +76,7 @@ pub struct Forwarded {
 /// Moves `expires` forward by whole `interval`s until it lies after `now`
 /// (`hrtimer_forward` semantics). Unchanged with 0 overruns if `now < expires`.
 #[inline]
-pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
+pub(crate) fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
     if now < expires {
         return Forwarded {
             expires,
@@ -95,14 +102,45 @@ pub fn forward(expires: Time, now: Time, interval: u64) -> Forwarded {
     }
 }
 
+/// hrtimer cap on the hang back-off (100 ms).
+pub(crate) const HANG_BACKOFF_CAP_NS: u64 = 100_000_000;
+/// Expiry passes per interrupt before the hang rule triggers.
+pub(crate) const HRTIMER_MAX_PASSES: u32 = 3;
+
+/// One interrupt's progress through the expiry loop (`hrtimer_interrupt`'s `entry_time` and
+/// `retries`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExpiryLoop {
+    entry: Time,
+    passes: u32,
+}
+
+/// What the expiry loop does after a pass, given whether the device took the programming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rearm {
+    /// The device is armed for the first timer: the interrupt ends.
+    Armed,
+    /// The first timer was already due: run another pass (`.nr_retries` counts it).
+    Retry,
+    /// The retry limit was hit: give up and force the device to fire `backoff_ns` after `now`
+    /// (at most [`HANG_BACKOFF_CAP_NS`]); `hang_ns` is how long the interrupt has run.
+    /// Reprogramming from outside the interrupt is suppressed until the next interrupt.
+    Hang {
+        /// The interrupt's run time so far (`delta`; `.max_hang_time` candidate).
+        hang_ns: u64,
+        /// When the device must fire (`now + min(delta, 100 ms)`).
+        expires: Time,
+    },
+}
+
 /// One CPU's hrtimer bases. `F` is what a timer does when it expires (the twin's callback enum).
 ///
 /// `repr(C)`: what every interrupt reads comes first; the statistics last.
 #[derive(Debug, Clone)]
 #[repr(C)]
-pub struct HrtimerCpuBase<F> {
+pub(crate) struct HrtimerCpuBase<F> {
     /// The expiry the clock event device is programmed for.
-    pub expires_next: Time,
+    expires_next: Time,
     /// The CPU's timers, queued or not; a base's queue is its timers with `queued` set. A CPU
     /// has a handful, so this one small slab is all the per-CPU hrtimer memory an interrupt
     /// touches.
@@ -113,23 +151,15 @@ pub struct HrtimerCpuBase<F> {
     /// Bit i set iff base i holds a queued timer.
     active_bases: u8,
     /// Inside the expiry interrupt (suppresses reprogramming from callbacks).
-    pub in_hrtirq: bool,
+    in_hrtirq: bool,
     /// The last interrupt gave up re-arming; earlier re-arms are suppressed until the next one.
-    pub hang_detected: bool,
-    /// Expiry interrupts (`.nr_events`; counted on every interrupt, so kept with the hot part).
-    pub nr_events: u64,
-    /// Failed re-arms that caused another pass (`.nr_retries`).
-    pub nr_retries: u64,
-    /// Interrupts that hit the retry limit (`.nr_hangs`).
-    pub nr_hangs: u64,
-    /// Longest interrupt that hit the limit (`.max_hang_time`).
-    pub max_hang_time: u64,
+    hang_detected: bool,
     capacity: usize,
 }
 
 impl<F: Copy> HrtimerCpuBase<F> {
     /// An empty base with room for `capacity` timers.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         HrtimerCpuBase {
             timers: Vec::with_capacity(capacity),
             firsts: [NO_TIMER; MAX_CLOCK_BASES],
@@ -137,17 +167,13 @@ impl<F: Copy> HrtimerCpuBase<F> {
             expires_next: NEVER,
             in_hrtirq: false,
             hang_detected: false,
-            nr_events: 0,
-            nr_retries: 0,
-            nr_hangs: 0,
-            max_hang_time: 0,
             capacity,
         }
     }
 
     /// Registers a timer (setup time only; `hrtimer_init`). Panics past the capacity, which is
     /// a model-construction bug, never an input error.
-    pub fn init(&mut self, base: ClockBase, func: F) -> TimerId {
+    pub(crate) fn init(&mut self, base: ClockBase, func: F) -> TimerId {
         assert!(self.timers.len() < self.capacity, "hrtimer slab full");
         assert!(
             self.timers.len() < usize::from(u16::MAX),
@@ -164,32 +190,32 @@ impl<F: Copy> HrtimerCpuBase<F> {
     }
 
     /// The mask of bases holding timers.
-    #[inline]
-    pub fn active_bases(&self) -> u8 {
+    #[cfg(test)]
+    fn active_bases(&self) -> u8 {
         self.active_bases
     }
 
     /// What timer `id` does.
     #[inline]
-    pub fn func(&self, id: TimerId) -> F {
+    pub(crate) fn func(&self, id: TimerId) -> F {
         self.timers[id.0 as usize].func
     }
 
     /// Whether `id` is queued.
     #[inline]
-    pub fn is_queued(&self, id: TimerId) -> bool {
+    pub(crate) fn is_queued(&self, id: TimerId) -> bool {
         self.timers[id.0 as usize].queued
     }
 
     /// Soft expiry of `id` (meaningful while queued or just expired).
     #[inline]
-    pub fn soft_expires(&self, id: TimerId) -> Time {
+    pub(crate) fn soft_expires(&self, id: TimerId) -> Time {
         self.timers[id.0 as usize].soft
     }
 
     /// Hard expiry of `id`.
     #[inline]
-    pub fn hard_expires(&self, id: TimerId) -> Time {
+    pub(crate) fn hard_expires(&self, id: TimerId) -> Time {
         self.timers[id.0 as usize].hard
     }
 
@@ -229,13 +255,18 @@ impl<F: Copy> HrtimerCpuBase<F> {
         if self.firsts[t.base as usize] == id.0 {
             self.rescan(t.base as usize);
         }
+        debug_assert_eq!(
+            self.first(t.base as usize),
+            self.scan_first(t.base as usize),
+            "firsts cache"
+        );
     }
 
     /// (Re)starts `id` with soft expiry `soft` and `slack` (hard = soft + slack). Returns true
     /// if it became the earliest hard expiry of the whole CPU (the caller then reprograms the
     /// device unless inside the interrupt or a hang back-off is active).
     #[inline]
-    pub fn start(&mut self, id: TimerId, soft: Time, slack: u64) -> bool {
+    pub(crate) fn start(&mut self, id: TimerId, soft: Time, slack: u64) -> bool {
         let hard = soft.saturating_add(slack);
         let t = &mut self.timers[id.0 as usize];
         t.soft = soft;
@@ -251,12 +282,13 @@ impl<F: Copy> HrtimerCpuBase<F> {
             Some(first) if first <= key => {}
             _ => self.firsts[b] = id.0,
         }
+        debug_assert_eq!(self.first(b), self.scan_first(b), "firsts cache");
         hard < self.expires_next && self.firsts[b] == id.0
     }
 
     /// Removes `id` if queued; returns whether it was.
     #[inline]
-    pub fn cancel(&mut self, id: TimerId) -> bool {
+    pub(crate) fn cancel(&mut self, id: TimerId) -> bool {
         let was = self.is_queued(id);
         self.dequeue(id);
         was
@@ -264,7 +296,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Earliest hard expiry over the hard bases (what the device must be programmed for).
     #[inline]
-    pub fn next_hard_expiry(&self) -> Time {
+    pub(crate) fn next_hard_expiry(&self) -> Time {
         let mut mask = self.active_bases;
         let mut best = NEVER;
         while mask != 0 {
@@ -279,7 +311,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Earliest hard expiry ignoring timer `except` (e.g. the tick when asking for the sleep
     /// length "if the tick were stopped").
-    pub fn next_hard_expiry_except(&self, except: TimerId) -> Time {
+    pub(crate) fn next_hard_expiry_except(&self, except: TimerId) -> Time {
         self.timers
             .iter()
             .enumerate()
@@ -291,7 +323,7 @@ impl<F: Copy> HrtimerCpuBase<F> {
 
     /// Dequeues and returns the next timer due at `now` per the module's expiry rule.
     #[inline]
-    pub fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
+    pub(crate) fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
         let mut mask = self.active_bases;
         while mask != 0 {
             let b = mask.trailing_zeros() as usize;
@@ -307,9 +339,70 @@ impl<F: Copy> HrtimerCpuBase<F> {
         None
     }
 
-    /// Number of queued timers.
-    pub fn queued(&self) -> usize {
-        self.timers.iter().filter(|t| t.queued).count()
+    /// `hrtimer_reprogram` outside the interrupt: `Some(first)` if the device must be
+    /// reprogrammed for the first hard expiry (recorded as programmed), `None` inside the
+    /// expiry loop, during a hang back-off, or when it is already programmed for it.
+    #[inline]
+    pub(crate) fn reprogram_target(&mut self) -> Option<Time> {
+        if self.in_hrtirq || self.hang_detected {
+            return None;
+        }
+        let next = self.next_hard_expiry();
+        if next == self.expires_next {
+            return None;
+        }
+        self.expires_next = next;
+        Some(next)
+    }
+
+    /// Boot: the device is programmed for the first hard expiry; returns it.
+    pub(crate) fn program_first(&mut self) -> Time {
+        self.expires_next = self.next_hard_expiry();
+        self.expires_next
+    }
+
+    /// `hrtimer_interrupt` entry at `now`: starts the expiry loop.
+    #[inline]
+    pub(crate) fn interrupt_enter(&self, now: Time) -> ExpiryLoop {
+        ExpiryLoop {
+            entry: now,
+            passes: 0,
+        }
+    }
+
+    /// Starts an expiry pass: callbacks that re-arm timers do not reprogram the device.
+    #[inline]
+    pub(crate) fn pass_begin(&mut self) {
+        self.in_hrtirq = true;
+        self.expires_next = NEVER;
+    }
+
+    /// Ends an expiry pass; returns the first hard expiry, which the device is to be
+    /// programmed for.
+    #[inline]
+    pub(crate) fn pass_end(&mut self) -> Time {
+        self.in_hrtirq = false;
+        self.expires_next = self.next_hard_expiry();
+        self.expires_next
+    }
+
+    /// The re-arm/retry/hang rule after a pass ended at `now`: `programmed` says whether the
+    /// device accepted the first expiry (it refuses one already in the past).
+    #[inline]
+    pub(crate) fn rearm(&mut self, lp: &mut ExpiryLoop, programmed: bool, now: Time) -> Rearm {
+        if programmed {
+            self.hang_detected = false;
+            return Rearm::Armed;
+        }
+        lp.passes += 1;
+        if lp.passes < HRTIMER_MAX_PASSES {
+            return Rearm::Retry;
+        }
+        self.hang_detected = true;
+        let hang_ns = now - lp.entry;
+        let expires = now + hang_ns.min(HANG_BACKOFF_CAP_NS);
+        self.expires_next = expires;
+        Rearm::Hang { hang_ns, expires }
     }
 }
 
@@ -392,6 +485,61 @@ mod tests {
         assert!(!b.start(c, 200, 0));
         assert!(!b.start(c, 100, 0), "equal to programmed: no reprogram");
         assert!(b.start(c, 99, 0));
+    }
+
+    #[test]
+    fn rearm_retry_hang_table() {
+        // Device outcomes per pass and what the loop decides; the interrupt entered at 1000.
+        // (programmed?, now) -> decision
+        let hang = |ns: u64, now: u64| Rearm::Hang {
+            hang_ns: ns,
+            expires: now + ns.min(HANG_BACKOFF_CAP_NS),
+        };
+        let cases: [&[(bool, Time, Rearm)]; 4] = [
+            &[(true, 1200, Rearm::Armed)],
+            &[(false, 1200, Rearm::Retry), (true, 1400, Rearm::Armed)],
+            &[
+                (false, 1200, Rearm::Retry),
+                (false, 1400, Rearm::Retry),
+                (false, 1600, hang(600, 1600)),
+            ],
+            // A long interrupt: the back-off is capped at 100 ms.
+            &[
+                (false, 1200, Rearm::Retry),
+                (false, 1400, Rearm::Retry),
+                (false, 200_001_000, hang(200_000_000, 200_001_000)),
+            ],
+        ];
+        for passes in cases {
+            let mut b: HrtimerCpuBase<u8> = HrtimerCpuBase::new(2);
+            let t = b.init(ClockBase::Monotonic, 0);
+            let mut lp = b.interrupt_enter(1000);
+            for &(programmed, now, want) in passes {
+                b.pass_begin();
+                b.pass_end();
+                assert_eq!(b.rearm(&mut lp, programmed, now), want, "{passes:?}");
+            }
+            // After a hang, re-arms from outside the interrupt wait for the next interrupt.
+            let hung = matches!(passes.last(), Some((_, _, Rearm::Hang { .. })));
+            b.start(t, 5000, 0);
+            assert_eq!(b.reprogram_target().is_none(), hung);
+            if !hung {
+                assert_eq!(b.reprogram_target(), None, "already programmed");
+            }
+        }
+    }
+
+    #[test]
+    fn no_reprogram_inside_the_interrupt() {
+        let mut b: HrtimerCpuBase<u8> = HrtimerCpuBase::new(2);
+        let t = b.init(ClockBase::Monotonic, 0);
+        b.pass_begin();
+        b.start(t, 100, 0);
+        assert_eq!(b.reprogram_target(), None);
+        assert_eq!(b.pass_end(), 100);
+        assert_eq!(b.reprogram_target(), None, "pass_end recorded it");
+        b.start(t, 50, 0);
+        assert_eq!(b.reprogram_target(), Some(50));
     }
 
     proptest! {

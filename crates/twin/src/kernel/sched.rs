@@ -1,30 +1,56 @@
 //! Scheduler basics: what is runnable on a CPU and whether that needs the tick.
 
+/// A scheduling class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SchedClass {
+    /// SCHED_OTHER (CFS/EEVDF).
+    Fair,
+    /// SCHED_FIFO.
+    Fifo,
+}
+
 /// Runnable tasks on one CPU, by class.
+///
+/// Invariant: a task leaves only a class it was enqueued in (no count goes below 0).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RunQueue {
+pub(crate) struct RunQueue {
     /// SCHED_OTHER tasks.
-    pub nr_fair: u32,
+    nr_fair: u32,
     /// SCHED_FIFO tasks.
-    pub nr_fifo: u32,
+    nr_fifo: u32,
     /// SCHED_RR tasks.
-    pub nr_rr: u32,
+    nr_rr: u32,
     /// SCHED_DEADLINE tasks.
-    pub nr_dl: u32,
+    nr_dl: u32,
 }
 
 impl RunQueue {
-    /// Total runnable.
+    fn count(&mut self, class: SchedClass) -> &mut u32 {
+        match class {
+            SchedClass::Fair => &mut self.nr_fair,
+            SchedClass::Fifo => &mut self.nr_fifo,
+        }
+    }
+
+    /// A task of `class` becomes runnable.
     #[inline]
-    pub fn nr_running(&self) -> u32 {
-        self.nr_fair + self.nr_fifo + self.nr_rr + self.nr_dl
+    pub(crate) fn enqueue(&mut self, class: SchedClass) {
+        *self.count(class) += 1;
+    }
+
+    /// A runnable task of `class` sleeps or exits.
+    #[inline]
+    pub(crate) fn dequeue(&mut self, class: SchedClass) {
+        let n = self.count(class);
+        debug_assert!(*n > 0, "dequeue from an empty {class:?} queue");
+        *n -= 1;
     }
 
     /// The SCHED tick-dependency rule (`sched_can_stop_tick`): a deadline task needs the tick;
     /// more than one RR task needs it (one can stop); otherwise any FIFO task can stop; otherwise
     /// more than one fair task needs it.
     #[inline]
-    pub fn can_stop_tick(&self) -> bool {
+    pub(crate) fn can_stop_tick(&self) -> bool {
         if self.nr_dl > 0 {
             return false;
         }
@@ -63,6 +89,25 @@ mod tests {
             (rq(5, 1, 0, 0), true),
         ];
         for (q, want) in cases {
+            assert_eq!(q.can_stop_tick(), want, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn enqueue_dequeue_table() {
+        let mut q = RunQueue::default();
+        // (operation, can stop the tick after)
+        let steps = [
+            (Some(SchedClass::Fair), true),
+            (Some(SchedClass::Fair), false), // two fair tasks
+            (Some(SchedClass::Fifo), true),  // a FIFO task runs, fair ones wait
+            (None, false),                   // the FIFO task sleeps
+        ];
+        for (op, want) in steps {
+            match op {
+                Some(c) => q.enqueue(c),
+                None => q.dequeue(SchedClass::Fifo),
+            }
             assert_eq!(q.can_stop_tick(), want, "{q:?}");
         }
     }

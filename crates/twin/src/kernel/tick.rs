@@ -6,6 +6,7 @@
 //! wheel and timekeeping.
 
 use crate::engine::{NEVER, Time};
+use crate::kernel::hrtimer::{HrtimerCpuBase, TimerId, forward};
 
 /// The `skew_tick=1` phase offset of `cpu`: half a tick spread evenly over the possible CPUs,
 /// in integer arithmetic (`floor(floor(TICK_NSEC / 2) / possible) * cpu`).
@@ -17,118 +18,263 @@ pub fn skew_offset(tick_nsec: u64, nr_possible: u32, cpu: u32) -> u64 {
 /// Expiry for a restarted tick: `last_tick` if still ahead, else the first point of its phase
 /// grid after `now` (so skewed CPUs stay skewed across idle periods).
 #[inline]
-pub fn restart_expiry(last_tick: Time, now: Time, tick_nsec: u64) -> Time {
-    crate::kernel::hrtimer::forward(last_tick, now, tick_nsec).expires
+pub(crate) fn restart_expiry(last_tick: Time, now: Time, tick_nsec: u64) -> Time {
+    forward(last_tick, now, tick_nsec).expires
 }
 
-/// Why a tick cannot be stopped (the `timer:tick_stop` dependency names).
+/// How the tick may stop on this machine: the nohz modes of the build and command line, and
+/// the `nohz_full_aggressive` proposal. Every rule that depends on the aggressive flag is a
+/// method here, so the proposal is decided in one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TickDep {
-    /// More than one runnable fair task (or an RR pair / a deadline task).
-    Sched,
-    /// RCU needs this CPU.
-    Rcu,
-    /// The CPU holds the timekeeping duty while nohz_full is configured.
-    Timekeeping,
+pub(crate) struct NohzMode {
+    /// Idle dynticks are on (`CONFIG_NO_HZ_IDLE`/`FULL` and not `nohz=off`).
+    nohz_idle: bool,
+    /// Some CPU is in the nohz_full set.
+    any_nohz_full: bool,
+    /// `nohz_full_aggressive`: the duty holder may stop its tick and sleep uncapped.
+    aggressive: bool,
+}
+
+impl NohzMode {
+    /// The modes of a run.
+    pub(crate) fn new(nohz_idle: bool, any_nohz_full: bool, aggressive: bool) -> Self {
+        NohzMode {
+            nohz_idle,
+            any_nohz_full,
+            aggressive,
+        }
+    }
+
+    /// Whether the `nohz_full_aggressive` proposal is on (for messages that name it).
+    #[inline]
+    pub(crate) fn aggressive(&self) -> bool {
+        self.aggressive
+    }
+
+    /// The idle-tick gate (`can_stop_idle_tick`): with nohz_full configured the duty holder
+    /// keeps ticking, unless aggressive.
+    #[inline]
+    pub(crate) fn can_stop_idle_tick(&self, is_duty: bool) -> bool {
+        self.nohz_idle && !(self.any_nohz_full && !self.aggressive && is_duty)
+    }
+
+    /// Whether a stopped tick's sleep is capped by the clocksource's max deferment: only the
+    /// duty holder, or the last holder while nobody holds it, is capped. The aggressive
+    /// proposal lets the current holder go uncapped.
+    #[inline]
+    pub(crate) fn deferment_capped(&self, i: &NextEventInput) -> bool {
+        if i.is_duty {
+            !self.aggressive
+        } else {
+            !i.duty_held && i.was_last_holder
+        }
+    }
+
+    /// `tick_nohz_full_update_tick` at interrupt exit on a busy CPU: a nohz_full CPU whose
+    /// run queue lets the tick stop stops (or re-targets) it per [`NohzMode::next_event`]
+    /// (`next` computes its input, only when needed); one whose run queue needs the tick (the
+    /// SCHED dependency) restarts a stopped tick; everything else keeps the tick as it is.
+    #[inline]
+    pub(crate) fn full_update(
+        &self,
+        nohz_full_cpu: bool,
+        rq_can_stop: bool,
+        tick_stopped: bool,
+        next: impl FnOnce() -> NextEventInput,
+    ) -> TickAction {
+        if !nohz_full_cpu || !self.nohz_idle {
+            return TickAction::Keep;
+        }
+        if rq_can_stop {
+            match self.next_event(&next()) {
+                Some(expires) => TickAction::Stop(expires),
+                None => TickAction::Keep,
+            }
+        } else if tick_stopped {
+            TickAction::Restart
+        } else {
+            TickAction::Keep
+        }
+    }
+
+    /// `tick_nohz_next_event`: `Some(expires)` to stop (or re-target) the tick until
+    /// `expires` (`NEVER` = no event at all), `None` to keep it running.
+    #[inline]
+    pub(crate) fn next_event(&self, i: &NextEventInput) -> Option<Time> {
+        let next = if i.needs_tick {
+            i.basemono + i.tick_nsec
+        } else {
+            i.next_wheel
+        };
+        if !i.tick_stopped && next.saturating_sub(i.basemono) <= i.tick_nsec {
+            return None;
+        }
+        let limit = if self.deferment_capped(i) {
+            i.basemono.saturating_add(i.max_deferment)
+        } else {
+            NEVER
+        };
+        Some(next.min(limit))
+    }
 }
 
 /// Inputs of the next-event computation (`tick_nohz_next_event`).
 #[derive(Debug, Clone, Copy)]
-pub struct NextEventInput {
+pub(crate) struct NextEventInput {
     /// `last_jiffies_update`.
-    pub basemono: Time,
+    pub(crate) basemono: Time,
     /// TICK_NSEC.
-    pub tick_nsec: u64,
+    pub(crate) tick_nsec: u64,
     /// First non-deferrable timer-wheel expiry, as mono time (`NEVER` if none).
-    pub next_wheel: Time,
+    pub(crate) next_wheel: Time,
     /// RCU / irq_work / a pending TIMER softirq want one more tick.
-    pub needs_tick: bool,
+    pub(crate) needs_tick: bool,
     /// The tick is already stopped.
-    pub tick_stopped: bool,
+    pub(crate) tick_stopped: bool,
     /// This CPU holds the duty.
-    pub is_duty: bool,
+    pub(crate) is_duty: bool,
     /// Somebody holds the duty.
-    pub duty_held: bool,
+    pub(crate) duty_held: bool,
     /// This CPU was the last duty holder (DO_TIMER_LAST).
-    pub was_last_holder: bool,
+    pub(crate) was_last_holder: bool,
     /// `timekeeping_max_deferment()`.
-    pub max_deferment: u64,
-    /// `nohz_full_aggressive`: the duty holder also sleeps without a cap.
-    pub aggressive: bool,
+    pub(crate) max_deferment: u64,
 }
 
-/// `Some(expires)` to stop (or re-target) the tick until `expires` (`NEVER` = no event at all),
-/// `None` to keep it running.
-#[inline]
-pub fn next_event(i: &NextEventInput) -> Option<Time> {
-    let next = if i.needs_tick {
-        i.basemono + i.tick_nsec
-    } else {
-        i.next_wheel
-    };
-    if !i.tick_stopped && next.saturating_sub(i.basemono) <= i.tick_nsec {
-        return None;
-    }
-    // Only the duty holder, or the last holder while nobody holds it, is capped by the
-    // clocksource's max deferment. The aggressive proposal lets the current holder go uncapped.
-    let capped = if i.is_duty {
-        !i.aggressive
-    } else {
-        !i.duty_held && i.was_last_holder
-    };
-    let limit = if capped {
-        i.basemono.saturating_add(i.max_deferment)
-    } else {
-        NEVER
-    };
-    Some(next.min(limit))
+/// What to do with the tick (the outcome of a tick-sched rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TickAction {
+    /// Leave it as it is.
+    Keep,
+    /// Stop (or re-target) it until the given expiry (`NEVER`: no event at all).
+    Stop(Time),
+    /// Restart it on its saved phase.
+    Restart,
+}
+
+/// What [`TickSched::stop`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TickStop {
+    /// Already stopped with this very expiry armed: nothing to do (no device reprogramming).
+    Unchanged,
+    /// The tick was running and is now stopped (its pending expiry saved as the phase).
+    Stopped,
+    /// Already stopped; the sched_timer was re-targeted to the new expiry.
+    Retargeted,
 }
 
 /// Per-CPU tick-sched state (`struct tick_sched`, the parts the model uses).
 ///
-/// `repr(C)`: the fields read on every tick and idle entry come first.
-#[derive(Debug, Clone, Default)]
-#[repr(C)]
-pub struct TickSched {
+/// Invariants: `next_tick == NEVER` while the tick runs; while it is stopped, `last_tick` is
+/// the expiry that was pending when it stopped, and the sched_timer is queued at `next_tick`
+/// unless that is `NEVER`. Only [`TickSched::stop`] and [`TickSched::restart`] change
+/// `stopped`, and a restart re-arms the tick on the phase of `last_tick`.
+#[derive(Debug, Clone)]
+pub(crate) struct TickSched {
     /// The periodic tick is stopped.
-    pub stopped: bool,
-    /// Inside the idle loop.
-    pub inidle: bool,
-    /// sched_timer expiries (tick handler runs).
-    pub ticks: u64,
+    stopped: bool,
+    /// The tick's hrtimer (`ts->sched_timer`).
+    sched_timer: TimerId,
     /// Expiry programmed while stopped (`NEVER` if none).
-    pub next_tick: Time,
+    next_tick: Time,
     /// Expiry of the tick pending when it was stopped (restart keeps this phase).
-    pub last_tick: Time,
-    /// Since when the tick is stopped (valid while `stopped`).
-    pub stopped_since: Time,
-    /// Stop attempts that passed the gate (`.idle_calls`, ≥4.17 semantics).
-    pub idle_calls: u64,
-    /// Of those, the ones that stopped or kept the tick stopped (`.idle_sleeps`).
-    pub idle_sleeps: u64,
-    /// Accumulated stopped time in the window (ns).
-    pub stopped_ns: u64,
-    /// Failed stop attempts on a busy nohz_full CPU, by dependency.
-    pub dep_sched: u64,
+    last_tick: Time,
 }
 
 impl TickSched {
-    /// Marks the tick stopped at `now` (first stop of a period saves `last_tick`).
-    pub fn mark_stopped(&mut self, now: Time, last_tick: Time) {
-        if !self.stopped {
-            self.stopped = true;
-            self.stopped_since = now;
-            self.last_tick = last_tick;
+    /// A running tick driven by hrtimer `sched_timer`.
+    pub(crate) fn new(sched_timer: TimerId) -> Self {
+        TickSched {
+            stopped: false,
+            sched_timer,
+            next_tick: NEVER,
+            last_tick: 0,
         }
     }
 
-    /// Marks the tick running again at `now`, accounting the stopped interval from `window`.
-    pub fn mark_running(&mut self, now: Time, window: Time) {
-        if self.stopped {
-            self.stopped = false;
-            self.stopped_ns += now.saturating_sub(self.stopped_since.max(window));
-            self.next_tick = NEVER;
+    /// The periodic tick is stopped (`ts->tick_stopped`).
+    #[inline]
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The tick's hrtimer.
+    #[inline]
+    pub(crate) fn sched_timer(&self) -> TimerId {
+        self.sched_timer
+    }
+
+    /// Whether the tick's expiry is what woke the CPU at `t` (for the governor's reflect): the
+    /// tick runs and its timer was due.
+    #[inline]
+    pub(crate) fn woke_at<F: Copy>(&self, hrt: &HrtimerCpuBase<F>, t: Time) -> bool {
+        hrt.is_queued(self.sched_timer) && hrt.hard_expires(self.sched_timer) <= t && !self.stopped
+    }
+
+    /// `tick_nohz_stop_tick`: stop the tick (or re-target a stopped one) until `expires`
+    /// (`NEVER` cancels the sched_timer). The first stop saves the pending expiry as the phase
+    /// a restart returns to.
+    pub(crate) fn stop<F: Copy>(&mut self, hrt: &mut HrtimerCpuBase<F>, expires: Time) -> TickStop {
+        let armed = expires == NEVER || hrt.is_queued(self.sched_timer);
+        if self.stopped && self.next_tick == expires && armed {
+            return TickStop::Unchanged;
         }
+        let outcome = if self.stopped {
+            TickStop::Retargeted
+        } else {
+            self.stopped = true;
+            self.last_tick = hrt.soft_expires(self.sched_timer);
+            TickStop::Stopped
+        };
+        if expires == NEVER {
+            hrt.cancel(self.sched_timer);
+        } else {
+            hrt.start(self.sched_timer, expires, 0);
+        }
+        self.next_tick = expires;
+        self.check(hrt);
+        outcome
+    }
+
+    /// `tick_nohz_restart`: restart a stopped tick at `now` on its saved phase (the first
+    /// point of the `last_tick` grid not before `now`, see [`restart_expiry`]).
+    pub(crate) fn restart<F: Copy>(
+        &mut self,
+        hrt: &mut HrtimerCpuBase<F>,
+        now: Time,
+        tick_nsec: u64,
+    ) {
+        debug_assert!(self.stopped, "restart of a running tick");
+        self.stopped = false;
+        self.next_tick = NEVER;
+        hrt.start(
+            self.sched_timer,
+            restart_expiry(self.last_tick, now, tick_nsec),
+            0,
+        );
+        self.check(hrt);
+    }
+
+    /// The end of `tick_sched_timer`: a running tick re-arms one period on (`hrtimer_forward`
+    /// to after `now`, keeping its phase); a stopped one stays off.
+    #[inline]
+    pub(crate) fn rearm<F: Copy>(&self, hrt: &mut HrtimerCpuBase<F>, now: Time, tick_nsec: u64) {
+        if !self.stopped {
+            let next = forward(hrt.soft_expires(self.sched_timer), now, tick_nsec).expires;
+            hrt.start(self.sched_timer, next, 0);
+        }
+    }
+
+    /// Checks the invariants (debug builds).
+    #[inline]
+    fn check<F: Copy>(&self, hrt: &HrtimerCpuBase<F>) {
+        debug_assert!(self.stopped || self.next_tick == NEVER);
+        debug_assert!(
+            !self.stopped
+                || self.next_tick == NEVER
+                || (hrt.is_queued(self.sched_timer)
+                    && hrt.soft_expires(self.sched_timer) == self.next_tick)
+        );
     }
 }
 
@@ -181,13 +327,15 @@ mod tests {
             duty_held: true,
             was_last_holder: false,
             max_deferment: 440_000_000_000,
-            aggressive: false,
         }
     }
 
     #[test]
     fn next_event_table() {
         let base = input();
+        let plain = NohzMode::new(true, true, false);
+        let aggr = NohzMode::new(true, true, true);
+        let next_event = |i: &NextEventInput| plain.next_event(i);
         // Nothing pending, not the duty: sleep forever.
         assert_eq!(next_event(&base), Some(NEVER));
         // A wheel timer exactly one tick away keeps the tick (<= TICK_NSEC)...
@@ -230,9 +378,8 @@ mod tests {
         );
         // Duty holder in aggressive mode: uncapped.
         assert_eq!(
-            next_event(&NextEventInput {
+            aggr.next_event(&NextEventInput {
                 is_duty: true,
-                aggressive: true,
                 ..base
             }),
             Some(NEVER)
@@ -244,13 +391,7 @@ mod tests {
             ..base
         };
         assert_eq!(next_event(&last), Some(10_000_000 + 440_000_000_000));
-        assert_eq!(
-            next_event(&NextEventInput {
-                aggressive: true,
-                ..last
-            }),
-            Some(10_000_000 + 440_000_000_000)
-        );
+        assert_eq!(aggr.next_event(&last), Some(10_000_000 + 440_000_000_000));
         // Not last holder while nobody holds it: uncapped.
         assert_eq!(
             next_event(&NextEventInput {
@@ -259,5 +400,87 @@ mod tests {
             }),
             Some(NEVER)
         );
+    }
+
+    #[test]
+    fn idle_tick_gate_table() {
+        // (nohz_idle, any nohz_full, aggressive, is duty) -> may stop the idle tick
+        let cases = [
+            ((false, false, false, false), false), // nohz=off: never
+            ((false, true, true, false), false),
+            ((true, false, false, true), true), // plain NO_HZ_IDLE: the duty holder stops too
+            ((true, true, false, false), true),
+            ((true, true, false, true), false), // nohz_full: the duty holder keeps ticking
+            ((true, true, true, true), true),   // ...unless aggressive
+        ];
+        for ((idle, full, aggressive, duty), want) in cases {
+            let m = NohzMode::new(idle, full, aggressive);
+            assert_eq!(m.can_stop_idle_tick(duty), want, "{m:?} duty={duty}");
+        }
+    }
+
+    #[test]
+    fn full_update_table() {
+        let stop_at = |e| {
+            move || NextEventInput {
+                next_wheel: e,
+                tick_stopped: true,
+                ..input()
+            }
+        };
+        let full = NohzMode::new(true, true, false);
+        // (nohz_full CPU, run queue can stop, tick stopped, next event) -> action
+        let cases = [
+            ((false, true, false, NEVER), TickAction::Keep), // not a nohz_full CPU
+            ((true, true, false, NEVER), TickAction::Stop(NEVER)),
+            ((true, true, true, 12_000_000), TickAction::Stop(12_000_000)),
+            ((true, false, true, NEVER), TickAction::Restart), // the SCHED dependency
+            ((true, false, false, NEVER), TickAction::Keep),
+        ];
+        for ((cpu_full, can_stop, stopped, e), want) in cases {
+            let got = full.full_update(cpu_full, can_stop, stopped, stop_at(e));
+            assert_eq!(got, want, "{cpu_full} {can_stop} {stopped} {e}");
+        }
+        // A wheel timer within a tick keeps a running tick.
+        let soon = || NextEventInput {
+            next_wheel: 10_500_000,
+            ..input()
+        };
+        assert_eq!(full.full_update(true, true, false, soon), TickAction::Keep);
+        // nohz=off: never.
+        let off = NohzMode::new(false, true, false);
+        assert_eq!(
+            off.full_update(true, false, true, stop_at(NEVER)),
+            TickAction::Keep
+        );
+    }
+
+    #[test]
+    fn stop_restart_keep_the_phase() {
+        let mut hrt: HrtimerCpuBase<u8> = HrtimerCpuBase::new(2);
+        let timer = hrt.init(crate::kernel::hrtimer::ClockBase::Monotonic, 0);
+        let mut ts = TickSched::new(timer);
+        // Tick pending at 5_012_500 (skewed phase), period 1 ms.
+        hrt.start(timer, 5_012_500, 0);
+        // (step, expected outcome, stopped after, sched_timer queued at)
+        assert_eq!(ts.stop(&mut hrt, 9_000_000), TickStop::Stopped);
+        assert!(ts.is_stopped());
+        assert_eq!(hrt.soft_expires(timer), 9_000_000);
+        assert_eq!(ts.stop(&mut hrt, 9_000_000), TickStop::Unchanged);
+        assert_eq!(ts.stop(&mut hrt, NEVER), TickStop::Retargeted);
+        assert!(!hrt.is_queued(timer));
+        assert_eq!(ts.stop(&mut hrt, NEVER), TickStop::Unchanged);
+        ts.restart(&mut hrt, 7_300_000, 1_000_000);
+        assert!(!ts.is_stopped());
+        // Back on the saved phase: the first 5_012_500 + k ms after 7.3 ms.
+        assert_eq!(hrt.soft_expires(timer), 8_012_500);
+        // A running tick re-arms one period on; a stopped one does not.
+        ts.rearm(&mut hrt, 8_012_500, 1_000_000);
+        assert_eq!(hrt.soft_expires(timer), 9_012_500);
+        assert_eq!(ts.stop(&mut hrt, 20_000_000), TickStop::Stopped);
+        ts.rearm(&mut hrt, 20_000_000, 1_000_000);
+        assert_eq!(hrt.soft_expires(timer), 20_000_000);
+        ts.restart(&mut hrt, 20_000_000, 1_000_000);
+        assert_eq!(hrt.soft_expires(timer), 20_012_500);
     }
 }

@@ -5,12 +5,12 @@
 //! them: an update adds every whole period that has elapsed in one go (missed ticks are
 //! absorbed arithmetically, never replayed), then runs the wall-time update. Coarse clocks
 //! change only then, so they freeze while nobody does the duty — which is exactly what the
-//! `nohz_full_aggressive` proposal allows, and what [`TimekeepingStats`] measures.
+//! `nohz_full_aggressive` proposal allows, and what `TimekeepingStats` measures.
 
 use crate::engine::Time;
 
 /// `INITIAL_JIFFIES`: jiffies start 300 s before the 32-bit wrap.
-pub fn initial_jiffies(hz: u32) -> u64 {
+pub(crate) fn initial_jiffies(hz: u32) -> u64 {
     (u32::MAX as u64 + 1) - 300 * hz as u64
 }
 
@@ -25,50 +25,52 @@ pub enum Duty {
 
 /// What the timekeeping duty cost and how stale time got.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TimekeepingStats {
+pub(crate) struct TimekeepingStats {
     /// Longest interval between two jiffies updates (ns).
-    pub max_gap_ns: u64,
+    pub(crate) max_gap_ns: u64,
     /// Most jiffies added by one update.
-    pub max_catch_up: u64,
+    pub(crate) max_catch_up: u64,
     /// Worst `now - last_jiffies_update` seen by a reader at interrupt entry (ns).
-    pub max_reader_staleness_ns: u64,
+    pub(crate) max_reader_staleness_ns: u64,
     /// Integral of coarse-time staleness over time (ns²), for the time-weighted mean.
-    pub staleness_integral: f64,
+    pub(crate) staleness_integral: f64,
     /// Duty changes of hands.
-    pub handovers: u64,
+    pub(crate) handovers: u64,
     /// Jiffies updates performed.
-    pub updates: u64,
+    pub(crate) updates: u64,
 }
 
 /// Global timekeeping state.
 ///
-/// Invariants: `jiffies` never decreases; `tick_next_period == last_jiffies_update + tick_nsec`;
-/// `last_jiffies_update <= now` at every update.
+/// Invariants (checked by `check` after every change in debug builds): `jiffies` never
+/// decreases; `tick_next_period == last_jiffies_update + tick_nsec`; `last_jiffies_update <= now`
+/// at every update. The duty changes hands only through [`Timekeeping::take_duty_if_free`] and
+/// [`Timekeeping::on_tick_stop`], each counted once in `stats.handovers`.
 #[derive(Debug, Clone)]
-pub struct Timekeeping {
+pub(crate) struct Timekeeping {
     /// TICK_NSEC.
-    pub tick_nsec: u64,
+    tick_nsec: u64,
     /// jiffies_64.
-    pub jiffies: u64,
+    jiffies: u64,
     /// Mono time of the jiffy edge matching `jiffies`.
-    pub last_jiffies_update: Time,
+    last_jiffies_update: Time,
     /// Next edge.
-    pub tick_next_period: Time,
-    /// Duty holder.
-    pub duty: Duty,
+    tick_next_period: Time,
+    /// Duty holder (`tick_do_timer_cpu`).
+    duty: Duty,
     /// Last holder before the duty went to NONE (DO_TIMER_LAST).
-    pub last_holder: Option<u32>,
+    last_holder: Option<u32>,
     /// `timekeeping_max_deferment()`: the clocksource's `max_idle_ns`.
-    pub max_deferment_ns: u64,
+    max_deferment_ns: u64,
     last_update_at: Time,
     window_start: Time,
     /// Statistics since the window started.
-    pub stats: TimekeepingStats,
+    stats: TimekeepingStats,
 }
 
 impl Timekeeping {
     /// Boot state: time 0 is a jiffy edge, `duty` holds the duty.
-    pub fn new(hz: u32, tick_nsec: u64, duty: u32, max_deferment_ns: u64) -> Self {
+    pub(crate) fn new(hz: u32, tick_nsec: u64, duty: u32, max_deferment_ns: u64) -> Self {
         Timekeeping {
             tick_nsec,
             jiffies: initial_jiffies(hz),
@@ -84,7 +86,7 @@ impl Timekeeping {
     }
 
     /// Starts the measured window.
-    pub fn start_window(&mut self, now: Time) {
+    pub(crate) fn start_window(&mut self, now: Time) {
         self.stats = TimekeepingStats::default();
         self.window_start = now;
         self.last_update_at = now.max(self.last_update_at);
@@ -92,7 +94,7 @@ impl Timekeeping {
 
     /// Mono time of jiffy `j` on the current grid.
     #[inline]
-    pub fn jiffy_to_mono(&self, j: u64) -> Time {
+    pub(crate) fn jiffy_to_mono(&self, j: u64) -> Time {
         if j >= self.jiffies {
             self.last_jiffies_update + (j - self.jiffies) * self.tick_nsec
         } else {
@@ -103,13 +105,13 @@ impl Timekeeping {
 
     /// Whether an update at `now` would advance jiffies (the lockless quick check).
     #[inline]
-    pub fn is_due(&self, now: Time) -> bool {
+    pub(crate) fn is_due(&self, now: Time) -> bool {
         now >= self.tick_next_period
     }
 
     /// Advances jiffies to `now` if due; returns the number of jiffies added.
     #[inline]
-    pub fn update_jiffies(&mut self, now: Time) -> u64 {
+    pub(crate) fn update_jiffies(&mut self, now: Time) -> u64 {
         if now < self.tick_next_period {
             return 0;
         }
@@ -124,26 +126,116 @@ impl Timekeeping {
         self.stats.staleness_integral += (gap as f64) * (gap as f64) / 2.0;
         self.stats.updates += 1;
         self.last_update_at = self.last_update_at.max(now);
+        self.check(now);
         ticks
     }
 
     /// A reader (interrupt entry on a tick-stopped CPU) looks at jiffies at `now`.
     #[inline]
-    pub fn observe_reader(&mut self, now: Time) {
+    pub(crate) fn observe_reader(&mut self, now: Time) {
         let stale = now.saturating_sub(self.last_jiffies_update);
         self.stats.max_reader_staleness_ns = self.stats.max_reader_staleness_ns.max(stale);
     }
 
-    /// Hands the duty to `to` (or to nobody).
-    pub fn set_duty(&mut self, to: Duty) {
+    /// Hands the duty to `to` (or to nobody), counting a change of hands.
+    fn set_duty(&mut self, to: Duty) {
         if self.duty != to {
             self.stats.handovers += 1;
             self.duty = to;
         }
     }
 
+    /// `tick_sched_do_timer`: a CPU whose tick fires while nobody holds the duty takes it,
+    /// unless it is a nohz_full CPU (`housekeeping == false`). Returns whether it took it.
+    #[inline]
+    pub(crate) fn take_duty_if_free(&mut self, cpu: u32, housekeeping: bool) -> bool {
+        if self.duty == Duty::None && housekeeping {
+            self.set_duty(Duty::Cpu(cpu));
+            return true;
+        }
+        false
+    }
+
+    /// `tick_nohz_stop_tick`'s duty rule: the holder stopping its tick gives the duty up and
+    /// is remembered as the last holder (DO_TIMER_LAST); a former last holder stopping again
+    /// while someone else holds the duty is forgotten. Returns whether the duty changed hands.
+    #[inline]
+    pub(crate) fn on_tick_stop(&mut self, cpu: u32) -> bool {
+        if self.duty == Duty::Cpu(cpu) {
+            self.set_duty(Duty::None);
+            self.last_holder = Some(cpu);
+            return true;
+        }
+        if self.duty != Duty::None && self.last_holder == Some(cpu) {
+            self.last_holder = None;
+        }
+        false
+    }
+
+    /// Who holds the duty.
+    #[inline]
+    pub(crate) fn duty(&self) -> Duty {
+        self.duty
+    }
+
+    /// `cpu` holds the duty.
+    #[inline]
+    pub(crate) fn is_duty(&self, cpu: u32) -> bool {
+        self.duty == Duty::Cpu(cpu)
+    }
+
+    /// Somebody holds the duty.
+    #[inline]
+    pub(crate) fn duty_held(&self) -> bool {
+        self.duty != Duty::None
+    }
+
+    /// `cpu` was the last holder (DO_TIMER_LAST).
+    #[inline]
+    pub(crate) fn was_last_holder(&self, cpu: u32) -> bool {
+        self.last_holder == Some(cpu)
+    }
+
+    /// `cpu` keeps time for the machine: it holds the duty or was its last holder.
+    pub(crate) fn keeps_time(&self, cpu: u32) -> bool {
+        self.is_duty(cpu) || self.was_last_holder(cpu)
+    }
+
+    /// jiffies_64.
+    #[inline]
+    pub(crate) fn jiffies(&self) -> u64 {
+        self.jiffies
+    }
+
+    /// Mono time of the current jiffy edge (`last_jiffies_update`).
+    #[inline]
+    pub(crate) fn last_jiffies_update(&self) -> Time {
+        self.last_jiffies_update
+    }
+
+    /// `timekeeping_max_deferment()`.
+    #[inline]
+    pub(crate) fn max_deferment_ns(&self) -> u64 {
+        self.max_deferment_ns
+    }
+
+    /// Statistics since the window started.
+    pub(crate) fn stats(&self) -> &TimekeepingStats {
+        &self.stats
+    }
+
+    /// Checks the invariants (debug builds).
+    #[inline]
+    fn check(&self, now: Time) {
+        debug_assert_eq!(
+            self.tick_next_period,
+            self.last_jiffies_update + self.tick_nsec
+        );
+        debug_assert!(self.last_jiffies_update <= now);
+    }
+
     /// Time-weighted mean staleness of coarse time over the window ending at `now` (ns).
-    pub fn mean_staleness(&self, now: Time) -> f64 {
+    pub(crate) fn mean_staleness(&self, now: Time) -> f64 {
         let span = now.saturating_sub(self.window_start);
         if span == 0 {
             return 0.0;
@@ -183,6 +275,55 @@ mod tests {
         assert_eq!(tk.tick_next_period, 8_000_000);
         assert_eq!(tk.stats.max_catch_up, 5);
         assert_eq!(tk.jiffy_to_mono(tk.jiffies + 3), 10_000_000);
+    }
+
+    #[test]
+    fn duty_handover_table() {
+        #[derive(Clone, Copy)]
+        enum Step {
+            /// The CPU stops its tick.
+            Stop,
+            /// The tick of a housekeeping CPU fires.
+            Tick,
+            /// The tick of a nohz_full CPU fires.
+            FullTick,
+        }
+        use Step::*;
+        // Boot: CPU 0 holds the duty. (step, CPU) and the state after it:
+        // (duty, last holder, handovers).
+        let steps = [
+            // Not the holder: nothing changes.
+            (Stop, 1, Duty::Cpu(0), None, 0),
+            // Held: not taken.
+            (Tick, 1, Duty::Cpu(0), None, 0),
+            // The holder gives it up and is remembered as the last holder.
+            (Stop, 0, Duty::None, Some(0), 1),
+            // A nohz_full CPU never takes it.
+            (FullTick, 2, Duty::None, Some(0), 1),
+            // The first housekeeping tick takes it.
+            (Tick, 1, Duty::Cpu(1), Some(0), 2),
+            // The former last holder stops again while someone holds it: forgotten.
+            (Stop, 0, Duty::Cpu(1), None, 2),
+            (Stop, 1, Duty::None, Some(1), 3),
+            // The last holder may take it back.
+            (Tick, 1, Duty::Cpu(1), Some(1), 4),
+        ];
+        let mut tk = Timekeeping::new(1000, 1_000_000, 0, u64::MAX);
+        for (i, (step, cpu, duty, last, handovers)) in steps.into_iter().enumerate() {
+            let changed = match step {
+                Stop => tk.on_tick_stop(cpu),
+                Tick => tk.take_duty_if_free(cpu, true),
+                FullTick => tk.take_duty_if_free(cpu, false),
+            };
+            assert_eq!(
+                (tk.duty(), tk.last_holder, tk.stats.handovers),
+                (duty, last, handovers),
+                "step {i}"
+            );
+            assert_eq!(changed, i > 0 && handovers != steps[i - 1].4, "step {i}");
+        }
+        assert!(tk.keeps_time(1));
+        assert!(!tk.keeps_time(0));
     }
 
     proptest! {

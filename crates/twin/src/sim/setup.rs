@@ -1,8 +1,10 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, StateCounters, TimerFn};
-use crate::engine::rng::{delivery_streams, streams};
+use super::observe::{NoTimeline, Observer};
+use super::stats::WindowStats;
+use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, TimerFn};
+use crate::engine::rng::{Stream, delivery_streams, streams};
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
@@ -10,7 +12,8 @@ use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
 use crate::kernel::sched::RunQueue;
-use crate::kernel::tick::{TickSched, skew_offset};
+use crate::kernel::sched::SchedClass;
+use crate::kernel::tick::{NohzMode, TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
@@ -35,314 +38,64 @@ pub enum SimError {
     Unsupported(String),
 }
 
+impl From<CmdlineError> for SimError {
+    fn from(e: CmdlineError) -> Self {
+        SimError::Cmdline(e)
+    }
+}
+
 /// Room for hrtimers per CPU: tick + background sources + workload timers.
 const HRTIMER_CAPACITY: usize = 16;
 /// Room for wheel timers per CPU.
 const WHEEL_CAPACITY: usize = 16;
 
 impl Sim {
-    /// Builds the machine at boot for `scenario`.
+    /// Builds the machine at boot for `scenario`, with no listener beyond the statistics.
     pub fn new(scenario: &Scenario) -> Result<Sim, SimError> {
+        Sim::with_observer(scenario, NoTimeline)
+    }
+}
+
+impl<O: Observer> Sim<O> {
+    /// Builds the machine at boot for `scenario`, reporting the loop's events to `observer`.
+    ///
+    /// The steps, in the order that keeps the seeded streams' draws stable: check the size,
+    /// resolve the kernel, lay out the CPUs with their ticks, arm the background sources,
+    /// place the workload, then boot (program the devices, enter the idle loop).
+    pub fn with_observer(scenario: &Scenario, observer: O) -> Result<Sim<O>, SimError> {
         let m = &scenario.machine;
         let k = &scenario.kernel;
-        let nr = m.topology.nr_cpus();
-        if nr == 0 || nr > 1 << CPU_BITS {
-            return Err(SimError::Config(format!(
-                "machine has {nr} CPUs: expected 1..={}",
-                1u32 << CPU_BITS
-            )));
-        }
-        // The event queue packs times below MAX_EVENT_TIME (about 52 days) with CPU numbers;
-        // the furthest event is a little past the end of the run.
-        let span = scenario
-            .run
-            .warmup_ns
-            .checked_add(scenario.run.duration_ns)
-            .filter(|end| *end < MAX_EVENT_TIME / 2);
-        if span.is_none() {
-            return Err(SimError::Config(format!(
-                "warm-up {} ns + duration {} ns: expected at most {} s in all",
-                scenario.run.warmup_ns,
-                scenario.run.duration_ns,
-                MAX_EVENT_TIME / 2 / 1_000_000_000
-            )));
-        }
-        let version = k.version_tuple().map_err(SimError::Config)?;
-        let cmd = KernelCmdline::parse(&k.cmdline, nr)?;
-        let build = KernelBuild {
-            nohz: k.nohz,
-            high_res: k.high_res,
+        let nr = check_size(scenario)?;
+        let Kernel {
+            cfg,
             version,
-            skew_tick_backport: k.skew_tick_backport,
-        };
-        let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
-        let mut messages: Vec<KernelMessage> = boot_msgs
-            .into_iter()
-            .map(|m| KernelMessage {
-                at_ns: 0,
-                origin: m.origin,
-                text: m.text,
-            })
-            .collect();
-        if !cmd.unknown.is_empty() {
-            // Unknown parameters are kept and listed, never fatal (they may matter to a kernel
-            // the twin does not model).
-            messages.push(KernelMessage::ticklab(
-                0,
-                format!(
-                    "parameters kept but not modelled: {}",
-                    cmd.unknown.join(" ")
-                ),
-            ));
-        }
-        if !cfg.highres && k.nohz != NohzBuild::Periodic {
-            messages.push(KernelMessage::ticklab(
-                0,
-                "highres=off is modelled with high-resolution hrtimer expiry",
-            ));
-        }
+            messages,
+        } = resolve_kernel(scenario, nr)?;
         let tick_nsec = k.tick_nsec();
-        let states: Vec<IdleStateParams> = m
-            .idle_states
-            .iter()
-            .enumerate()
-            .map(|(i, s)| IdleStateParams {
-                name: s.name.clone().into(),
-                exit_latency_ns: s.exit_latency_ns,
-                target_residency_ns: s.target_residency_ns,
-                polling: s.polling,
-                disabled: cfg
-                    .intel_idle_max_cstate
-                    .is_some_and(|max| i > max as usize),
-            })
-            .collect();
+        let states = idle_states(scenario, &cfg);
         let nohz_idle = cfg.nohz_idle && k.nohz != NohzBuild::Periodic;
-        let driver_prefers = (m.cpuidle_driver == "haltpoll").then_some("haltpoll");
-        let gov_name = cfg
-            .governor
-            .clone()
-            .unwrap_or_else(|| default_governor(nohz_idle, driver_prefers).to_string());
         let housekeeping: Vec<bool> = (0..nr).map(|c| cfg.housekeeping.contains(c)).collect();
         let any_nohz_full = !cfg.nohz_full.is_empty();
-        let (mut rngs, mut global) = streams(scenario.run.seed, nr as usize);
-        let deliveries = delivery_streams(scenario.run.seed, nr as usize);
-        let mut cpus = Vec::with_capacity(nr as usize);
-        for ((c, rng), delivery) in rngs.drain(..).enumerate().zip(deliveries) {
-            let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
-                SimError::Config(format!(
-                    "cpuidle.governor={gov_name}: expected menu, ladder or haltpoll"
-                ))
-            })?;
-            let mut hrt = HrtimerCpuBase::new(HRTIMER_CAPACITY);
-            let tick_timer = hrt.init(ClockBase::Monotonic, TimerFn::Tick);
-            let offset = if cfg.skew_tick {
-                skew_offset(tick_nsec, nr, c as u32)
-            } else {
-                0
-            };
-            // The first tick after boot: the jiffy grid plus this CPU's phase.
-            hrt.start(tick_timer, tick_nsec + offset, 0);
-            cpus.push(Cpu {
-                id: c as u32,
-                slots: [NEVER; NSLOTS],
-                dev: ClockEventDevice::new(m.clockevent.min_delta_ns, m.clockevent.max_delta_ns),
-                hrt,
-                tick_timer,
-                ts: TickSched {
-                    next_tick: NEVER,
-                    ..TickSched::default()
-                },
-                wheel: TimerWheel::with_clk(k.hz, WHEEL_CAPACITY, initial_jiffies(k.hz)),
-                wheel_fns: Vec::with_capacity(WHEEL_CAPACITY),
-                expired: Vec::with_capacity(WHEEL_CAPACITY),
-                gov,
-                idle: None,
-                rq: RunQueue::default(),
-                hogs: 0,
-                bg_runnable: 0,
-                running: Running::Idle,
-                busy_since: 0,
-                busy_ns: 0,
-                nohz_full: cfg.nohz_full.contains(c as u32),
-                housekeeping: housekeeping[c],
-                timer_softirq: false,
-                loc: 0,
-                iwi: 0,
-                cstates: vec![StateCounters::default(); states.len()],
-                residencies: [0; 16],
-                residency_idx: 0,
-                rng,
-                delivery,
-                max_irq_ns: 0,
-                free_at: 0,
-                waking: false,
-                socket: m.topology.socket_of(c as u32),
-                xtime_seen: 0,
-                frame: NO_FRAME,
-                frame_runnable: false,
-                bg_remaining: 0,
-                lock_wait_ns: 0,
-                max_lock_wait_ns: 0,
-            });
-        }
+        let (rngs, mut global) = streams(scenario.run.seed, nr as usize);
+        let mut cpus = lay_out_cpus(scenario, &cfg, nohz_idle, &housekeeping, rngs)?;
         let tk = Timekeeping::new(
             k.hz,
             tick_nsec,
             cfg.timekeeping_cpu,
             m.clocksource.max_idle_ns,
         );
-
-        // Background sources.
-        let mut sources = Vec::with_capacity(scenario.background.len());
-        for (s, src) in scenario.background.iter().enumerate() {
-            let mean_ns = match (src.period_ns, src.rate_hz) {
-                (Some(_), None) => 0.0,
-                (None, Some(r)) if r > 0.0 => 1e9 / r,
-                _ => {
-                    return Err(SimError::Config(format!(
-                        "background source {:?}: expected exactly one of period_ns or a positive rate_hz",
-                        src.name
-                    )));
-                }
-            };
-            let mut period_ns = src.period_ns;
-            let on: Vec<u32> = match src.placement {
-                Placement::PerCpu => (0..nr).collect(),
-                Placement::WatchdogCpus => {
-                    if cfg.watchdog_thresh_s == 0 {
-                        Vec::new()
-                    } else {
-                        // The sample period is 2/5 of the threshold.
-                        period_ns = Some(cfg.watchdog_thresh_s as u64 * 2_000_000_000 / 5);
-                        (0..nr).filter(|&c| housekeeping[c as usize]).collect()
-                    }
-                }
-                Placement::Housekeeping => {
-                    let hk: Vec<u32> = (0..nr).filter(|&c| housekeeping[c as usize]).collect();
-                    vec![hk[global.below(hk.len() as u64) as usize]]
-                }
-            };
-            let on: Vec<u32> = match &src.cpus {
-                Some(only) if src.placement != Placement::Housekeeping => {
-                    on.into_iter().filter(|&c| only.contains(c)).collect()
-                }
-                _ => on,
-            };
-            for c in on {
-                let cpu = &mut cpus[c as usize];
-                let first = match period_ns {
-                    Some(p) => 1 + cpu.rng.below(p),
-                    None => cpu.rng.exp_ns(mean_ns),
-                };
-                match src.kind {
-                    TimerKind::Hrtimer => {
-                        let id = cpu
-                            .hrt
-                            .init(ClockBase::Monotonic, TimerFn::Background(s as u16));
-                        cpu.hrt.start(id, first, src.slack_ns);
-                    }
-                    TimerKind::Wheel => {
-                        let id = WheelTimerId(cpu.wheel_fns.len() as u32);
-                        cpu.wheel_fns.push(s as u16);
-                        let j = initial_jiffies(k.hz) + first.div_ceil(tick_nsec).max(1);
-                        cpu.wheel.add(id, j, src.deferrable);
-                    }
-                }
-            }
-            sources.push(SourceRt {
-                name: src.name.clone(),
-                kind: src.kind,
-                period_ns,
-                mean_ns,
-                deferrable: src.deferrable,
-                slack_ns: src.slack_ns,
-                wakes_task: src.wakes_task,
-                expiries: 0,
-            });
-        }
-
-        // Workload.
+        let sources = arm_background(scenario, &cfg, &housekeeping, &mut cpus, &mut global)?;
+        let Workload {
+            hog_cpus,
+            frame_groups,
+            workers,
+        } = place_workload(scenario, &housekeeping, &mut cpus)?;
         let warmup = scenario.run.warmup_ns;
-        let mut hog_cpus = Vec::new();
-        let mut frame_groups: Vec<FrameGroup> = Vec::new();
-        let mut workers: Vec<FrameWorker> = Vec::new();
-        for g in &scenario.workload.groups {
-            match g {
-                TaskGroup::Hogs {
-                    count,
-                    cpus: explicit,
-                } => {
-                    let placed = match explicit {
-                        Some(set) => set.iter().collect(),
-                        None => default_hog_cpus(*count, &m.topology, &housekeeping),
-                    };
-                    hog_cpus.extend(placed);
-                }
-                TaskGroup::Frames {
-                    name,
-                    frequency_hz,
-                    loop_units,
-                    cpus: on,
-                } => {
-                    if !(frequency_hz.is_finite() && *frequency_hz > 0.0) {
-                        return Err(SimError::Config(format!(
-                            "frame group {name}: frequency {frequency_hz} Hz, expected > 0"
-                        )));
-                    }
-                    // Frame 0 starts when the measured window opens (a whole second after
-                    // boot with the default warm-up, i.e. on the jiffy grid).
-                    let mut group = FrameGroup::new(
-                        name.clone(),
-                        *frequency_hz,
-                        *loop_units,
-                        m.costs.work_unit_ns,
-                        warmup,
-                        FrameClock::new(*frequency_hz).frames_in(scenario.run.duration_ns),
-                    );
-                    for c in on.iter() {
-                        let cpu = &mut cpus[c as usize];
-                        if cpu.frame != NO_FRAME {
-                            return Err(SimError::Config(format!(
-                                "CPU {c} has two frame workers (group {name}): one per CPU"
-                            )));
-                        }
-                        let w = workers.len();
-                        let timer = cpu
-                            .hrt
-                            .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32));
-                        if group.n_frames > 0 {
-                            cpu.hrt.start(timer, group.start(0), 0);
-                        }
-                        cpu.frame = w as u32;
-                        group.workers.push(w);
-                        workers.push(FrameWorker {
-                            group: frame_groups.len(),
-                            cpu: c,
-                            timer,
-                            k: 0,
-                            start: group.start(0),
-                            rem: group.first_remainder(),
-                            stats: FrameStats::default(),
-                        });
-                    }
-                    frame_groups.push(group);
-                }
-                other => {
-                    return Err(SimError::Unsupported(format!(
-                        "workload {} (the twin models idle and hogs so far)",
-                        other.label()
-                    )));
-                }
-            }
-        }
-        for &c in &hog_cpus {
-            let cpu = &mut cpus[c as usize];
-            cpu.hogs += 1;
-            cpu.rq.nr_fair += 1;
-            cpu.running = Running::Hog;
-        }
+
         let fanout = k.rcu_leaf_fanout();
         let leaves = nr.div_ceil(fanout) as usize;
+        let nr_states = states.len();
+        let nr_sources = sources.len();
         let mut sim = Sim {
             scenario_name: scenario.name.clone(),
             machine_name: m.name.clone(),
@@ -354,9 +107,7 @@ impl Sim {
             states,
             auto_demotion: m.power.auto_demotion.clone(),
             power_limit_w: m.power.power_limit_w,
-            nohz_idle,
-            any_nohz_full,
-            aggressive: cfg.aggressive,
+            nohz: NohzMode::new(nohz_idle, any_nohz_full, cfg.aggressive),
             idle_mode: cfg.idle,
             cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
             now: 0,
@@ -367,7 +118,7 @@ impl Sim {
             tk,
             energy: Some(EnergyMeter::new(m)),
             sources,
-            messages: std::mem::take(&mut messages),
+            messages,
             hang_reported: false,
             events: 0,
             hog_cpus,
@@ -383,23 +134,380 @@ impl Sim {
             frame_groups,
             workers,
             flier_ns: DEFAULT_FLIER_NS,
+            stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
+            observer,
         };
-        // Boot: program every device for its first timer, then idle CPUs enter the idle loop.
-        for c in 0..nr as usize {
-            let next = sim.cpus[c].hrt.next_hard_expiry();
-            sim.cpus[c].hrt.expires_next = next;
-            let fire = sim.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
-            let jitter = sim.costs.timer_delivery_jitter_ns;
-            sim.cpus[c].arm_device(fire, jitter);
-            if sim.cpus[c].hogs == 0 {
-                sim.enter_idle(c, 0);
-            }
-            let t = sim.cpus[c].next_slot();
-            sim.queue.set(c, t);
-        }
-        if warmup == 0 {
-            sim.open_window(0);
-        }
+        sim.boot();
         Ok(sim)
     }
+
+    /// Boot: program every device for its first timer, then idle CPUs enter the idle loop; the
+    /// window opens at once without warm-up.
+    fn boot(&mut self) {
+        for c in 0..self.cpus.len() {
+            let next = self.cpus[c].hrt.program_first();
+            let fire = self.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
+            let jitter = self.costs.timer_delivery_jitter_ns;
+            self.cpus[c].arm_device(fire, jitter);
+            if self.cpus[c].hogs == 0 {
+                self.enter_idle(c, 0);
+            }
+            let t = self.cpus[c].next_slot();
+            self.queue.set(c, t);
+        }
+        if self.window_start == 0 {
+            self.open_window(0);
+        }
+    }
+}
+
+/// The machine's size and the run's length fit the engine: returns the number of CPUs.
+fn check_size(scenario: &Scenario) -> Result<u32, SimError> {
+    let nr = scenario.machine.topology.nr_cpus();
+    if nr == 0 || nr > 1 << CPU_BITS {
+        return Err(SimError::Config(format!(
+            "machine has {nr} CPUs: expected 1..={}",
+            1u32 << CPU_BITS
+        )));
+    }
+    // The event queue packs times below MAX_EVENT_TIME (about 52 days) with CPU numbers;
+    // the furthest event is a little past the end of the run.
+    let span = scenario
+        .run
+        .warmup_ns
+        .checked_add(scenario.run.duration_ns)
+        .filter(|end| *end < MAX_EVENT_TIME / 2);
+    if span.is_none() {
+        return Err(SimError::Config(format!(
+            "warm-up {} ns + duration {} ns: expected at most {} s in all",
+            scenario.run.warmup_ns,
+            scenario.run.duration_ns,
+            MAX_EVENT_TIME / 2 / 1_000_000_000
+        )));
+    }
+    Ok(nr)
+}
+
+/// The kernel as resolved at boot.
+struct Kernel {
+    /// The tick configuration the command line and build give.
+    cfg: TickConfig,
+    /// `(major, minor)`.
+    version: (u32, u32),
+    /// Boot messages.
+    messages: Vec<KernelMessage>,
+}
+
+/// Parses the command line and resolves it against the kernel build: the tick
+/// configuration, the kernel version and the boot messages.
+fn resolve_kernel(scenario: &Scenario, nr: u32) -> Result<Kernel, SimError> {
+    let k = &scenario.kernel;
+    let version = k.version_tuple().map_err(SimError::Config)?;
+    let cmd = KernelCmdline::parse(&k.cmdline, nr)?;
+    let build = KernelBuild {
+        nohz: k.nohz,
+        high_res: k.high_res,
+        version,
+        skew_tick_backport: k.skew_tick_backport,
+    };
+    let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
+    let mut messages: Vec<KernelMessage> = boot_msgs
+        .into_iter()
+        .map(|m| KernelMessage {
+            at_ns: 0,
+            origin: m.origin,
+            text: m.text,
+        })
+        .collect();
+    if !cmd.unknown.is_empty() {
+        // Unknown parameters are kept and listed, never fatal (they may matter to a kernel
+        // the twin does not model).
+        messages.push(KernelMessage::ticklab(
+            0,
+            format!(
+                "parameters kept but not modelled: {}",
+                cmd.unknown.join(" ")
+            ),
+        ));
+    }
+    if !cfg.highres && k.nohz != NohzBuild::Periodic {
+        messages.push(KernelMessage::ticklab(
+            0,
+            "highres=off is modelled with high-resolution hrtimer expiry",
+        ));
+    }
+    Ok(Kernel {
+        cfg,
+        version,
+        messages,
+    })
+}
+
+/// The machine's idle states as cpuidle sees them (`intel_idle.max_cstate` disables deeper ones).
+fn idle_states(scenario: &Scenario, cfg: &TickConfig) -> Vec<IdleStateParams> {
+    scenario
+        .machine
+        .idle_states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| IdleStateParams {
+            name: s.name.clone().into(),
+            exit_latency_ns: s.exit_latency_ns,
+            target_residency_ns: s.target_residency_ns,
+            polling: s.polling,
+            disabled: cfg
+                .intel_idle_max_cstate
+                .is_some_and(|max| i > max as usize),
+        })
+        .collect()
+}
+
+/// One CPU per topology slot: its governor, clock event device, timer wheel and the tick's
+/// hrtimer armed on the jiffy grid plus its skew offset.
+fn lay_out_cpus(
+    scenario: &Scenario,
+    cfg: &TickConfig,
+    nohz_idle: bool,
+    housekeeping: &[bool],
+    mut rngs: Vec<Stream>,
+) -> Result<Vec<Cpu>, SimError> {
+    let m = &scenario.machine;
+    let k = &scenario.kernel;
+    let nr = m.topology.nr_cpus();
+    let tick_nsec = k.tick_nsec();
+    let driver_prefers = (m.cpuidle_driver == "haltpoll").then_some("haltpoll");
+    let gov_name = cfg
+        .governor
+        .clone()
+        .unwrap_or_else(|| default_governor(nohz_idle, driver_prefers).to_string());
+    let deliveries = delivery_streams(scenario.run.seed, nr as usize);
+    let mut cpus = Vec::with_capacity(nr as usize);
+    for ((c, rng), delivery) in rngs.drain(..).enumerate().zip(deliveries) {
+        let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
+            SimError::Config(format!(
+                "cpuidle.governor={gov_name}: expected menu, ladder or haltpoll"
+            ))
+        })?;
+        let mut hrt = HrtimerCpuBase::new(HRTIMER_CAPACITY);
+        let tick_timer = hrt.init(ClockBase::Monotonic, TimerFn::Tick);
+        let offset = if cfg.skew_tick {
+            skew_offset(tick_nsec, nr, c as u32)
+        } else {
+            0
+        };
+        // The first tick after boot: the jiffy grid plus this CPU's phase.
+        hrt.start(tick_timer, tick_nsec + offset, 0);
+        cpus.push(Cpu {
+            id: c as u32,
+            slots: [NEVER; NSLOTS],
+            dev: ClockEventDevice::new(m.clockevent.min_delta_ns, m.clockevent.max_delta_ns),
+            hrt,
+            ts: TickSched::new(tick_timer),
+            wheel: TimerWheel::with_clk(k.hz, WHEEL_CAPACITY, initial_jiffies(k.hz)),
+            wheel_fns: Vec::with_capacity(WHEEL_CAPACITY),
+            expired: Vec::with_capacity(WHEEL_CAPACITY),
+            gov,
+            idle: None,
+            rq: RunQueue::default(),
+            hogs: 0,
+            bg_runnable: 0,
+            running: Running::Idle,
+            nohz_full: cfg.nohz_full.contains(c as u32),
+            housekeeping: housekeeping[c],
+            timer_softirq: false,
+            residencies: [0; 16],
+            residency_idx: 0,
+            rng,
+            delivery,
+            free_at: 0,
+            waking: false,
+            socket: m.topology.socket_of(c as u32),
+            xtime_seen: 0,
+            frame: NO_FRAME,
+            frame_runnable: false,
+            bg_remaining: 0,
+        });
+    }
+    Ok(cpus)
+}
+
+/// Arms each background source on the CPUs its placement names (hrtimer or timer wheel),
+/// drawing its first expiry from the CPU's stream.
+fn arm_background(
+    scenario: &Scenario,
+    cfg: &TickConfig,
+    housekeeping: &[bool],
+    cpus: &mut [Cpu],
+    global: &mut Stream,
+) -> Result<Vec<SourceRt>, SimError> {
+    let k = &scenario.kernel;
+    let nr = scenario.machine.topology.nr_cpus();
+    let tick_nsec = k.tick_nsec();
+    let mut sources = Vec::with_capacity(scenario.background.len());
+    for (s, src) in scenario.background.iter().enumerate() {
+        let mean_ns = match (src.period_ns, src.rate_hz) {
+            (Some(_), None) => 0.0,
+            (None, Some(r)) if r > 0.0 => 1e9 / r,
+            _ => {
+                return Err(SimError::Config(format!(
+                    "background source {:?}: expected exactly one of period_ns or a positive rate_hz",
+                    src.name
+                )));
+            }
+        };
+        let mut period_ns = src.period_ns;
+        let on: Vec<u32> = match src.placement {
+            Placement::PerCpu => (0..nr).collect(),
+            Placement::WatchdogCpus => {
+                if cfg.watchdog_thresh_s == 0 {
+                    Vec::new()
+                } else {
+                    // The sample period is 2/5 of the threshold.
+                    period_ns = Some(cfg.watchdog_thresh_s as u64 * 2_000_000_000 / 5);
+                    (0..nr).filter(|&c| housekeeping[c as usize]).collect()
+                }
+            }
+            Placement::Housekeeping => {
+                let hk: Vec<u32> = (0..nr).filter(|&c| housekeeping[c as usize]).collect();
+                vec![hk[global.below(hk.len() as u64) as usize]]
+            }
+        };
+        let on: Vec<u32> = match &src.cpus {
+            Some(only) if src.placement != Placement::Housekeeping => {
+                on.into_iter().filter(|&c| only.contains(c)).collect()
+            }
+            _ => on,
+        };
+        for c in on {
+            let cpu = &mut cpus[c as usize];
+            let first = match period_ns {
+                Some(p) => 1 + cpu.rng.below(p),
+                None => cpu.rng.exp_ns(mean_ns),
+            };
+            match src.kind {
+                TimerKind::Hrtimer => {
+                    let id = cpu
+                        .hrt
+                        .init(ClockBase::Monotonic, TimerFn::Background(s as u16));
+                    cpu.hrt.start(id, first, src.slack_ns);
+                }
+                TimerKind::Wheel => {
+                    let id = WheelTimerId(cpu.wheel_fns.len() as u32);
+                    cpu.wheel_fns.push(s as u16);
+                    let j = initial_jiffies(k.hz) + first.div_ceil(tick_nsec).max(1);
+                    cpu.wheel.add(id, j, src.deferrable);
+                }
+            }
+        }
+        sources.push(SourceRt {
+            name: src.name.clone(),
+            kind: src.kind,
+            period_ns,
+            mean_ns,
+            deferrable: src.deferrable,
+            slack_ns: src.slack_ns,
+            wakes_task: src.wakes_task,
+        });
+    }
+    Ok(sources)
+}
+
+/// The workload as placed at boot.
+struct Workload {
+    hog_cpus: Vec<u32>,
+    frame_groups: Vec<FrameGroup>,
+    workers: Vec<FrameWorker>,
+}
+
+/// Places hogs and frame workers (the twin models those so far).
+fn place_workload(
+    scenario: &Scenario,
+    housekeeping: &[bool],
+    cpus: &mut [Cpu],
+) -> Result<Workload, SimError> {
+    let m = &scenario.machine;
+    let warmup = scenario.run.warmup_ns;
+    let mut hog_cpus = Vec::new();
+    let mut frame_groups: Vec<FrameGroup> = Vec::new();
+    let mut workers: Vec<FrameWorker> = Vec::new();
+    for g in &scenario.workload.groups {
+        match g {
+            TaskGroup::Hogs {
+                count,
+                cpus: explicit,
+            } => {
+                let placed = match explicit {
+                    Some(set) => set.iter().collect(),
+                    None => default_hog_cpus(*count, &m.topology, housekeeping),
+                };
+                hog_cpus.extend(placed);
+            }
+            TaskGroup::Frames {
+                name,
+                frequency_hz,
+                loop_units,
+                cpus: on,
+            } => {
+                if !(frequency_hz.is_finite() && *frequency_hz > 0.0) {
+                    return Err(SimError::Config(format!(
+                        "frame group {name}: frequency {frequency_hz} Hz, expected > 0"
+                    )));
+                }
+                // Frame 0 starts when the measured window opens (a whole second after
+                // boot with the default warm-up, i.e. on the jiffy grid).
+                let mut group = FrameGroup::new(
+                    name.clone(),
+                    *frequency_hz,
+                    *loop_units,
+                    m.costs.work_unit_ns,
+                    warmup,
+                    FrameClock::new(*frequency_hz).frames_in(scenario.run.duration_ns),
+                );
+                for c in on.iter() {
+                    let cpu = &mut cpus[c as usize];
+                    if cpu.frame != NO_FRAME {
+                        return Err(SimError::Config(format!(
+                            "CPU {c} has two frame workers (group {name}): one per CPU"
+                        )));
+                    }
+                    let w = workers.len();
+                    let timer = cpu
+                        .hrt
+                        .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32));
+                    if group.n_frames > 0 {
+                        cpu.hrt.start(timer, group.start(0), 0);
+                    }
+                    cpu.frame = w as u32;
+                    group.workers.push(w);
+                    workers.push(FrameWorker {
+                        group: frame_groups.len(),
+                        cpu: c,
+                        timer,
+                        k: 0,
+                        start: group.start(0),
+                        rem: group.first_remainder(),
+                        stats: FrameStats::default(),
+                    });
+                }
+                frame_groups.push(group);
+            }
+            other => {
+                return Err(SimError::Unsupported(format!(
+                    "workload {} (the twin models idle and hogs so far)",
+                    other.label()
+                )));
+            }
+        }
+    }
+    for &c in &hog_cpus {
+        let cpu = &mut cpus[c as usize];
+        cpu.hogs += 1;
+        cpu.rq.enqueue(SchedClass::Fair);
+        cpu.running = Running::Hog;
+    }
+    Ok(Workload {
+        hog_cpus,
+        frame_groups,
+        workers,
+    })
 }

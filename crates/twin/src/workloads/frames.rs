@@ -23,7 +23,7 @@ const HIST_MAX_NS: u64 = 60_000_000_000;
 
 /// One group at run time.
 #[derive(Debug, Clone)]
-pub struct FrameGroup {
+pub(crate) struct FrameGroup {
     /// Name used in tables.
     pub name: String,
     /// Frames per second.
@@ -49,7 +49,7 @@ pub struct FrameGroup {
 
 impl FrameGroup {
     /// A group whose frame 0 starts at `t0` and which runs `n_frames` frames.
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         frequency_hz: f64,
         loop_units: u64,
@@ -76,12 +76,12 @@ impl FrameGroup {
 
     /// Nominal start of frame `k`.
     #[inline]
-    pub fn start(&self, k: u64) -> Time {
+    pub(crate) fn start(&self, k: u64) -> Time {
         self.t0 + self.clock.offset_ns(k)
     }
 
     /// The remainder [`FrameGroup::next_start`] starts from at frame 0.
-    pub fn first_remainder(&self) -> u64 {
+    pub(crate) fn first_remainder(&self) -> u64 {
         self.clock.integral_hz().unwrap_or(0)
     }
 
@@ -91,7 +91,7 @@ impl FrameGroup {
     /// Invariant (integral frequency `f`): `2·10^9·k + f = (start(k) − t0)·2f + rem` with
     /// `0 ≤ rem < 2f`; one frame adds `2·10^9 = A·2f + B` to the left side.
     #[inline]
-    pub fn next_start(&self, k: u64, start: Time, rem: &mut u64) -> Time {
+    pub(crate) fn next_start(&self, k: u64, start: Time, rem: &mut u64) -> Time {
         match self.step {
             Some((a, b, two_f)) => {
                 let mut next = start + a;
@@ -108,11 +108,11 @@ impl FrameGroup {
 }
 
 /// Per-worker jitter statistics: the shared frame-table statistics of the report schema.
-pub type FrameStats = ticklab_schema::report::FrameRowStats;
+pub(crate) type FrameStats = ticklab_schema::report::FrameRowStats;
 
 /// One worker at run time.
 #[derive(Debug, Clone)]
-pub struct FrameWorker {
+pub(crate) struct FrameWorker {
     /// Its group (index).
     pub group: usize,
     /// Its CPU.
@@ -130,7 +130,11 @@ pub struct FrameWorker {
 }
 
 /// The report of one group.
-pub fn group_report(g: &FrameGroup, workers: &[FrameWorker], flier_ns: u64) -> FrameGroupReport {
+pub(crate) fn group_report(
+    g: &FrameGroup,
+    workers: &[FrameWorker],
+    flier_ns: u64,
+) -> FrameGroupReport {
     let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
     FrameGroupReport {
         group: g.name.clone(),

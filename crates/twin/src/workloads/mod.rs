@@ -12,7 +12,7 @@ use ticklab_schema::machine::Topology;
 /// the busiest. It is a modelling choice; experiments.md E1's interrupt counts (a hog on the
 /// timekeeping CPU would add ~HZ interrupts/s at 1, 2 and 4 hogs, which the published rows do
 /// not show) are consistent with it.
-pub fn default_hog_cpus(count: u32, topo: &Topology, housekeeping: &[bool]) -> Vec<u32> {
+pub(crate) fn default_hog_cpus(count: u32, topo: &Topology, housekeeping: &[bool]) -> Vec<u32> {
     let cores = topo.nr_cores();
     let mut order: Vec<u32> = (0..cores).collect();
     let has_hk = |core: u32| topo.threads_of_core(core).any(|c| housekeeping[c as usize]);

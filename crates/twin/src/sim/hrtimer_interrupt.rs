@@ -1,0 +1,124 @@
+//! `hrtimer_interrupt` (`kernel/time/hrtimer.c`): the expiry loop, the timer callbacks and the
+//! device reprogramming outside the interrupt (`hrtimer_reprogram`). The re-arm/retry/hang rule
+//! lives in [`crate::kernel::hrtimer`].
+
+use super::observe::{Event, Observer};
+use super::{Sim, TimerFn};
+use crate::engine::{NEVER, Time};
+use crate::kernel::hrtimer::{Rearm, TimerId, forward};
+use crate::kernel::sched::SchedClass;
+use ticklab_schema::report::KernelMessage;
+
+impl<O: Observer> Sim<O> {
+    /// `hrtimer_interrupt`: expiry passes until the device takes the programming for the first
+    /// timer; the re-arm/retry/hang decision is [`crate::kernel::hrtimer::HrtimerCpuBase::rearm`].
+    pub(super) fn hrtimer_interrupt(&mut self, c: usize, mut now: Time) -> Time {
+        let cpu_id = c as u32;
+        self.emit(now, Event::HrtimerInterrupt { cpu: cpu_id });
+        let mut lp = self.cpus[c].hrt.interrupt_enter(now);
+        loop {
+            self.cpus[c].hrt.pass_begin();
+            while let Some(id) = self.cpus[c].hrt.pop_expired(now) {
+                now = self.run_hrtimer(c, id, now);
+            }
+            let cpu = &mut self.cpus[c];
+            let next = cpu.hrt.pass_end();
+            if next != NEVER {
+                now += self.costs.clockevent_program_ns;
+            }
+            let programmed = cpu.dev.program(next, now, false);
+            match cpu.hrt.rearm(&mut lp, programmed.is_ok(), now) {
+                Rearm::Armed => {
+                    if let Ok(fire) = programmed {
+                        cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+                    }
+                    return now;
+                }
+                Rearm::Retry => self.emit(now, Event::HrtimerRetry { cpu: cpu_id }),
+                Rearm::Hang { hang_ns, expires } => {
+                    let fire = cpu.dev.program(expires, now, true).unwrap_or(expires);
+                    cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+                    self.emit(
+                        now,
+                        Event::HrtimerHang {
+                            cpu: cpu_id,
+                            hang_ns,
+                        },
+                    );
+                    if !self.hang_reported {
+                        self.hang_reported = true;
+                        let text = format!("hrtimer: interrupt took {hang_ns} ns");
+                        self.messages.push(if self.nohz.aggressive() {
+                            KernelMessage::ticklab(
+                                now,
+                                format!("{text} (message suppressed by nohz_full_aggressive)"),
+                            )
+                        } else {
+                            KernelMessage::kernel(now, text)
+                        });
+                    }
+                    return now;
+                }
+            }
+        }
+    }
+
+    pub(super) fn run_hrtimer(&mut self, c: usize, id: TimerId, mut now: Time) -> Time {
+        let func = self.cpus[c].hrt.func(id);
+        match func {
+            TimerFn::Tick => now = self.tick_sched_timer(c, id, now),
+            TimerFn::FrameWake(w) => {
+                now += self.costs.hrtimer_callback_ns;
+                let cpu = &mut self.cpus[c];
+                debug_assert_eq!(cpu.frame, w);
+                if !cpu.frame_runnable {
+                    cpu.frame_runnable = true;
+                    cpu.rq.enqueue(SchedClass::Fifo);
+                    let frame = self.workers[w as usize].k;
+                    self.emit(
+                        now,
+                        Event::FrameStarted {
+                            cpu: c as u32,
+                            frame,
+                        },
+                    );
+                }
+            }
+            TimerFn::Background(s) => {
+                now += self.costs.hrtimer_callback_ns;
+                self.emit(now, Event::SourceExpired { source: s });
+                let src = &self.sources[s as usize];
+                let (period, mean, slack, wakes) =
+                    (src.period_ns, src.mean_ns, src.slack_ns, src.wakes_task);
+                let cpu = &mut self.cpus[c];
+                let soft = cpu.hrt.soft_expires(id);
+                let next = match period {
+                    Some(p) => forward(soft, now, p).expires,
+                    None => now + cpu.rng.exp_ns(mean),
+                };
+                cpu.hrt.start(id, next, slack);
+                if wakes {
+                    self.wake_task(c, now);
+                }
+            }
+        }
+        now
+    }
+
+    /// Reprograms the device for the first hrtimer if it changed (outside the interrupt).
+    pub(super) fn reprogram(&mut self, c: usize, mut now: Time) -> Time {
+        let cpu = &mut self.cpus[c];
+        let Some(next) = cpu.hrt.reprogram_target() else {
+            return now;
+        };
+        if next != NEVER {
+            now += self.costs.clockevent_program_ns;
+        }
+        let fire = match cpu.dev.program(next, now, true) {
+            Ok(f) => f,
+            Err(_) => now + cpu.dev.min_delta_ns,
+        };
+        cpu.arm_device(fire, self.costs.timer_delivery_jitter_ns);
+        now
+    }
+}

@@ -1,0 +1,94 @@
+//! The device interrupt: leave the idle state, interrupt entry (jiffies catch-up on a
+//! tick-stopped CPU), [`hrtimer_interrupt`](super::Sim), the TIMER softirq, interrupt exit and
+//! what runs next.
+
+use super::observe::{Event, Observer};
+use super::{Running, SLOT_DEVICE, SLOT_TASK, Sim};
+use crate::engine::{NEVER, Time};
+
+impl<O: Observer> Sim<O> {
+    /// The clock event device's interrupt on `c` at `t` (`SLOT_DEVICE`).
+    pub(super) fn device_interrupt(&mut self, c: usize, t: Time) {
+        self.cpus[c].slots[SLOT_DEVICE] = NEVER;
+        let was_idle = if self.cpus[c].waking {
+            // Second half of a wake-up: the exit latency has passed, the handler runs now.
+            self.cpus[c].waking = false;
+            true
+        } else {
+            self.cpus[c].dev.fired();
+            let idle = self.cpus[c].idle.is_some();
+            if idle {
+                let exec = self.idle_wake(c, t, false);
+                if exec > t {
+                    // The CPU spends the exit latency leaving its C-state; the handler (and
+                    // everything it does to shared state) happens at `exec`, as its own event.
+                    self.cpus[c].waking = true;
+                    self.cpus[c].slots[SLOT_DEVICE] = exec;
+                    return;
+                }
+            }
+            idle
+        };
+        let mut now = t;
+        let start = now;
+        self.emit(now, Event::IrqEntry { cpu: c as u32 });
+        now += self.costs.irq_entry_exit_ns / 2;
+        if !was_idle && self.cpus[c].nohz_full && self.cpus[c].running != Running::Idle {
+            now += crate::kernel::context_tracking::transition_overhead(&self.costs, true);
+        }
+        if self.cpus[c].ts.is_stopped() {
+            now = self.catch_up_jiffies(c, now);
+        }
+        now = self.hrtimer_interrupt(c, now);
+        if self.cpus[c].timer_softirq {
+            now = self.run_timer_softirq(c, now);
+        }
+        now += self.costs.irq_entry_exit_ns / 2;
+        let irq_ns = now - start;
+        self.emit(
+            now,
+            Event::IrqExit {
+                cpu: c as u32,
+                irq_ns,
+            },
+        );
+        self.after_interrupt(c, t, now, was_idle);
+    }
+
+    /// After the interrupt handler: schedule, re-evaluate the tick, or go back to idle.
+    pub(super) fn after_interrupt(&mut self, c: usize, t: Time, mut now: Time, was_idle: bool) {
+        if was_idle {
+            let cpu = &self.cpus[c];
+            if cpu.frame_runnable || cpu.bg_runnable > 0 || cpu.hogs > 0 {
+                now = self.idle_exit(c, now);
+                self.switch_to_next(c, now);
+            } else {
+                self.enter_idle(c, now);
+            }
+            return;
+        }
+        // Interrupted a running task: it is delayed by the interrupt.
+        let irq = now - t;
+        let cpu = &mut self.cpus[c];
+        if matches!(cpu.running, Running::Background | Running::Frame)
+            && cpu.slots[SLOT_TASK] != NEVER
+        {
+            cpu.slots[SLOT_TASK] += irq;
+        }
+        if cpu.frame_runnable && cpu.running != Running::Frame {
+            // SCHED_FIFO wake-up preemption of whatever runs; a background task resumes later.
+            if cpu.running == Running::Background && cpu.slots[SLOT_TASK] != NEVER {
+                cpu.bg_remaining = cpu.slots[SLOT_TASK].saturating_sub(now).max(1);
+                cpu.slots[SLOT_TASK] = NEVER;
+            }
+            now += self.costs.context_switch_ns;
+            self.switch_to_next(c, now);
+        } else if cpu.running == Running::Hog && cpu.bg_runnable > 0 {
+            // Wakeup preemption: the short task runs now, the hog waits.
+            now += self.costs.context_switch_ns;
+            self.switch_to_next(c, now);
+        }
+        now = self.nohz_full_update(c, now);
+        self.cpus[c].busy_until(now);
+    }
+}

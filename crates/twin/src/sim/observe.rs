@@ -1,0 +1,179 @@
+//! The observation seam: what the event loop reports as it happens.
+//!
+//! The loop calls [`Observer::on`] with an [`Event`] at each point a kernel engineer would put
+//! a tracepoint (interrupt entry/exit, tick stopped/restarted, idle state entered/left, duty
+//! changed, lock waited, frame started/finished, task switched, ...). Listeners are static
+//! types, never trait objects: [`Sim`](super::Sim) is generic over its extra listener, so with
+//! [`NoTimeline`] every call compiles to nothing, and the window statistics
+//! ([`super::stats::WindowStats`]), which the report always needs, are one more listener the
+//! loop calls directly. A second listener (a timeline export) plugs in as
+//! `Sim<MyTimeline>`, or several as a tuple `(A, B)`. Nothing here allocates.
+
+use super::Running;
+use crate::engine::Time;
+use crate::kernel::timekeeping::Duty;
+
+/// Something that happened in the modelled machine at a time.
+///
+/// CPUs are numbered as in the scenario; `u8` states index the machine's idle states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A device interrupt's handler starts (`irq_enter`; one LOC).
+    IrqEntry {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The interrupt's handler ends (`irq_exit`) after `irq_ns` in the handler.
+    IrqExit {
+        /// The CPU.
+        cpu: u32,
+        /// Time from entry to exit (ns).
+        irq_ns: u64,
+    },
+    /// `hrtimer_interrupt` runs (`.nr_events`).
+    HrtimerInterrupt {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The expiry loop found its first timer already due and ran another pass (`.nr_retries`).
+    HrtimerRetry {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The expiry loop hit its retry limit and backed off (`.nr_hangs`, `.max_hang_time`).
+    HrtimerHang {
+        /// The CPU.
+        cpu: u32,
+        /// How long the interrupt had run (ns).
+        hang_ns: u64,
+    },
+    /// The tick handler ran (`tick_sched_timer`).
+    Tick {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The periodic tick stopped.
+    TickStopped {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The tick restarted on its saved phase.
+    TickRestarted {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// The jiffies duty changed hands.
+    DutyChanged {
+        /// The new holder.
+        to: Duty,
+    },
+    /// The CPU entered an idle state.
+    IdleEntered {
+        /// The CPU.
+        cpu: u32,
+        /// The state the governor chose.
+        state: u8,
+        /// The state the hardware entered (after auto-demotion).
+        actual: u8,
+        /// `idle=poll`: the CPU spins outside cpuidle (no state usage is counted).
+        idle_poll: bool,
+    },
+    /// The CPU left its idle state (interrupt arrival or POLL timeout).
+    IdleLeft {
+        /// The CPU.
+        cpu: u32,
+        /// The state the governor had chosen.
+        state: u8,
+        /// Time in the state (ns; from the window's start if it began earlier).
+        residency_ns: u64,
+        /// Residency shorter than the state's target (`above`).
+        above: bool,
+        /// Residency long enough for the next deeper state (`below`).
+        below: bool,
+    },
+    /// A tick (or jiffies write) waited for shared locks or lines.
+    LockWaited {
+        /// The CPU.
+        cpu: u32,
+        /// The wait (ns; may be 0).
+        wait_ns: u64,
+    },
+    /// A CPU took a shared lock (`lock_acquired` with lockstat's contention flag).
+    LockAcquired {
+        /// The CPU.
+        cpu: u32,
+        /// Which lock.
+        lock: LockId,
+        /// The wait: queueing plus the line transfer (ns).
+        wait_ns: u64,
+        /// The lock was held when the CPU arrived.
+        contended: bool,
+    },
+    /// A background source's timer expired.
+    SourceExpired {
+        /// Index of the source in the scenario.
+        source: u16,
+    },
+    /// A task became runnable on a busy nohz_full CPU with a stopped tick: the SCHED tick
+    /// dependency kicks it with an irq_work IPI.
+    IrqWorkIpi {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// A frame worker was woken for frame `frame` (or went straight on after an overrun).
+    FrameStarted {
+        /// The CPU.
+        cpu: u32,
+        /// Frame number.
+        frame: u64,
+    },
+    /// A frame worker finished frame `frame`.
+    FrameFinished {
+        /// The CPU.
+        cpu: u32,
+        /// Frame number.
+        frame: u64,
+        /// Lateness of the finish against the frame's deadline (ns).
+        jitter_ns: u64,
+    },
+    /// The CPU switched to another task.
+    TaskSwitched {
+        /// The CPU.
+        cpu: u32,
+        /// What runs now.
+        to: Running,
+    },
+}
+
+/// The shared locks the tick takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockId {
+    /// The timekeeping write side (`xtime_lock` up to 3.7, `jiffies_lock` + the timekeeper
+    /// seqcount from 3.8).
+    Timekeeping,
+    /// A leaf `rcu_node` lock (its index).
+    RcuNodeLeaf(u32),
+}
+
+/// A listener of the event loop. Implementations must not allocate per event.
+pub trait Observer {
+    /// `ev` happened at `at`.
+    #[inline(always)]
+    fn on(&mut self, at: Time, ev: Event) {
+        let _ = (at, ev);
+    }
+}
+
+/// No extra listener (the default): every call compiles away.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTimeline;
+
+impl Observer for NoTimeline {}
+
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    #[inline(always)]
+    fn on(&mut self, at: Time, ev: Event) {
+        self.0.on(at, ev);
+        self.1.on(at, ev);
+    }
+}

@@ -1,0 +1,211 @@
+//! Report assembly at the end of a run.
+
+use super::Sim;
+use super::observe::Observer;
+use super::stats::{LockCounters, StateCounters};
+use crate::workloads::frames::group_report;
+use ticklab_schema::report::{
+    BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, LockName,
+    LockReport, LocksReport, Report, Source, TimekeepingReport, WorkloadResult,
+};
+
+impl<O: Observer> Sim<O> {
+    /// Builds the report at the end of the run.
+    pub fn report(&mut self) -> Report {
+        let end = self.end.max(self.now);
+        if !self.window_open {
+            self.open_window(self.window_start.min(end));
+        }
+        let duration_ns = end - self.window_start;
+        let mut cpus = Vec::with_capacity(self.cpus.len());
+        for c in 0..self.cpus.len() {
+            let cpu = &self.cpus[c];
+            let st = &self.stats.cpus[c];
+            let stopped = self.stats.tick_stopped_ns(c, end);
+            let busy = self.stats.busy_ns(c, end);
+            let mut cstates: Vec<StateCounters> = st.cstates.clone();
+            if let Some(stay) = cpu.idle {
+                cstates[stay.requested as usize].time_ns += end.saturating_sub(stay.since);
+            }
+            let role = if !cpu.housekeeping {
+                CpuRole::NohzFull
+            } else if self.tk.keeps_time(cpu.id) {
+                CpuRole::Timekeeping
+            } else {
+                CpuRole::Housekeeping
+            };
+            cpus.push(CpuReport {
+                cpu: cpu.id,
+                role,
+                loc: st.loc,
+                res: None,
+                cal: None,
+                iwi: st.iwi,
+                ticks: Some(st.ticks),
+                tick_stopped_ns: Some(stopped),
+                busy_ns: Some(busy),
+                idle_states: self
+                    .states
+                    .iter()
+                    .zip(&cstates)
+                    .map(|(s, k)| IdleStateReport {
+                        name: s.name.to_string(),
+                        usage: k.usage,
+                        time_ns: k.time_ns,
+                        above: k.above,
+                        below: k.below,
+                    })
+                    .collect(),
+            });
+        }
+        let secs = duration_ns as f64 * 1e-9;
+        let energy = self
+            .energy
+            .as_mut()
+            .map(|meter| energy_report(meter.finish(end), secs, self.power_limit_w));
+        let tks = *self.tk.stats();
+        let timekeeping = TimekeepingReport {
+            max_jiffies_gap_ns: tks.max_gap_ns,
+            max_jiffies_catch_up: tks.max_catch_up,
+            max_reader_staleness_ns: tks.max_reader_staleness_ns,
+            mean_coarse_staleness_ns: self.tk.mean_staleness(end),
+            duty_handovers: tks.handovers,
+        };
+        let hrtimer = HrtimerReport {
+            nr_events: self.stats.cpus.iter().map(|c| c.nr_events).sum(),
+            nr_retries: self.stats.cpus.iter().map(|c| c.nr_retries).sum(),
+            nr_hangs: self.stats.cpus.iter().map(|c| c.nr_hangs).sum(),
+            max_hang_time_ns: self
+                .stats
+                .cpus
+                .iter()
+                .map(|c| c.max_hang_time)
+                .max()
+                .unwrap_or(0),
+            max_irq_ns: self
+                .stats
+                .cpus
+                .iter()
+                .map(|c| c.max_irq_ns)
+                .max()
+                .unwrap_or(0),
+        };
+        let mut workloads = Vec::new();
+        if !self.hog_cpus.is_empty() {
+            workloads.push(WorkloadResult::Hogs {
+                cpus: self.hog_cpus.clone(),
+            });
+        }
+        for g in &self.frame_groups {
+            workloads.push(WorkloadResult::Frames(group_report(
+                g,
+                &self.workers,
+                self.flier_ns,
+            )));
+        }
+        let stats = |lock: LockName, l: &LockCounters| LockReport {
+            lock,
+            acquisitions: l.acquisitions,
+            contended: l.contended,
+            wait_ns: l.wait_ns,
+        };
+        let mut leaves = LockCounters::default();
+        for l in &self.stats.rcu_leaves {
+            leaves.acquisitions += l.acquisitions;
+            leaves.contended += l.contended;
+            leaves.wait_ns += l.wait_ns;
+        }
+        let locks = LocksReport {
+            locks: vec![
+                stats(
+                    if self.xtime_lock_era {
+                        LockName::XtimeLock
+                    } else {
+                        LockName::JiffiesLock
+                    },
+                    &self.stats.timekeeping_lock,
+                ),
+                stats(
+                    LockName::RcuNodeLeaves {
+                        leaves: self.rcu_leaves.len() as u32,
+                        fanout: self.rcu_fanout,
+                    },
+                    &leaves,
+                ),
+            ],
+            tick_wait_ns: self.stats.cpus.iter().map(|c| c.lock_wait_ns).sum(),
+            max_tick_wait_ns: self
+                .stats
+                .cpus
+                .iter()
+                .map(|c| c.max_lock_wait_ns)
+                .max()
+                .unwrap_or(0),
+        };
+        let background = self
+            .sources
+            .iter()
+            .zip(&self.stats.source_expiries)
+            .filter(|&(_, &n)| n > 0)
+            .map(|(s, &n)| BackgroundReport {
+                name: s.name.clone(),
+                kind: s.kind,
+                expiries: n,
+            })
+            .collect();
+        Report {
+            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
+            source: Source::Twin { seed: self.seed },
+            label: self.scenario_name.clone(),
+            machine: self.machine_name.clone(),
+            cmdline: self.cmdline.clone(),
+            hz: self.hz,
+            duration_ns,
+            cpus,
+            energy,
+            messages: self.messages.clone(),
+            timekeeping: Some(timekeeping),
+            hrtimer: Some(hrtimer),
+            locks: Some(locks),
+            background,
+            workloads,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The report's energy section from the meter's totals over `secs` (RAPL PL1 applied).
+fn energy_report(
+    totals: crate::hw::energy::EnergyTotals,
+    secs: f64,
+    power_limit_w: Option<f64>,
+) -> EnergyReport {
+    let raw_j = totals.package_j + totals.core_active_j + totals.core_idle_j + totals.wake_j;
+    let mut breakdown = vec![
+        ("package".to_string(), totals.package_j),
+        ("cores_active".to_string(), totals.core_active_j),
+        ("cores_idle".to_string(), totals.core_idle_j),
+        ("wakeups".to_string(), totals.wake_j),
+    ];
+    let mut joules = raw_j;
+    if let Some(pl) = power_limit_w
+        && secs > 0.0
+        && raw_j / secs > pl
+    {
+        // RAPL holds the running average at PL1 by lowering the busy cores' frequency.
+        let cut = raw_j - pl * secs;
+        breakdown.push(("rapl_pl1_cut".to_string(), -cut));
+        joules = pl * secs;
+    }
+    EnergyReport {
+        watts: if secs > 0.0 { joules / secs } else { 0.0 },
+        joules,
+        package_idle_fraction: if totals.measured_ns > 0 {
+            totals.package_idle_ns as f64 / totals.measured_ns as f64
+        } else {
+            0.0
+        },
+        breakdown,
+        modelled: true,
+    }
+}

@@ -1,0 +1,151 @@
+//! Scheduling: wake-ups, picking what runs next, a task's end, and the frame workers' done /
+//! sleep cycle.
+
+use super::observe::{Event, Observer};
+use super::{Running, SLOT_TASK, Sim};
+use crate::engine::{NEVER, Time};
+use crate::kernel::sched::SchedClass;
+
+impl<O: Observer> Sim<O> {
+    /// A background task becomes runnable on `c` at `now`.
+    pub(super) fn wake_task(&mut self, c: usize, now: Time) {
+        let cpu = &mut self.cpus[c];
+        cpu.bg_runnable += 1;
+        cpu.rq.enqueue(SchedClass::Fair);
+        // On a busy nohz_full CPU with a stopped tick, the SCHED dependency appears: the
+        // 0 -> 1 transition kicks the CPU with irq_work (IWI); the restart happens at exit.
+        if cpu.nohz_full
+            && cpu.running != Running::Idle
+            && !cpu.rq.can_stop_tick()
+            && cpu.ts.is_stopped()
+        {
+            self.emit(now, Event::IrqWorkIpi { cpu: c as u32 });
+        }
+    }
+
+    /// Picks what runs next on `c` at `now`: the frame worker (SCHED_FIFO) first, then a
+    /// runnable background task, then a hog.
+    pub(super) fn switch_to_next(&mut self, c: usize, now: Time) {
+        let cpu = &mut self.cpus[c];
+        cpu.busy_until(now);
+        if cpu.idle.is_some() {
+            return;
+        }
+        let was = cpu.running;
+        if cpu.frame_runnable {
+            let w = &self.workers[cpu.frame as usize];
+            cpu.running = Running::Frame;
+            cpu.slots[SLOT_TASK] = now + self.frame_groups[w.group].work_ns;
+        } else if cpu.bg_runnable > 0 {
+            cpu.running = Running::Background;
+            let run = if cpu.bg_remaining > 0 {
+                std::mem::take(&mut cpu.bg_remaining)
+            } else {
+                self.costs.background_task_ns
+            };
+            cpu.slots[SLOT_TASK] = now + run;
+        } else if cpu.hogs > 0 {
+            cpu.running = Running::Hog;
+            cpu.slots[SLOT_TASK] = NEVER;
+        }
+        let to = cpu.running;
+        if to != was {
+            self.emit(now, Event::TaskSwitched { cpu: c as u32, to });
+        }
+    }
+
+    /// The frame worker on `c` finished its frame at `t`: record it, then start the next frame
+    /// at once if its start has passed (overrun), else sleep to it. Returns the time after the
+    /// sleep call, or `None` if the worker keeps the CPU.
+    pub(super) fn frame_done(&mut self, c: usize, t: Time) -> Option<Time> {
+        let w = self.cpus[c].frame as usize;
+        let worker = &mut self.workers[w];
+        let g = &mut self.frame_groups[worker.group];
+        let k = worker.k;
+        debug_assert_eq!(worker.start, g.start(k));
+        let jitter = t.saturating_sub(worker.start + g.work_ns);
+        let next = k + 1;
+        let next_start = g.next_start(k, worker.start, &mut worker.rem);
+        worker.start = next_start;
+        let overrun = t > next_start;
+        if self.window_open {
+            worker
+                .stats
+                .record(k, jitter as i64, overrun, self.flier_ns as i64);
+            g.hist.saturating_record(jitter.max(1));
+        }
+        worker.k = next;
+        self.emit(
+            t,
+            Event::FrameFinished {
+                cpu: c as u32,
+                frame: k,
+                jitter_ns: jitter,
+            },
+        );
+        let worker = &self.workers[w];
+        let g = &self.frame_groups[worker.group];
+        let more = next < g.n_frames;
+        let work_ns = g.work_ns;
+        let timer = worker.timer;
+        let cpu = &mut self.cpus[c];
+        if more && next_start <= t {
+            // Overrun: the next frame is already due; the worker goes straight on.
+            cpu.slots[SLOT_TASK] = t + work_ns;
+            self.emit(
+                t,
+                Event::FrameStarted {
+                    cpu: c as u32,
+                    frame: next,
+                },
+            );
+            return None;
+        }
+        cpu.frame_runnable = false;
+        cpu.rq.dequeue(SchedClass::Fifo);
+        cpu.slots[SLOT_TASK] = NEVER;
+        // clock_nanosleep(TIMER_ABSTIME) to the next start, slack 0 (RT task).
+        let mut now = t + self.costs.syscall_ns;
+        if more {
+            cpu.hrt.start(timer, next_start, 0);
+            now = self.reprogram(c, now);
+        }
+        Some(now)
+    }
+
+    /// The short task on `c` finished.
+    pub(super) fn task_done(&mut self, c: usize, t: Time) {
+        let mut t = t;
+        if self.cpus[c].running == Running::Frame {
+            match self.frame_done(c, t) {
+                None => {
+                    self.cpus[c].busy_until(t);
+                    return;
+                }
+                Some(now) => t = now,
+            }
+            let now = t + self.costs.context_switch_ns;
+            let cpu = &self.cpus[c];
+            if cpu.bg_runnable > 0 || cpu.hogs > 0 {
+                self.cpus[c].running = Running::Idle;
+                self.switch_to_next(c, now);
+            } else {
+                self.enter_idle(c, now);
+            }
+            return;
+        }
+        let cpu = &mut self.cpus[c];
+        cpu.slots[SLOT_TASK] = NEVER;
+        if cpu.running == Running::Background {
+            cpu.bg_runnable -= 1;
+            cpu.rq.dequeue(SchedClass::Fair);
+        }
+        let now = t + self.costs.context_switch_ns;
+        if cpu.bg_runnable > 0 || cpu.hogs > 0 {
+            self.switch_to_next(c, now);
+            // The SCHED dependency may have cleared; it takes effect at the next interrupt exit.
+        } else {
+            self.enter_idle(c, now);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! The TIMER softirq (`run_timer_softirq`): expire the timer wheel and re-arm its timers.
+
+use super::Sim;
+use super::observe::{Event, Observer};
+use crate::engine::Time;
+
+impl<O: Observer> Sim<O> {
+    /// The TIMER softirq: runs expired wheel timers.
+    pub(super) fn run_timer_softirq(&mut self, c: usize, mut now: Time) -> Time {
+        let jiffies = self.tk.jiffies();
+        let cpu = &mut self.cpus[c];
+        cpu.timer_softirq = false;
+        let mut expired = std::mem::take(&mut cpu.expired);
+        expired.clear();
+        cpu.wheel.advance(jiffies, |id| expired.push(id));
+        for &wid in &expired {
+            now += self.costs.wheel_timer_ns;
+            let s = self.cpus[c].wheel_fns[wid.0 as usize];
+            self.emit(now, Event::SourceExpired { source: s });
+            let src = &self.sources[s as usize];
+            let (period, mean, deferrable, wakes) =
+                (src.period_ns, src.mean_ns, src.deferrable, src.wakes_task);
+            let cpu = &mut self.cpus[c];
+            let delay_ns = match period {
+                Some(p) => p,
+                None => cpu.rng.exp_ns(mean),
+            };
+            let delay_j = delay_ns.div_ceil(self.tick_nsec).max(1);
+            cpu.wheel.add(wid, jiffies + delay_j, deferrable);
+            if wakes {
+                self.wake_task(c, now);
+            }
+        }
+        self.cpus[c].expired = expired;
+        now
+    }
+}
