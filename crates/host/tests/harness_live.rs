@@ -123,6 +123,48 @@ fn hogs_spread_and_run_for_the_window() {
     assert!(out.report.duration_ns >= 300_000_000);
 }
 
+/// Issue 13: an idle run used to return at once (a window of 0.6 ms for `--duration 5s`).
+/// A correctness check of the window's length, not a speed assertion.
+#[test]
+fn an_idle_run_covers_the_requested_window() {
+    let started = Instant::now();
+    let out = run("idle", &config(300));
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "returned after {:?}",
+        started.elapsed()
+    );
+    check_common(&out.report);
+    assert!(out.report.workloads.is_empty());
+    assert!(
+        out.report.duration_ns >= 300_000_000,
+        "measured window {} ns",
+        out.report.duration_ns
+    );
+    assert_eq!(out.host_run.requested_duration_ns, 300_000_000);
+    assert_eq!(out.host_run.short_window, None);
+    assert!(
+        !out.report.warnings.iter().any(|w| w.contains("unreliable")),
+        "{:?}",
+        out.report.warnings
+    );
+}
+
+#[test]
+fn a_window_under_100_ms_warns_that_rates_are_unreliable() {
+    let out = run("idle", &config(20));
+    assert!(out.report.duration_ns >= 20_000_000);
+    assert_eq!(out.host_run.short_window, None);
+    assert!(
+        out.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("under 100 ms") && w.contains("unreliable")),
+        "{:?}",
+        out.report.warnings
+    );
+}
+
 #[test]
 #[ignore = "needs two usable CPUs"]
 fn default_hog_groups_avoid_each_other() {
@@ -185,6 +227,20 @@ fn syscall_loop_counts_calls() {
         assert!(s.ns_per_call > 0.0);
         assert_eq!(s.calls, if spec.contains('@') { 200_000 } else { 1000 });
         assert_eq!(s.cpu, spec.contains('@').then_some(cpu));
+        // The count finished long before the 4 s cap: the shorter window is reported.
+        let why = out.host_run.short_window.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("finished first") && why.contains("syscall"),
+            "{why:?}"
+        );
+        assert!(
+            out.report
+                .warnings
+                .iter()
+                .any(|w| w.contains("of 4.000 s requested")),
+            "{:?}",
+            out.report.warnings
+        );
     }
 }
 
@@ -239,6 +295,10 @@ fn stop_returns_a_partial_marked_report() {
         "stopped promptly"
     );
     assert_eq!(out.host_run.interrupted.as_deref(), Some("stop requested"));
+    assert_eq!(
+        out.host_run.short_window.as_deref(),
+        Some("interrupted by stop requested")
+    );
     assert!(
         out.report.warnings[0].contains("interrupted"),
         "{:?}",

@@ -39,7 +39,7 @@ pub(crate) mod work;
 
 pub use pingpong::PingPongMode;
 pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
-pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, RunDetails};
+pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails};
 pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
