@@ -10,14 +10,13 @@ use ticklab_host::harness::{
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
 
-/// CPUs this test may use, in order.
+/// CPUs this test may use, in order: those a worker may pin itself to (online ∩ the cgroup's
+/// cpuset), whatever affinity the test process inherited.
 fn cpus() -> Vec<u32> {
-    let allowed = harness::os::allowed_cpus().unwrap();
-    let usable = match harness::os::online_cpus() {
-        Some(o) => o.intersection(&allowed),
-        None => allowed,
-    };
-    usable.iter().collect()
+    harness::placement::CpuPlacement::live()
+        .placeable()
+        .iter()
+        .collect()
 }
 
 fn workload(spec: &str) -> Workload {
@@ -148,6 +147,41 @@ fn an_idle_run_covers_the_requested_window() {
         "{:?}",
         out.report.warnings
     );
+}
+
+/// Issue 13: `isolcpus=` (or `taskset`) shrinks the affinity a process inherits, not the CPUs
+/// it may pin threads to. Simulated here: the calling thread is confined to the first CPU and
+/// asks for a hog on the last.
+#[test]
+#[ignore = "needs two usable CPUs"]
+fn a_hog_runs_on_a_cpu_outside_the_inherited_affinity() {
+    let all = cpus();
+    assert!(all.len() >= 2, "needs two usable CPUs, has {all:?}");
+    let (first, last) = (all[0], *all.last().unwrap());
+    std::thread::spawn(move || {
+        let mut only_first = nix::sched::CpuSet::new();
+        only_first.set(first as usize).unwrap();
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &only_first).unwrap();
+        let out = run(&format!("hogs:1@{last}"), &config(300));
+        let [WorkloadResult::Hogs { cpus: placed }] = &out.report.workloads[..] else {
+            panic!("{:?}", out.report.workloads)
+        };
+        assert_eq!(placed, &[last]);
+        let busy = out
+            .report
+            .cpus
+            .iter()
+            .find(|c| c.cpu == last)
+            .unwrap()
+            .busy_ns;
+        assert!(
+            busy.unwrap() >= out.report.duration_ns / 2,
+            "CPU {last} busy {busy:?} ns of {} ns",
+            out.report.duration_ns
+        );
+    })
+    .join()
+    .unwrap();
 }
 
 #[test]
