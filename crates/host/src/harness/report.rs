@@ -629,6 +629,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_short_window_always_has_a_reason() {
+        let w = Workload::parse("syscall:getpid@0:n=1000+pingpong:pipe@0,1:n=5", 2).unwrap();
+        let idle = Workload::default();
+        let s = 1_000_000_000;
+        // (workload, how it ended, interruption, window, requested, reason)
+        let table: [(&Workload, WindowEnd, Option<&str>, u64, u64, Option<&str>); 6] = [
+            (&idle, WindowEnd::Elapsed, None, s + 3, s, None),
+            (&w, WindowEnd::Elapsed, None, s, s, None),
+            (&w, WindowEnd::CountsDone, None, s + 1, s, None),
+            (
+                &w,
+                WindowEnd::CountsDone,
+                None,
+                3_000_000,
+                s,
+                Some("the counted groups finished first (syscall:getpid@0, pingpong:pipe@0,1)"),
+            ),
+            (
+                &idle,
+                WindowEnd::Stopped,
+                Some("SIGINT"),
+                5,
+                s,
+                Some("interrupted by SIGINT"),
+            ),
+            (
+                &idle,
+                WindowEnd::Elapsed,
+                None,
+                5,
+                s,
+                Some("the window ended early for no known reason"),
+            ),
+        ];
+        for (i, (w, ended, why, window, requested, want)) in table.into_iter().enumerate() {
+            let got = short_window(w, ended, why, window, requested);
+            assert_eq!(got.as_deref(), want, "case {i}");
+        }
+        assert_eq!(seconds(595_434), "0.595 ms");
+        assert_eq!(seconds(5_000_123_000), "5.000 s");
+    }
+
+    #[test]
     fn skew_tick_is_on_for_any_non_zero_value() {
         // (boot line, skew_tick on)
         for (line, on) in [
