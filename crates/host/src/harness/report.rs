@@ -634,7 +634,15 @@ mod tests {
         let idle = Workload::default();
         let s = 1_000_000_000;
         // (workload, how it ended, interruption, window, requested, reason)
-        let table: [(&Workload, WindowEnd, Option<&str>, u64, u64, Option<&str>); 6] = [
+        type Case<'a> = (
+            &'a Workload,
+            WindowEnd,
+            Option<&'a str>,
+            u64,
+            u64,
+            Option<&'a str>,
+        );
+        let table: [Case<'_>; 6] = [
             (&idle, WindowEnd::Elapsed, None, s + 3, s, None),
             (&w, WindowEnd::Elapsed, None, s, s, None),
             (&w, WindowEnd::CountsDone, None, s + 1, s, None),
