@@ -370,7 +370,7 @@ pub(crate) fn assemble(
         warnings.push(
             WarningTopic::CountsDone,
             format!(
-                "window {} of {} requested: {why} (the duration only caps counted groups)",
+                "window {} of {} requested: {why}; the duration only caps counted groups",
                 seconds(window_ns),
                 seconds(requested_ns)
             ),
