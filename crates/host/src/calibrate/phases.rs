@@ -96,7 +96,7 @@ pub fn measure(
     let nr_cpus = usable.iter().max().map_or(0, |m| m + 1);
     if usable.len() as u32 != nr_cpus {
         return Err(CalibrateError::Unsupported(format!(
-            "CPUs 0..{nr_cpus} are not all online and allowed (usable: {usable:?})"
+            "CPUs 0..{nr_cpus} are not all placeable: online and in this process's cpuset (placeable: {usable:?})"
         )));
     }
     let mut warnings = Vec::new();
