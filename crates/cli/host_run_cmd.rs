@@ -24,8 +24,9 @@ pub(crate) struct RunArgs {
     /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`; join groups with `+`).
     #[arg(long)]
     pub(crate) workload: String,
-    /// Run length (`500ms`, `10s`, `2m`): the window for hogs and frames, a cap for counted
-    /// groups (ping-pong, syscall), which otherwise end the run when they finish.
+    /// Run length (`500ms`, `10s`, `2m`): the window for idle, hogs and frames; a cap for a
+    /// run of counted groups only (ping-pong, syscall), which ends when they finish — the
+    /// report then says the window was shorter than asked, and why.
     #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Print the report as JSON (the shared schema plus a `host_run` object).

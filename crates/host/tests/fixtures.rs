@@ -186,3 +186,80 @@ fn trace_captured() {
     );
     insta::assert_json_snapshot!("trace_captured", t);
 }
+
+#[test]
+fn proc_self_cgroup_and_mountinfo_captured_v1_hybrid() {
+    use ticklab_host::procfs::cgroup::{parse_cgroup_mounts, parse_proc_cgroup};
+    let m = parse_proc_cgroup(&fixture("x86-kvm-6.18/proc/self/cgroup")).unwrap();
+    assert_eq!(m.len(), 10);
+    let cpuset = m.iter().find(|m| m.has_controller("cpuset")).unwrap();
+    assert_eq!((cpuset.hierarchy, cpuset.path.as_str()), (3, "/"));
+    assert!(m.last().unwrap().is_unified());
+    let mounts = parse_cgroup_mounts(&fixture("x86-kvm-6.18/proc/self/mountinfo"));
+    assert_eq!(mounts.len(), 10, "nine v1 hierarchies and the unified one");
+    let v1_cpuset = mounts
+        .iter()
+        .find(|h| h.v1_controllers.as_deref() == Some(&["cpuset".to_string()][..]))
+        .unwrap();
+    assert_eq!(v1_cpuset.mount_point, "/sys/fs/cgroup/cpuset");
+    let v2: Vec<_> = mounts
+        .iter()
+        .filter(|h| h.v1_controllers.is_none())
+        .collect();
+    assert_eq!(v2.len(), 1);
+    assert_eq!(v2[0].mount_point, "/sys/fs/cgroup/unified");
+}
+
+#[test]
+fn placement_captured_v1_cpuset_at_the_root() {
+    use ticklab_host::harness::placement::{CpuPlacement, CpusetLimit};
+    use ticklab_host::probe::HostRoot;
+    let p = CpuPlacement::read(&HostRoot::at(fixture_path("x86-kvm-6.18")));
+    assert_eq!(
+        p.cpuset,
+        CpusetLimit::Cgroup {
+            cgroup: "/".into(),
+            file: "/sys/fs/cgroup/cpuset/cpuset.effective_cpus".into(),
+            cpus: [0, 1].into_iter().collect(),
+        }
+    );
+    assert_eq!(p.placeable().to_cpulist(), "0-1");
+    assert_eq!(
+        p.inherited.as_ref().map(|s| s.to_cpulist()).as_deref(),
+        Some("0-1")
+    );
+    assert!(p.isolated.is_empty());
+}
+
+/// A 4-CPU v2 host booted with `isolcpus=2-3`: the process inherited 0-1, its session scope
+/// has no cpuset file (the parent did not enable `+cpuset`), `user.slice` allows 0-2.
+#[test]
+fn placement_handmade_v2_walks_up_to_the_nearest_cpuset() {
+    use ticklab_host::harness::placement::{CpuPlacement, CpusetLimit};
+    use ticklab_host::probe::HostRoot;
+    let p = CpuPlacement::read(&HostRoot::at(fixture_path("handmade/cgroup_v2_isolcpus")));
+    let CpusetLimit::Cgroup { cgroup, file, cpus } = &p.cpuset else {
+        panic!("{p:?}")
+    };
+    assert_eq!(cgroup, "/user.slice/user-0.slice/session-1.scope");
+    assert_eq!(file, "/sys/fs/cgroup/user.slice/cpuset.cpus.effective");
+    assert_eq!(cpus.to_cpulist(), "0-2");
+    assert_eq!(p.inherited.as_ref().unwrap().to_cpulist(), "0-1");
+    assert_eq!(p.isolated.to_cpulist(), "2-3");
+    // Isolated CPU 2, outside the inherited affinity, inside the cpuset: placeable.
+    assert_eq!(p.check(2), Ok(()));
+    // Isolated CPU 3, outside the cpuset: refused, naming the cgroup, the file and the set.
+    let e = p.check(3).unwrap_err().to_string();
+    assert!(
+        e.contains("cgroup /user.slice/user-0.slice/session-1.scope")
+            && e.contains("(/sys/fs/cgroup/user.slice/cpuset.cpus.effective: 0-2)"),
+        "{e}"
+    );
+    assert!(p.check(4).unwrap_err().to_string().contains("not online"));
+    assert_eq!(
+        p.to_string(),
+        "0-2 (online 0-3 ∩ cpuset 0-2 of cgroup /user.slice/user-0.slice/session-1.scope, \
+         from /sys/fs/cgroup/user.slice/cpuset.cpus.effective); inherited affinity 0-1; \
+         isolated 2-3"
+    );
+}

@@ -130,3 +130,37 @@ fn live_host_as_root() {
     assert_eq!(j.hz, ins.hz.hz, "{}", ins.hz.basis);
     assert!(ins.hz.hz.is_some(), "{}", ins.hz.basis);
 }
+
+/// Issue 13: `host inspect` says which CPUs are isolated and that workloads can be placed on
+/// them (a 4-CPU v2 host booted with `isolcpus=2-3 nohz_full=3`, cpuset 0-2 in `user.slice`).
+#[test]
+fn isolated_cpus_are_shown_as_placeable_within_the_cpuset() {
+    let root = HostRoot::at(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/handmade/cgroup_v2_isolcpus"),
+    );
+    let ins = inspect(&InspectOptions {
+        root,
+        jiffies_window: None,
+    });
+    let p = ins.placement.ok().expect("placement");
+    assert_eq!(
+        (
+            p.placeable.as_str(),
+            p.isolated.as_str(),
+            p.isolated_placeable.as_str()
+        ),
+        ("0-2", "2-3", "2")
+    );
+    assert_eq!(p.inherited_affinity.as_deref(), Some("0-1"));
+    let c = p.cpuset.as_ref().unwrap();
+    assert_eq!(c.file, "/sys/fs/cgroup/user.slice/cpuset.cpus.effective");
+    let screen = ins.to_string();
+    assert!(
+        screen.contains("isolated CPUs 2-3 (isolated, nohz_full, isolcpus=, nohz_full=): workloads can be placed on 2"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("inherited affinity 0-1: not a limit"),
+        "{screen}"
+    );
+}

@@ -202,3 +202,28 @@ fn a_cpu_that_is_not_online_is_refused_by_variant() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Issue 13: `host why --cpus` observes; it places nothing, so a CPU outside the affinity this
+/// process inherited (`isolcpus=`, `taskset`) is observed like any online CPU.
+#[test]
+fn a_cpu_outside_the_inherited_affinity_is_observed() {
+    let online = ticklab_host::harness::os::online_cpus().expect("online CPUs");
+    let (first, last) = (online.first().unwrap(), online.last().unwrap());
+    std::thread::spawn(move || {
+        let mut only_first = nix::sched::CpuSet::new();
+        only_first.set(first as usize).unwrap();
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &only_first).unwrap();
+        let opts = WhyOptions {
+            window: Duration::from_millis(50),
+            cpus: Some(vec![last]),
+            no_trace: true,
+            save_trace: None,
+        };
+        let report = why::observe(&opts, &Stop::new()).expect("observe");
+        assert_eq!(report.cpus.len(), 1);
+        assert_eq!(report.cpus[0].cpu, last);
+        assert!(report.cpus[0].loc_proc.is_some());
+    })
+    .join()
+    .unwrap();
+}

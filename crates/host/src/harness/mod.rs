@@ -9,6 +9,8 @@
 //! Map of the code (files of this folder), in reading order:
 //!
 //! * `plan.rs` — [`RunConfig`], validation against this host ([`validate`]), hog placement;
+//! * [`placement`] — which CPUs threads may be pinned to: online ∩ the cgroup's cpuset, not
+//!   the inherited affinity (public: `host inspect` shows it);
 //! * `run.rs` — the orchestrator ([`run_workload`]): spawn, the start line (`gate.rs`), the
 //!   window, join;
 //! * `report.rs` — the threads' outputs and the snapshots assembled into a [`HostRun`];
@@ -20,14 +22,15 @@
 //! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU
 //!   lists). Run lengths are parsed by the one duration parser of `ticklab-schema`.
 //!
-//! Only what the CLI and the other crates use is public (re-exported here, plus [`os`] and
-//! [`stop`]); the workers, the gate and the assembly are crate-private.
+//! Only what the CLI and the other crates use is public (re-exported here, plus [`os`],
+//! [`placement`] and [`stop`]); the workers, the gate and the assembly are crate-private.
 
 pub(crate) mod frames;
 pub(crate) mod gate;
 pub(crate) mod hogs;
 pub mod os;
 pub(crate) mod pingpong;
+pub mod placement;
 pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod run;
@@ -39,7 +42,7 @@ pub(crate) mod work;
 
 pub use pingpong::PingPongMode;
 pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
-pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, RunDetails};
+pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails};
 pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};

@@ -40,14 +40,17 @@ pub(crate) fn sleep_until(deadline_ns: u64) -> bool {
     rc != libc::EINTR
 }
 
-/// Pins the calling thread to one CPU.
+/// Pins the calling thread to one CPU (explicitly: this works on a CPU outside the inherited
+/// affinity, as long as it is online and in the cgroup's cpuset).
 pub(crate) fn pin_to(cpu: u32) -> io::Result<()> {
     let mut set = nix::sched::CpuSet::new();
     set.set(cpu as usize).map_err(io::Error::from)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(io::Error::from)
 }
 
-/// CPUs the calling thread may run on (`sched_getaffinity`).
+/// CPUs the calling thread may run on now (`sched_getaffinity`): the affinity it inherited,
+/// which `isolcpus=` and `taskset` shrink. Not what decides placement — a thread may pin
+/// itself to any CPU of its cgroup's cpuset ([`super::placement`]).
 pub fn allowed_cpus() -> io::Result<CpuSet> {
     let set =
         nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(io::Error::from)?;

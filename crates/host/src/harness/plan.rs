@@ -3,17 +3,18 @@
 //! (`hog_placement`).
 //!
 //! Everything here is decided from the workload, the configuration and the CPUs this process
-//! may use; nothing is measured. Errors are [`HarnessError::Input`]: the request, not the host,
+//! may place threads on ([`CpuPlacement`]: online ∩ its cgroup's cpuset — not the affinity it
+//! inherited, which `isolcpus=` and `taskset` shrink); nothing is measured. Errors are [`HarnessError::Input`]: the request, not the host,
 //! is at fault.
 
 use std::time::Duration;
 
 use ticklab_schema::workload::{TaskGroup, Workload};
 
+use super::HarnessError;
 use super::hogs;
-use super::os;
 use super::pingpong::PingPongMode;
-use super::{HarnessError, os_error};
+use super::placement::CpuPlacement;
 
 /// Highest frame rate a frame group may ask for.
 pub const MAX_FRAME_HZ: f64 = 100_000.0;
@@ -53,26 +54,26 @@ impl RunConfig {
     }
 }
 
-/// Checks a workload against this host before anything starts: every CPU online and allowed,
-/// a window of at least 1 ns (and at most `u64::MAX` ns), frame rates in (0, 100 kHz], counts
-/// above zero. Returns the usable CPUs; errors are [`HarnessError::Input`].
+/// Checks a workload against this host before anything starts: every CPU placeable
+/// ([`CpuPlacement::live`]), a window of at least 1 ns (and at most `u64::MAX` ns), frame rates
+/// in (0, 100 kHz], counts above zero. Returns the placeable CPUs; errors are
+/// [`HarnessError::Input`].
 pub fn validate(workload: &Workload, config: &RunConfig) -> Result<Vec<u32>, HarnessError> {
+    validate_with(workload, config, &CpuPlacement::live())
+}
+
+/// [`validate`] against a given placement (tests pass a made-up host).
+pub(crate) fn validate_with(
+    workload: &Workload,
+    config: &RunConfig,
+    placement: &CpuPlacement,
+) -> Result<Vec<u32>, HarnessError> {
     let input = |m: String| Err(HarnessError::Input(m));
-    let allowed = os::allowed_cpus().map_err(|e| os_error("sched_getaffinity", e))?;
-    let usable = match os::online_cpus() {
-        Some(online) => online.intersection(&allowed),
-        None => allowed,
-    };
-    let usable_list = usable.to_cpulist();
+    let usable = placement.placeable();
     let check = |cpu: u32, group: &TaskGroup| {
-        if usable.contains(cpu) {
-            Ok(())
-        } else {
-            Err(HarnessError::Input(format!(
-                "workload {}: CPU {cpu} is not online or not allowed for this process (usable CPUs: {usable_list})",
-                group.label()
-            )))
-        }
+        placement
+            .check(cpu)
+            .map_err(|e| HarnessError::Input(format!("workload {}: {e}", group.label())))
     };
     // A zero window holds no frame (FrameClock::frames_in(0) == 0) and no measurement.
     if config.duration.is_zero() {
@@ -190,6 +191,46 @@ pub(crate) fn hog_placement(workload: &Workload, usable: &[u32]) -> Vec<Vec<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_isolated_cpu_outside_the_inherited_affinity_validates_and_a_cgroup_refusal_names_it() {
+        use super::super::placement::CpusetLimit;
+        let set = |c: &[u32]| c.iter().copied().collect::<ticklab_cmdline::CpuSet>();
+        let mut p = CpuPlacement {
+            online: set(&[0, 1]),
+            cpuset: CpusetLimit::Cgroup {
+                cgroup: "/ticklab-test".into(),
+                file: "/sys/fs/cgroup/cpuset.cpus.effective".into(),
+                cpus: set(&[0, 1]),
+            },
+            inherited: Some(set(&[0])),
+            isolated: set(&[1]),
+        };
+        let cfg = RunConfig::default();
+        for spec in [
+            "hogs:1@1",
+            "frames:100@1:loop=0",
+            "pingpong:pipe@0,1",
+            "syscall:getpid@1",
+        ] {
+            let w = Workload::parse(spec, 2).unwrap();
+            assert_eq!(validate_with(&w, &cfg, &p).unwrap(), vec![0, 1], "{spec}");
+        }
+        p.cpuset = CpusetLimit::Cgroup {
+            cgroup: "/ticklab-test".into(),
+            file: "/sys/fs/cgroup/ticklab-test/cpuset.cpus.effective".into(),
+            cpus: set(&[0]),
+        };
+        let w = Workload::parse("hogs:1@1", 2).unwrap();
+        let e = validate_with(&w, &cfg, &p).unwrap_err();
+        assert!(e.is_input());
+        assert_eq!(
+            e.to_string(),
+            "workload hogs:1@1: CPU 1 is outside the cpuset of this process's cgroup /ticklab-test \
+             (/sys/fs/cgroup/ticklab-test/cpuset.cpus.effective: 0): sched_setaffinity cannot move \
+             a thread there; run ticklab from a cgroup whose cpuset includes CPU 1"
+        );
+    }
 
     #[test]
     fn default_hogs_avoid_explicit_threads_and_each_other() {

@@ -65,6 +65,11 @@ pub struct RunDetails {
     pub interrupted: Option<String>,
     /// The duration asked for, ns.
     pub requested_duration_ns: u64,
+    /// Why the measured window (the report's `duration_ns`) is shorter than the duration asked
+    /// for: `interrupted by SIGINT`, or the counted groups that finished their counts first.
+    /// `None` when the window covers the whole request.
+    #[serde(default)]
+    pub short_window: Option<String>,
     /// Whether `mlockall` succeeded (None when not attempted).
     pub memory_locked: Option<bool>,
     /// Ping-pong side B: `processes` or `threads`.
@@ -86,6 +91,21 @@ pub struct HostRun {
     pub host_run: RunDetails,
 }
 
+/// Below this window, per-second rates (LOC/s, busy %) rest on a handful of events: the report
+/// warns ([`WarningTopic::ShortWindow`]).
+pub const MIN_RATE_WINDOW_NS: u64 = 100_000_000;
+
+/// How the coordinator's window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WindowEnd {
+    /// The requested duration elapsed.
+    Elapsed,
+    /// Only counted groups ran, and they all finished their counts first.
+    CountsDone,
+    /// A stop request (signal, [`Stop::request`]) or a failed spawn ended it.
+    Stopped,
+}
+
 /// What one spawned thread returns.
 pub(crate) enum Output {
     /// A hog ran until the window ended.
@@ -105,6 +125,11 @@ pub(crate) enum Output {
 pub(crate) enum WarningTopic {
     /// A stop request ended the run early.
     Interrupted,
+    /// Only counted groups ran and they finished before the duration: the window is shorter
+    /// than requested, by design (the duration caps counted groups).
+    CountsDone,
+    /// The window is below [`MIN_RATE_WINDOW_NS`]: per-second rates are unreliable.
+    ShortWindow,
     /// A group did less than it was asked (a counted group cut by the window, frames that
     /// ran faster than calibrated).
     Workload,
@@ -154,6 +179,8 @@ pub(crate) struct AssembleInput<'a> {
     pub(crate) end: Snapshot,
     /// The start of the window.
     pub(crate) t0: u64,
+    /// How the window ended.
+    pub(crate) ended: WindowEnd,
     /// `outputs[i]` = the threads of group `i`, with their CPU.
     pub(crate) outputs: Vec<Vec<(u32, Output)>>,
     /// `hog_cpus[i]` = the CPUs of group `i`'s hogs (empty for other groups).
@@ -177,12 +204,20 @@ pub(crate) fn assemble(
         start,
         end,
         t0,
+        ended,
         outputs,
         hog_cpus,
         memory_locked,
         stop,
     } = input;
     let window_ns = end.at_ns.saturating_sub(start.at_ns);
+    let requested_ns = config.duration_ns();
+    // The start snapshot precedes t0 and the coordinator sleeps to t0 + duration: a window
+    // that elapsed covers the request.
+    debug_assert!(
+        ended != WindowEnd::Elapsed || window_ns >= requested_ns,
+        "an elapsed window of {window_ns} ns is shorter than the {requested_ns} ns requested"
+    );
     let mut warnings = Warnings::default();
     let mut results = Vec::new();
     let mut frame_details = Vec::new();
@@ -322,6 +357,36 @@ pub(crate) fn assemble(
         );
     }
     let interrupted = stop.reason().map(|r| r.name());
+    let short_window = short_window(
+        workload,
+        ended,
+        interrupted.as_deref(),
+        window_ns,
+        requested_ns,
+    );
+    if ended == WindowEnd::CountsDone
+        && let Some(why) = &short_window
+    {
+        warnings.push(
+            WarningTopic::CountsDone,
+            format!(
+                "window {} of {} requested: {why}; the duration only caps counted groups",
+                seconds(window_ns),
+                seconds(requested_ns)
+            ),
+        );
+    }
+    if window_ns < MIN_RATE_WINDOW_NS {
+        warnings.push(
+            WarningTopic::ShortWindow,
+            format!(
+                "the window lasted {}, under {} ms: per-second rates (LOC/s, busy %) rest on a \
+                 handful of events and are unreliable",
+                seconds(window_ns),
+                MIN_RATE_WINDOW_NS / 1_000_000
+            ),
+        );
+    }
     if let Some(why) = &interrupted {
         warnings.0.insert(
             0,
@@ -438,7 +503,8 @@ pub(crate) fn assemble(
         },
         host_run: RunDetails {
             interrupted,
-            requested_duration_ns: config.duration_ns(),
+            requested_duration_ns: requested_ns,
+            short_window,
             memory_locked,
             pingpong_mode: config.pingpong_mode.name().into(),
             frame_groups: frame_details,
@@ -446,6 +512,47 @@ pub(crate) fn assemble(
     };
     debug_assert_eq!(run.report.warnings.len(), warnings.0.len());
     Ok((run, warnings.0))
+}
+
+/// `12.345 ms` below a second, `1.234 s` from one on.
+fn seconds(ns: u64) -> String {
+    if ns < 1_000_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.3} s", ns as f64 / 1e9)
+    }
+}
+
+/// Why a window of `window_ns` is shorter than the `requested_ns` asked for, or `None` when it
+/// covers the request. A stopped run is always short (`interrupted by <why>`), even if the
+/// stop came after the duration elapsed; so is any window below the request, whatever ended it.
+fn short_window(
+    workload: &Workload,
+    ended: WindowEnd,
+    interrupted: Option<&str>,
+    window_ns: u64,
+    requested_ns: u64,
+) -> Option<String> {
+    match ended {
+        WindowEnd::Stopped => Some(format!(
+            "interrupted by {}",
+            interrupted.unwrap_or("a failed start")
+        )),
+        _ if window_ns >= requested_ns => None,
+        WindowEnd::CountsDone => {
+            let counted: Vec<String> = workload
+                .groups
+                .iter()
+                .filter(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }))
+                .map(TaskGroup::label)
+                .collect();
+            Some(format!(
+                "the counted groups finished first ({})",
+                counted.join(", ")
+            ))
+        }
+        WindowEnd::Elapsed => Some("the window ended early for no known reason".into()),
+    }
 }
 
 /// Whether the boot line turns on `skew_tick` (any non-zero value does: per-CPU tick offsets,
@@ -520,6 +627,57 @@ fn frame_group(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_window_always_has_a_reason() {
+        let w = Workload::parse("syscall:getpid@0:n=1000+pingpong:pipe@0,1:n=5", 2).unwrap();
+        let idle = Workload::default();
+        let s = 1_000_000_000;
+        // (workload, how it ended, interruption, window, requested, reason)
+        type Case<'a> = (
+            &'a Workload,
+            WindowEnd,
+            Option<&'a str>,
+            u64,
+            u64,
+            Option<&'a str>,
+        );
+        let table: [Case<'_>; 6] = [
+            (&idle, WindowEnd::Elapsed, None, s + 3, s, None),
+            (&w, WindowEnd::Elapsed, None, s, s, None),
+            (&w, WindowEnd::CountsDone, None, s + 1, s, None),
+            (
+                &w,
+                WindowEnd::CountsDone,
+                None,
+                3_000_000,
+                s,
+                Some("the counted groups finished first (syscall:getpid@0, pingpong:pipe@0,1)"),
+            ),
+            (
+                &idle,
+                WindowEnd::Stopped,
+                Some("SIGINT"),
+                5,
+                s,
+                Some("interrupted by SIGINT"),
+            ),
+            (
+                &idle,
+                WindowEnd::Elapsed,
+                None,
+                5,
+                s,
+                Some("the window ended early for no known reason"),
+            ),
+        ];
+        for (i, (w, ended, why, window, requested, want)) in table.into_iter().enumerate() {
+            let got = short_window(w, ended, why, window, requested);
+            assert_eq!(got.as_deref(), want, "case {i}");
+        }
+        assert_eq!(seconds(595_434), "0.595 ms");
+        assert_eq!(seconds(5_000_123_000), "5.000 s");
+    }
 
     #[test]
     fn skew_tick_is_on_for_any_non_zero_value() {

@@ -8,8 +8,9 @@
 //! spawn threads ─ each pins, sets its policy, calibrates ─ gate (ready)
 //!   main: snapshot /proc, t0 = now + 2 ms ─ gate (go) ─ all groups run from t0
 //!   window: hogs and frames run for the duration; counted groups (ping-pong, syscall) run to
-//!           their count — if nothing time-based runs, the window ends when they finish, and
-//!           the duration is then only a cap
+//!           their count — if only counted groups run, the window ends when they finish, and
+//!           the duration is then only a cap (the report says the window was cut, and why);
+//!           an idle workload (no group) sleeps through the whole duration like a timed one
 //!   end: window_over is raised, threads are joined, snapshot /proc again
 //! assemble the report (report.rs)
 //! ```
@@ -29,7 +30,7 @@ use super::hogs;
 use super::os;
 use super::pingpong::{self, PingPongPlan};
 use super::plan::{RunConfig, hog_placement, validate};
-use super::report::{AssembleInput, HostRun, Output, Warning, assemble};
+use super::report::{AssembleInput, HostRun, Output, Warning, WindowEnd, assemble};
 use super::sample::Snapshot;
 use super::stop::Stop;
 use super::syscall;
@@ -77,6 +78,13 @@ pub(crate) fn run_with_warnings(
         .groups
         .iter()
         .any(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }));
+    // Only a run made of counted groups alone may end before the duration: idle (no group at
+    // all) and anything with hogs or frames keep the whole window.
+    let counted_only = counted && !timed;
+    debug_assert!(
+        !counted_only || !workload.is_idle(),
+        "idle has no counted group"
+    );
     // The coordinator's own wake-ups are load on the machine being measured: poll coarsely
     // unless it must notice a counted workload finishing.
     let poll_ns = if counted {
@@ -97,7 +105,7 @@ pub(crate) fn run_with_warnings(
             .count() as u64,
     );
 
-    let (start, t0, outputs, end, spawn_error) = std::thread::scope(|s| {
+    let (start, t0, outputs, end, ended, spawn_error) = std::thread::scope(|s| {
         let (gate, window_over, abort, counted_left) = (&gate, &window_over, &abort, &counted_left);
         // handles[i] = the threads of group i, with their CPU.
         type Job<'a> = Box<dyn FnOnce() -> Output + Send + 'a>;
@@ -205,17 +213,20 @@ pub(crate) fn run_with_warnings(
             window_over.request();
         }
         let (start, t0) = gate.open(spawned, Snapshot::take);
-        let end_at = t0 + duration_ns;
-        while spawn_error.is_none() {
+        let end_at = t0.saturating_add(duration_ns);
+        let ended = loop {
+            if spawn_error.is_some() || stop.is_set() {
+                break WindowEnd::Stopped;
+            }
             let now = os::now_ns();
-            if stop.is_set()
-                || now >= end_at
-                || (!timed && counted_left.load(Ordering::Acquire) == 0)
-            {
-                break;
+            if now >= end_at {
+                break WindowEnd::Elapsed;
+            }
+            if counted_only && counted_left.load(Ordering::Acquire) == 0 {
+                break WindowEnd::CountsDone;
             }
             os::sleep_until((now + poll_ns).min(end_at));
-        }
+        };
         window_over.request();
         let outputs: Vec<Vec<(u32, Output)>> = handles
             .into_iter()
@@ -231,7 +242,7 @@ pub(crate) fn run_with_warnings(
                     .collect()
             })
             .collect();
-        (start, t0, outputs, Snapshot::take(), spawn_error)
+        (start, t0, outputs, Snapshot::take(), ended, spawn_error)
     });
     if memory_locked == Some(true) {
         os::unlock_memory();
@@ -247,6 +258,7 @@ pub(crate) fn run_with_warnings(
             start,
             end,
             t0,
+            ended,
             outputs,
             hog_cpus,
             memory_locked,

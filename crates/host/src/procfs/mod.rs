@@ -11,12 +11,15 @@
 //! * [`stat`] — `/proc/stat`.
 //! * [`kconfig`] — the kernel build configuration (`CONFIG_HZ`, `CONFIG_NO_HZ_*`).
 //! * [`cpuidle`] — the cpuidle sysfs tree.
+//! * [`cgroup`] — `/proc/self/cgroup` and the cgroup mounts of `/proc/self/mountinfo` (where
+//!   the process's cpuset is).
 //! * [`trace`] — the text of a tracefs `trace` file (timer, irq_vectors, power and sched
 //!   events).
 //!
 //! `/proc/cmdline` is parsed by the workspace's own kernel command-line parser,
 //! `ticklab_schema::cmdline`.
 
+pub mod cgroup;
 pub mod cpuidle;
 pub mod interrupts;
 pub mod kconfig;

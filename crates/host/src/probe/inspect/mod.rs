@@ -60,6 +60,8 @@ pub struct Inspection {
     pub nohz_full_sysfs: Probe<String>,
     /// `/sys/devices/system/cpu/isolated`.
     pub isolated_sysfs: Probe<String>,
+    /// Where workloads may be placed, and which isolated CPUs are among those CPUs.
+    pub placement: Probe<PlacementView>,
     /// Tick-related build options.
     pub build: Probe<BuildView>,
     /// cpuidle driver, governor and states.
@@ -196,6 +198,39 @@ pub struct EffectiveTick {
     /// Boot messages the kernel would print for this line, then ticklab's remarks
     /// (shown with their `ticklab: ` prefix).
     pub messages: Vec<String>,
+}
+
+/// Where `host run` may pin workload threads ([`crate::harness::placement`]): online CPUs in
+/// the cpuset of the process's cgroup, whatever affinity it inherited.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacementView {
+    /// CPUs a workload thread may be pinned to (cpulist).
+    pub placeable: String,
+    /// Online CPUs (cpulist).
+    pub online: String,
+    /// The cpuset that limits placement, if any.
+    pub cpuset: Option<CpusetView>,
+    /// Why no cpuset limits placement (when `cpuset` is `None`).
+    pub no_cpuset: Option<String>,
+    /// The affinity this process inherited (`Cpus_allowed_list`; `isolcpus=` and `taskset`
+    /// shrink it): shown, not a limit.
+    pub inherited_affinity: Option<String>,
+    /// Isolated CPUs: `/sys/devices/system/cpu/isolated` and `nohz_full`, and the boot line's
+    /// `isolcpus=` and `nohz_full=` (cpulist, empty when none).
+    pub isolated: String,
+    /// The isolated CPUs a workload may be pinned to (cpulist).
+    pub isolated_placeable: String,
+}
+
+/// The cpuset of the process's cgroup.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpusetView {
+    /// The process's cgroup (`/proc/self/cgroup`).
+    pub cgroup: String,
+    /// The file the set was read from (the cgroup's or its nearest ancestor's).
+    pub file: String,
+    /// The effective CPUs (cpulist).
+    pub cpus: String,
 }
 
 /// Tick-related build options.

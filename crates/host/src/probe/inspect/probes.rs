@@ -11,9 +11,10 @@ use ticklab_cmdline::{
 };
 
 use super::{
-    BuildView, ClocksourceView, CmdlineView, CpuLists, CpuTick, EffectiveTick, InspectOptions,
-    Inspection, KernelInfo, TickState,
+    BuildView, ClocksourceView, CmdlineView, CpuLists, CpuTick, CpusetView, EffectiveTick,
+    InspectOptions, Inspection, KernelInfo, PlacementView, TickState,
 };
+use crate::harness::placement::{CpuPlacement, CpusetLimit};
 use crate::probe::hz::{self, HzReport};
 use crate::probe::{HostRoot, Probe};
 use crate::procfs::timer_list::{
@@ -168,6 +169,53 @@ fn tick_state(tl: &TimerList) -> TickState {
     }
 }
 
+/// Where workloads may go, and the isolated CPUs among them: `isolated` and `nohz_full` from
+/// sysfs, `isolcpus=` and `nohz_full=` from the boot line (`nr_cpus` to read its cpulists).
+fn placement_view(root: &HostRoot, nr_cpus: Option<u32>) -> Probe<PlacementView> {
+    if let Probe::NotAvailable(why) = root.read("/sys/devices/system/cpu/online") {
+        return Probe::NotAvailable(why);
+    }
+    let p = CpuPlacement::read(root);
+    let mut isolated = p.isolated.clone();
+    if let Some(s) = root
+        .read_line("/sys/devices/system/cpu/nohz_full")
+        .ok()
+        .and_then(|t| parse_cpulist(t, u32::MAX).ok())
+    {
+        isolated = isolated.union(&s);
+    }
+    if let (Some(nr), Probe::Ok(line)) = (nr_cpus, root.read("/proc/cmdline"))
+        && let Ok(c) = KernelCmdline::parse(&line, nr)
+    {
+        for h in &c.housekeeping {
+            isolated = isolated.union(match h {
+                HousekeepingArg::Isolcpus(a) => &a.list.cpus,
+                HousekeepingArg::NohzFull(a) => &a.cpus,
+            });
+        }
+    }
+    let (cpuset, no_cpuset) = match &p.cpuset {
+        CpusetLimit::Cgroup { cgroup, file, cpus } => (
+            Some(CpusetView {
+                cgroup: cgroup.clone(),
+                file: file.clone(),
+                cpus: cpus.to_cpulist(),
+            }),
+            None,
+        ),
+        CpusetLimit::Unlimited(why) => (None, Some(why.clone())),
+    };
+    Probe::Ok(PlacementView {
+        placeable: p.placeable().to_cpulist(),
+        online: p.online.to_cpulist(),
+        cpuset,
+        no_cpuset,
+        inherited_affinity: p.inherited.as_ref().map(|a| a.to_cpulist()),
+        isolated_placeable: isolated.intersection(&p.placeable()).to_cpulist(),
+        isolated: isolated.to_cpulist(),
+    })
+}
+
 fn cmdline_view(
     line: &str,
     nr_cpus: u32,
@@ -231,6 +279,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
     let build = kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src));
     let nohz_full_sysfs = root.read_line("/sys/devices/system/cpu/nohz_full");
     let isolated_sysfs = root.read_line("/sys/devices/system/cpu/isolated");
+    let placement = placement_view(root, cpus.ok().map(|c| c.nr_possible));
 
     // The build as far as the command line's meaning depends on it.
     let kernel_build = {
@@ -354,6 +403,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
         cmdline,
         nohz_full_sysfs,
         isolated_sysfs,
+        placement,
         build,
         cpuidle,
         cpuidle_params,

@@ -275,6 +275,46 @@ impl fmt::Display for Inspection {
                 Probe::NotAvailable(w) => na(f, label, w)?,
             }
         }
+        match &self.placement {
+            Probe::Ok(p) => {
+                match &p.cpuset {
+                    Some(c) => writeln!(
+                        f,
+                        "{:<14} workloads may pin to {} (online {} ∩ cpuset {} of cgroup {}, from {})",
+                        "placement", p.placeable, p.online, c.cpus, c.cgroup, c.file
+                    )?,
+                    None => writeln!(
+                        f,
+                        "{:<14} workloads may pin to {} (online; no cpuset limit: {})",
+                        "placement",
+                        p.placeable,
+                        p.no_cpuset.as_deref().unwrap_or("?")
+                    )?,
+                }
+                writeln!(
+                    f,
+                    "{:<14} inherited affinity {}: not a limit, every worker pins itself (sched_setaffinity)",
+                    "",
+                    p.inherited_affinity.as_deref().unwrap_or("unknown")
+                )?;
+                if p.isolated.is_empty() {
+                    writeln!(f, "{:<14} no isolated CPUs", "")?;
+                } else {
+                    writeln!(
+                        f,
+                        "{:<14} isolated CPUs {} (isolated, nohz_full, isolcpus=, nohz_full=): workloads can be placed on {}",
+                        "",
+                        p.isolated,
+                        if p.isolated_placeable.is_empty() {
+                            "none of them (outside the cpuset)"
+                        } else {
+                            p.isolated_placeable.as_str()
+                        }
+                    )?;
+                }
+            }
+            Probe::NotAvailable(w) => na(f, "placement", w)?,
+        }
         match &self.cpuidle {
             Probe::Ok(ci) => {
                 writeln!(
