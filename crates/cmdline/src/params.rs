@@ -57,7 +57,7 @@ pub struct HaltpollParams {
 
 impl Default for HaltpollParams {
     fn default() -> Self {
-        // Defaults: Documentation/virt/guest-halt-polling.rst (kernel-tick-behaviour.md §9.3).
+        // Defaults: Documentation/virt/guest-halt-polling.rst (docs/kernel-behaviour.md §9.3).
         HaltpollParams {
             guest_halt_poll_ns: 200_000,
             guest_halt_poll_shrink: 2,

@@ -145,7 +145,7 @@ impl TickConfig {
     /// Resolve a parsed command line for a build and CPU count; returns the config and the boot
     /// messages the kernel would print (as Strings, in boot order). boot_cpu is normally 0.
     ///
-    /// Rules (kernel-tick-behaviour.md §4.1–4.2, §5, §6, §9):
+    /// Rules (docs/kernel-behaviour.md §4.1–4.2, §5, §6, §9):
     ///
     /// * **Housekeeping setup** runs for each `nohz_full=` / `isolcpus=` in line order.
     ///   * Before 3.10 `nohz_full=` does not exist; before 4.15 it is handled by the tick code

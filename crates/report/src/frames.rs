@@ -1,4 +1,4 @@
-//! The frame-scheduler jitter table (experiments.md E2), in its exact published layout.
+//! The frame-scheduler jitter table (docs/experiments.md E2), in its exact published layout.
 //!
 //! ```text
 //! Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)
@@ -22,7 +22,7 @@
 use crate::format::fixed;
 use ticklab_schema::report::{FrameGroupReport, FrameRow};
 
-/// The header line, exactly as in experiments.md E2.
+/// The header line, exactly as in docs/experiments.md E2.
 pub const FRAME_HEADER: &str = "Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)";
 
 fn fliers(row: &FrameRow) -> String {

@@ -13,9 +13,9 @@
 //!   cpuidle residency per state) plus totals, then package power, kernel messages,
 //!   timekeeping and hrtimer lines, and warnings. Read this one first ([`cpu`]).
 //! * [`compare_table`] — several runs side by side, one row per run (the shape of the
-//!   nohz_full vs nohz_full_aggressive table of experiments.md E1).
+//!   nohz_full vs nohz_full_aggressive table of docs/experiments.md E1).
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
-//!   experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
+//!   docs/experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
 //! * [`e1_report`] ([`e1`]) — `ticklab experiment e1`: the published table beside the
 //!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
 //! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,

@@ -1,6 +1,6 @@
 //! The modelled machine: topology, costs, cpuidle states, power and timer hardware.
 //!
-//! Every number in a preset names its source with a tag from `cost-parameters.md`'s legend:
+//! Every number in a preset names its source with a tag from `docs/costs.md`'s legend:
 //! `C` (constant from code or docs), `M` (measured, quoted), `D` (derived), `E` (estimate, with
 //! the reasoning) or `CAL` (calibrated, naming the experiment it was fitted to). Presets are
 //! functions so the provenance comments sit beside the values.
@@ -242,13 +242,13 @@ pub fn kvm_guest(nr_cpus: u32) -> Machine {
         cores_per_socket: nr_cpus,
         threads_per_core: 1,
     };
-    // C: haltpoll driver states, exit latency / target residency 1 µs (cost-parameters §3b).
+    // C: haltpoll driver states, exit latency / target residency 1 µs (docs/costs.md §3b).
     m.idle_states = vec![poll, state("haltpoll", 1, 1, 0.0, 0.0, 0.0)];
     m.cpuidle_driver = "haltpoll".into();
-    // E: every deadline-MSR write is a VM exit, ~1-2 µs round trip (kernel-tick-behaviour §12.2).
+    // E: every deadline-MSR write is a VM exit, ~1-2 µs round trip (docs/kernel-behaviour.md §12.2).
     m.costs.clockevent_program_ns = 1500;
     // M: host handling of an external-interrupt exit, avg 0.71 µs, plus injection and guest
-    // entry/exit (cost-parameters §1); E: ~2 µs in all.
+    // entry/exit (docs/costs.md §1); E: ~2 µs in all.
     m.costs.irq_entry_exit_ns = 2000;
     // E: the guest's deadline timer is a host hrtimer; its expiry reaches each vCPU through
     // the host's own interrupt and exit path, which spreads delivery by about a microsecond.
@@ -262,11 +262,11 @@ pub fn kvm_guest(nr_cpus: u32) -> Machine {
         power_limit_w: None,
         auto_demotion: None,
     };
-    // M: kvm-clock max_idle_ns ~880 s (kernel-tick-behaviour §1.3); the TSC is used here.
+    // M: kvm-clock max_idle_ns ~880 s (docs/kernel-behaviour.md §1.3); the TSC is used here.
     m
 }
 
-/// A 2012-era 64-CPU x86 server: the E2 machine (experiments.md E2 gives only "64 logical
+/// A 2012-era 64-CPU x86 server: the E2 machine (docs/experiments.md E2 gives only "64 logical
 /// CPUs, large x86 server of 2011-2012, MAXSMP").
 ///
 /// Topology (E): 4 sockets × 8 cores × 2 threads, a Sandy Bridge-EP 4-socket part (Xeon
@@ -302,7 +302,7 @@ pub fn server_2012_64() -> Machine {
     // 48 % of each frame (A: 500 µs of 1042 µs). Chosen from the loop, not from any result.
     m.costs.work_unit_ns = 10.0;
     // E: 2.7 GHz part vs the laptop's ~2.5-4.9 GHz turbo; the per-tick work without locks is
-    // taken as the same ~1 µs (cost-parameters §1).
+    // taken as the same ~1 µs (docs/costs.md §1).
     m.idle_states = vec![
         poll,
         state("C1", 1, 1, 1.0, 1.0, 0.5),
@@ -342,12 +342,12 @@ fn state(
 
 /// Dell XPS 13 7390, Intel Core i7-10510U (Comet Lake U): the E1 machine.
 ///
-/// Topology: 1 socket, 4 cores, 2 threads (CPUs n and n+4 are siblings) — experiments.md E1.
+/// Topology: 1 socket, 4 cores, 2 threads (CPUs n and n+4 are siblings) — docs/experiments.md E1.
 /// Idle states: intel_idle's Skylake client table (`skl_cstates`: exit latency / target
 /// residency in µs), used for Comet Lake by estimate (CML-U is not in intel_idle's id table; same
-/// Skylake core) — cost-parameters.md §4.
+/// Skylake core) — docs/costs.md §4.
 ///
-/// Power: no per-C-state power figures were found for SKL/CML (cost-parameters.md §4, "gap").
+/// Power: no per-C-state power figures were found for SKL/CML (docs/costs.md §4, "gap").
 /// The structure is mechanistic (core states, shared voltage plane, package states needing all
 /// cores idle, wake energy, hardware auto-demotion, RAPL limit); the values marked CAL(E1) were
 /// fitted to E1's published watts and are estimates everywhere else.
@@ -366,9 +366,9 @@ pub fn xps13_7390() -> Machine {
         costs: Costs {
             // E: 200-500 cycles rule of thumb plus vector entry; ~1000 cycles at ~2.5 GHz.
             irq_entry_exit_ns: 400,
-            // E: cost-parameters §1 "full tick handling 0.5-1.5 µs, typ. ~1 µs".
+            // E: docs/costs.md §1 "full tick handling 0.5-1.5 µs, typ. ~1 µs".
             tick_handler_ns: 1000,
-            // E: kernel-tick-behaviour §12.2 "jiffies/tk critical section ~0.2-2 µs".
+            // E: docs/kernel-behaviour.md §12.2 "jiffies/tk critical section ~0.2-2 µs".
             jiffies_update_ns: 300,
             // E: one more loop iteration of the accumulation per jiffy, a few ns.
             jiffies_catch_up_per_tick_ns: 5,
@@ -376,14 +376,14 @@ pub fn xps13_7390() -> Machine {
             hrtimer_callback_ns: 200,
             // E: one MSR write (TSC deadline), native.
             clockevent_program_ns: 100,
-            // M with ftrace overhead: tick_nohz_next_event 1.4 µs (cost-parameters §1);
+            // M with ftrace overhead: tick_nohz_next_event 1.4 µs (docs/costs.md §1);
             // E: ~0.5 µs without tracing.
             tick_stop_ns: 500,
             // E: like stop, jiffies catch-up is charged separately.
             tick_restart_ns: 500,
             // E: a short kernel timer callback.
             wheel_timer_ns: 300,
-            // E: x86 null syscall 100-250 ns without KPTI (cost-parameters §2).
+            // E: x86 null syscall 100-250 ns without KPTI (docs/costs.md §2).
             syscall_ns: 150,
             // D: +44 ns per syscall post-2016 (two transitions) -> ~25 per transition; E: the
             // 2026 cyclictest datapoint suggests 100-200 on RT; take 100.
@@ -407,7 +407,7 @@ pub fn xps13_7390() -> Machine {
             background_task_ns: 30_000,
             // E: one socket; TSC-deadline interrupts of cores programmed for the same
             // deadline arrive within a few tens of ns of each other (TSCs are synchronised to
-            // well under 100 ns, cost-parameters §5 puts a line transfer at ~40-50 ns).
+            // well under 100 ns, docs/costs.md §5 puts a line transfer at ~40-50 ns).
             timer_delivery_jitter_ns: 50,
         },
         cpuidle_driver: "intel_idle".into(),
@@ -484,13 +484,13 @@ pub fn xps13_7390() -> Machine {
             }),
         },
         clockevent: ClockEventSpec {
-            // C: TSC-deadline LAPIC, 1000 ns floor (kernel-tick-behaviour §8.1).
+            // C: TSC-deadline LAPIC, 1000 ns floor (docs/kernel-behaviour.md §8.1).
             name: "lapic-deadline".into(),
             min_delta_ns: 1000,
             max_delta_ns: u64::MAX / 2,
         },
         clocksource: ClocksourceSpec {
-            // M: typical TSC max_idle_ns 440795312435 (cost-parameters §6).
+            // M: typical TSC max_idle_ns 440795312435 (docs/costs.md §6).
             name: "tsc".into(),
             max_idle_ns: 440_795_312_435,
         },

@@ -293,7 +293,7 @@ pub enum WorkloadResult {
     Syscall(SyscallReport),
 }
 
-/// The frame table of one group (see experiments.md E2).
+/// The frame table of one group (see docs/experiments.md E2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameGroupReport {
     /// Group name.

@@ -73,7 +73,7 @@ impl Kernel {
     }
 
     /// CPUs per leaf `rcu_node`: the configured value or the default 16 (C: RCU_FANOUT_LEAF
-    /// default, kernel-tick-behaviour §2.5).
+    /// default, docs/kernel-behaviour.md §2.5).
     pub fn rcu_leaf_fanout(&self) -> u32 {
         self.rcu_fanout_leaf.unwrap_or(16).max(1)
     }
@@ -328,7 +328,7 @@ impl Scenario {
 
 /// The background sources of a typical idle Linux system, used when a scenario names none.
 ///
-/// Rates marked CAL(E1) were fitted on experiments.md E1's idle rows (the only published
+/// Rates marked CAL(E1) were fitted on docs/experiments.md E1's idle rows (the only published
 /// measurement of an idle machine's wakeups we have) and are estimates for other machines.
 pub fn default_background() -> Vec<BackgroundSource> {
     vec![
@@ -343,7 +343,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             provenance:
-                "C: watchdog_thresh=10 s, sample period 2/5 of it (kernel-tick-behaviour §4.5)"
+                "C: watchdog_thresh=10 s, sample period 2/5 of it (docs/kernel-behaviour.md §4.5)"
                     .into(),
             cpus: None,
         },
@@ -357,7 +357,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: true,
             slack_ns: 0,
             wakes_task: false,
-            provenance: "C: vm.stat_interval=1 s, deferrable (kernel-tick-behaviour §4.5)".into(),
+            provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)".into(),
             cpus: None,
         },
         BackgroundSource {

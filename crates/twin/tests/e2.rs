@@ -69,7 +69,7 @@ fn server_cost() -> (u64, TransferCost) {
 
 #[test]
 fn skew_offsets_follow_the_formula_on_64_cpus() {
-    // floor(floor(TICK_NSEC / 2) / 64) = 7812 ns per CPU at HZ=1000 (kernel-tick-behaviour §6.1).
+    // floor(floor(TICK_NSEC / 2) / 64) = 7812 ns per CPU at HZ=1000 (docs/kernel-behaviour.md §6.1).
     assert_eq!(skew_offset(1_000_000, 64, 1), 7_812);
     assert_eq!(skew_offset(1_000_000, 64, 63), 63 * 7_812);
     assert!(skew_offset(1_000_000, 64, 63) < 500_000);

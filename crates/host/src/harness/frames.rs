@@ -1,5 +1,5 @@
 //! The frame-scheduler harness: one pinned worker per CPU, all starting frame k at
-//! t0 + k / FREQ (experiments.md E2).
+//! t0 + k / FREQ (docs/experiments.md E2).
 //!
 //! Each worker
 //!

@@ -92,7 +92,7 @@ pub struct HostRun {
 }
 
 /// Below this window, per-second rates (LOC/s, busy %) rest on a handful of events: the report
-/// warns ([`WarningTopic::ShortWindow`]).
+/// warns (a short-window warning).
 pub const MIN_RATE_WINDOW_NS: u64 = 100_000_000;
 
 /// How the coordinator's window ended.

@@ -1,4 +1,4 @@
-//! Streaming statistics of the frame table (experiments.md E2) and latency percentiles.
+//! Streaming statistics of the frame table (docs/experiments.md E2) and latency percentiles.
 //!
 //! A frame worker produces one [`FrameSample`] per frame; [`FrameStats`] folds them into the
 //! row's numbers without keeping the samples (an hour at 960 Hz is 3.4 M frames per CPU):

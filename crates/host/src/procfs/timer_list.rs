@@ -1,7 +1,7 @@
 //! `/proc/timer_list`: per-CPU hrtimer bases, tick-sched state and tick devices.
 //!
 //! The file comes in several versions (v0.8, v0.9, v0.10 are handled; see
-//! `kernel-tick-behaviour.md` §10.1). The parser is keyed on field *names*, never on line
+//! `docs/kernel-behaviour.md` §10.1). The parser is keyed on field *names*, never on line
 //! positions: every `.name: value` line of a CPU section is stored in [`CpuTimers::fields`] and
 //! the well-known ones are also lifted into typed fields. Unknown lines are kept in
 //! [`TimerList::unparsed`] instead of failing, so a future version degrades gracefully.

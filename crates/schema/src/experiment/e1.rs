@@ -2,7 +2,7 @@
 //! and without the 2023 proposal, idle and with 1, 2, 4 and 8 hogs.
 //!
 //! This module holds what the experiment is — its two [`Mode`]s, its [`LOADS`], the
-//! [`PUBLISHED`] table of the RFC (experiments.md E1) — and what a run of it yields: one
+//! [`PUBLISHED`] table of the RFC (docs/experiments.md E1) — and what a run of it yields: one
 //! [`Row`] per (mode, load) and the band checks, together in [`Results`]. The twin builds the
 //! scenarios and fills the rows (`ticklab_twin::experiments::e1`); `ticklab-report` renders
 //! them.

@@ -1,5 +1,5 @@
 //! E2: frame-scheduler jitter on a 64-CPU server of 2012 (kernel 3.0-rt), with and without
-//! `skew_tick=1` (experiments.md E2).
+//! `skew_tick=1` (docs/experiments.md E2).
 //!
 //! This module holds what the experiment is — its frame [`GROUPS`], the jitter [`BUDGET_US`],
 //! the two kernel command lines ([`cmdline`]) — and what a run of it yields: one [`Outcome`]
@@ -11,17 +11,17 @@
 use crate::report::{FrameGroupReport, Report, WorkloadResult};
 use serde::{Deserialize, Serialize};
 
-/// The frame groups: (name, Hz, LOOP, first CPU, last CPU) — experiments.md E2.
+/// The frame groups: (name, Hz, LOOP, first CPU, last CPU) — docs/experiments.md E2.
 pub const GROUPS: [(&str, f64, u64, u32, u32); 3] = [
     ("A", 960.0, 50_000, 4, 23),
     ("B", 666.0, 72_072, 24, 43),
     ("C", 300.0, 160_000, 44, 63),
 ];
 
-/// The user's jitter budget (experiments.md E2), µs.
+/// The user's jitter budget (docs/experiments.md E2), µs.
 pub const BUDGET_US: f64 = 30.0;
 
-/// Rcu leaf fan-out of the 3.0 MAXSMP build (experiments.md E2).
+/// Rcu leaf fan-out of the 3.0 MAXSMP build (docs/experiments.md E2).
 pub const MAXSMP_RCU_FANOUT: u32 = 64;
 
 /// Simulated warm-up before each configuration's window, ns.

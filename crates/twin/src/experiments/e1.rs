@@ -1,7 +1,7 @@
 //! E1: `nohz_full_aggressive` on a laptop (Dell XPS 13 7390, HZ=1000, `nohz_full=all`), with
 //! and without the 2023 proposal, idle and with 1, 2, 4 and 8 hogs.
 //!
-//! The published table (experiments.md E1, from the RFC) is a calibration target for the
+//! The published table (docs/experiments.md E1, from the RFC) is a calibration target for the
 //! laptop's power figures and background wakeup rates (marked CAL(E1) where they are set); the
 //! mechanisms — the housekeeping CPU that never stops its tick, the package state that needs
 //! every core idle, hog placement — produce the rest.

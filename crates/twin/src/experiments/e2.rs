@@ -1,5 +1,5 @@
 //! E2: frame-scheduler jitter on a 64-CPU server of 2012 (kernel 3.0-rt), with and without
-//! `skew_tick=1` (experiments.md E2).
+//! `skew_tick=1` (docs/experiments.md E2).
 //!
 //! Three frame groups (960, 666 and 300 Hz; LOOP × FREQ ≈ 48 M units/s each) run one SCHED_FIFO
 //! worker per isolated CPU (4–63); CPUs 0–3 do the housekeeping. The twin predicts the jitter
@@ -12,18 +12,18 @@
 //!   grid. With a 3.0 kernel there is no full dynticks, so a worker's tick runs while it
 //!   computes and may stop only while the CPU idles between frames (dyntick-idle).
 //! * (b) `skew_tick=1 nohz=off`: every CPU ticks periodically, each on its own phase
-//!   (`skew_offset`). experiments.md also turns RT push/pull off for the isolated CPUs; the
+//!   (`skew_offset`). docs/experiments.md also turns RT push/pull off for the isolated CPUs; the
 //!   twin has no RT load balancing (each worker is pinned and alone on its CPU, so there is
 //!   nothing to push or pull and the IPIs it would send do not exist in the model), so that
 //!   switch has nothing to act on.
 //!
 //! Both command lines limit idle to C1 (`intel_idle.max_cstate=1`): an assumption (E) about a
 //! real-time setup of the era, which kept deep C-state exits (C1E: 10 µs) out of the wake-up
-//! path; experiments.md does not say. Background: the default kernel sources; the per-CPU
+//! path; docs/experiments.md does not say. Background: the default kernel sources; the per-CPU
 //! user-space wakeups (`user_hrtimers`) are left out because the cpuset confines user tasks
 //! other than the workers to CPUs 0–3, and the twin places per-CPU sources on every CPU.
 //!
-//! Assumed (experiments.md: "CONFIG_HZ=1000 is assumed"): HZ=1000, high-resolution timers,
+//! Assumed (docs/experiments.md: "CONFIG_HZ=1000 is assumed"): HZ=1000, high-resolution timers,
 //! `CONFIG_NO_HZ` (dyntick-idle), `CONFIG_MAXSMP` with one leaf `rcu_node` for up to 64 CPUs
 //! (the fan-out of that era before the leaf fan-out limit), the -rt tree's `skew_tick` patch.
 

@@ -1,4 +1,4 @@
-//! The published experiments of `experiments.md` as built-in scenarios, run by the twin.
+//! The published experiments of `docs/experiments.md` as built-in scenarios, run by the twin.
 //!
 //! What each experiment is and the typed results it yields live in
 //! [`ticklab_schema::experiment`] (shared with the renderers of `ticklab-report`); this module

@@ -2,11 +2,11 @@
 //!
 //! A lock word (or a seqcount) lives in one cache line. A CPU that takes the lock must first
 //! pull the line into its cache: free if it held the line last, `cacheline_local_ns` from a
-//! core of the same socket, `cacheline_remote_ns` from another socket (cost-parameters §3a,
+//! core of the same socket, `cacheline_remote_ns` from another socket (docs/costs.md §3a,
 //! §5). While the lock is held, later arrivals wait; the lock passes to them one at a time in
 //! arrival order, each paying the transfer, so the k-th of N simultaneous arrivals waits about
-//! the sum of the k − 1 critical sections and transfers before it (cost-parameters §5,
-//! "≈ N × t_transfer"; kernel-tick-behaviour §12.6).
+//! the sum of the k − 1 critical sections and transfers before it (docs/costs.md §5,
+//! "≈ N × t_transfer"; docs/kernel-behaviour.md §12.6).
 //!
 //! Approximation: the twin runs each interrupt handler as one atomic event, and events are
 //! taken in order of their start time (ties by CPU id). Acquisitions are therefore granted in

@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn skew_offsets_table() {
-        // kernel-tick-behaviour.md §6.1 examples.
+        // docs/kernel-behaviour.md §6.1 examples.
         assert_eq!(skew_offset(1_000_000, 40, 1), 12_500);
         assert_eq!(skew_offset(1_000_000, 40, 39), 487_500);
         assert_eq!(skew_offset(4_000_000, 64, 1), 31_250);

@@ -282,7 +282,7 @@ impl<O: Observer> Sim<O> {
         self.energy = None;
     }
 
-    /// Sets the frame flier threshold (default 10 µs, experiments.md E2).
+    /// Sets the frame flier threshold (default 10 µs, docs/experiments.md E2).
     pub fn set_flier_threshold_ns(&mut self, ns: u64) {
         self.flier_ns = ns;
     }

@@ -1,4 +1,4 @@
-//! Frame-scheduler groups (experiments.md E2): one SCHED_FIFO worker per CPU; frame `k` of a
+//! Frame-scheduler groups (docs/experiments.md E2): one SCHED_FIFO worker per CPU; frame `k` of a
 //! group starts at exactly `t0 + k / FREQ`; the worker sleeps on an absolute hrtimer (slack 0,
 //! as for any RT task) to the frame start, computes `LOOP × work_unit_ns`, records how late it
 //! finished, and sleeps again.
@@ -15,7 +15,7 @@ use hdrhistogram::Histogram;
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::FrameGroupReport;
 
-/// Default flier threshold (experiments.md E2: "default 10 µs").
+/// Default flier threshold (docs/experiments.md E2: "default 10 µs").
 pub const DEFAULT_FLIER_NS: u64 = 10_000;
 
 /// Largest jitter the group histogram resolves (60 s); larger values saturate.

@@ -9,7 +9,7 @@ use ticklab_schema::machine::Topology;
 ///
 /// This mirrors the scheduler's preference for fully idle cores (`select_idle_core`) and the
 /// fact that the timekeeping CPU carries the machine's kernel work, so load balancing sees it as
-/// the busiest. It is a modelling choice; experiments.md E1's interrupt counts (a hog on the
+/// the busiest. It is a modelling choice; docs/experiments.md E1's interrupt counts (a hog on the
 /// timekeeping CPU would add ~HZ interrupts/s at 1, 2 and 4 hogs, which the published rows do
 /// not show) are consistent with it.
 pub(crate) fn default_hog_cpus(count: u32, topo: &Topology, housekeeping: &[bool]) -> Vec<u32> {

@@ -2,7 +2,7 @@
 //!
 //! # Design note
 //!
-//! In the kernel's idle loop (§9.1 of `kernel-tick-behaviour.md`) a governor is asked two
+//! In the kernel's idle loop (§9.1 of `docs/kernel-behaviour.md`) a governor is asked two
 //! questions each time a CPU goes idle: which state to enter, and whether the tick may be
 //! stopped. It is told what happened afterwards. Here those are [`Governor::select`] and
 //! [`Governor::reflect`], with plain-data inputs ([`SelectInput`], [`Reflect`]) and a

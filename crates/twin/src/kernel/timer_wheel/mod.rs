@@ -8,7 +8,7 @@
 //! below it by a factor of 8, and an expiry is rounded **up** to the next multiple of its
 //! level's granularity. That is why a long timeout fires late, and the twin needs it: the
 //! jiffy on which a timer really fires decides when a stopped tick must wake up (§3.4 of
-//! `kernel-tick-behaviour.md`) and how wakeups batch together (§12.3).
+//! `docs/kernel-behaviour.md`) and how wakeups batch together (§12.3).
 //!
 //! | level | granularity (jiffies) | first delta (jiffies) | HZ=1000 granularity |
 //! |------:|----------------------:|----------------------:|--------------------:|
