@@ -357,7 +357,8 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: true,
             slack_ns: 0,
             wakes_task: false,
-            provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)".into(),
+            provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
+                .into(),
             cpus: None,
         },
         BackgroundSource {
