@@ -1,12 +1,10 @@
-//! CPU sets and the kernel's cpulist grammar.
+//! CPU sets: [`CpuSet`], the set of logical CPU numbers every part of ticklab speaks in.
 //!
-//! The grammar accepted by [`parse_cpulist`] is the one the kernel uses for `nohz_full=`,
-//! `isolcpus=`, `rcu_nocbs=` and the sysfs cpulist files: comma-separated items, each `N`
-//! (a CPU number, or the letter `N` for the highest CPU), `A-B`, or `A-B:used/group` (the first
-//! `used` CPUs of every `group`-sized chunk of the range), and the word `all` (any case) for every
-//! CPU. An empty string is the empty set. Out-of-range CPUs are an error here, not a silent
-//! truncation, because a typo in a boot line deserves to be seen.
+//! Reading the kernel's cpulist text into a set is [`crate::cpulist`]'s job
+//! ([`parse_cpulist`]); [`CpuSet::to_cpulist`] writes the canonical text back the way sysfs
+//! prints it.
 
+pub use crate::cpulist::{CpulistError, parse_cpulist};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -40,6 +38,29 @@ impl CpuSet {
             self.bits.resize(w + 1, 0);
         }
         self.bits[w] |= 1 << (cpu % 64);
+    }
+
+    /// Adds the `len` CPUs `start..start + len` (a word at a time, so that a long range costs
+    /// little).
+    pub fn insert_range(&mut self, start: u32, len: u32) {
+        if len == 0 {
+            return;
+        }
+        let first = u64::from(start);
+        let last = first + u64::from(len) - 1;
+        let words = (last / 64 + 1) as usize;
+        if self.bits.len() < words {
+            self.bits.resize(words, 0);
+        }
+        let mut bit = first;
+        while bit <= last {
+            let w = (bit / 64) as usize;
+            let lo = bit % 64;
+            let hi = if last / 64 == bit / 64 { last % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            self.bits[w] |= mask;
+            bit = (bit / 64 + 1) * 64;
+        }
     }
 
     /// Removes `cpu`.
@@ -192,189 +213,9 @@ impl<'de> Deserialize<'de> for CpuSet {
     }
 }
 
-/// Why a cpulist did not parse. `offset` is the byte offset of the offending item.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cpulist {list:?}: {what} at byte {offset} ({item:?})")]
-pub struct CpulistError {
-    /// The whole list.
-    pub list: String,
-    /// The offending item.
-    pub item: String,
-    /// Byte offset of the item in the list.
-    pub offset: usize,
-    /// What was expected.
-    pub what: String,
-}
-
-/// Parses a kernel cpulist for a machine with `nr_cpus` possible CPUs.
-///
-/// `nr_cpus = u32::MAX` means "unknown": `N` and `all` are then rejected.
-pub fn parse_cpulist(list: &str, nr_cpus: u32) -> Result<CpuSet, CpulistError> {
-    let mut set = CpuSet::new();
-    let trimmed = list.trim();
-    if trimmed.is_empty() {
-        return Ok(set);
-    }
-    let err = |item: &str, offset: usize, what: String| CpulistError {
-        list: list.to_string(),
-        item: item.to_string(),
-        offset,
-        what,
-    };
-    if trimmed.eq_ignore_ascii_case("all") {
-        if nr_cpus == u32::MAX {
-            return Err(err(trimmed, 0, "`all` needs a known CPU count".into()));
-        }
-        return Ok(CpuSet::first_n(nr_cpus));
-    }
-    let mut offset = 0;
-    for item in list.split(',') {
-        let item_offset = offset;
-        offset += item.len() + 1;
-        if item.is_empty() {
-            return Err(err(
-                item,
-                item_offset,
-                "an empty item between commas".into(),
-            ));
-        }
-        let number = |s: &str| -> Result<u32, CpulistError> {
-            if s == "N" {
-                if nr_cpus == u32::MAX || nr_cpus == 0 {
-                    return Err(err(item, item_offset, "`N` needs a known CPU count".into()));
-                }
-                return Ok(nr_cpus - 1);
-            }
-            s.parse::<u32>().map_err(|_| {
-                err(
-                    item,
-                    item_offset,
-                    format!("a CPU number or `N`, found {s:?}"),
-                )
-            })
-        };
-        let (range, stride) = match item.split_once(':') {
-            Some((r, g)) => {
-                let (used, group) = g
-                    .split_once('/')
-                    .ok_or_else(|| err(item, item_offset, "`used/group` after `:`".into()))?;
-                let used: u32 = used.parse().map_err(|_| {
-                    err(
-                        item,
-                        item_offset,
-                        format!("a number of used CPUs, found {used:?}"),
-                    )
-                })?;
-                let group: u32 = group.parse().map_err(|_| {
-                    err(item, item_offset, format!("a group size, found {group:?}"))
-                })?;
-                if used == 0 || group == 0 || used > group {
-                    return Err(err(
-                        item,
-                        item_offset,
-                        format!("0 < used <= group, found {used}/{group}"),
-                    ));
-                }
-                (r, Some((used, group)))
-            }
-            None => (item, None),
-        };
-        let (a, b) = match range.split_once('-') {
-            Some((a, b)) => (number(a)?, number(b)?),
-            None => {
-                if stride.is_some() {
-                    return Err(err(
-                        item,
-                        item_offset,
-                        "a range `A-B` before `:used/group`".into(),
-                    ));
-                }
-                let n = number(range)?;
-                (n, n)
-            }
-        };
-        if a > b {
-            return Err(err(
-                item,
-                item_offset,
-                format!("a range with start <= end, found {a}-{b}"),
-            ));
-        }
-        if nr_cpus != u32::MAX && b >= nr_cpus {
-            return Err(err(
-                item,
-                item_offset,
-                format!(
-                    "CPUs below {nr_cpus} (the machine has CPUs 0-{})",
-                    nr_cpus.saturating_sub(1)
-                ),
-            ));
-        }
-        let (used, group) = stride.unwrap_or((1, 1));
-        for c in a..=b {
-            if (c - a) % group < used {
-                set.insert(c);
-            }
-        }
-    }
-    Ok(set)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grammar_table() {
-        // (input, nr_cpus, expected canonical list or None for error)
-        let cases: &[(&str, u32, Option<&str>)] = &[
-            ("", 8, Some("")),
-            ("0", 8, Some("0")),
-            ("7", 8, Some("7")),
-            ("8", 8, None),
-            ("0-7", 8, Some("0-7")),
-            ("0-8", 8, None),
-            ("N", 8, Some("7")),
-            ("1-N", 8, Some("1-7")),
-            ("all", 8, Some("0-7")),
-            ("ALL", 4, Some("0-3")),
-            ("2-19,22-39", 40, Some("2-19,22-39")),
-            ("0-7:2/4", 8, Some("0-1,4-5")),
-            ("1,2,10-20,100-2000:2/25", 2001, None), // 2001 CPUs: 100-2000 fits; check below
-            ("0-9:3/3", 10, Some("0-9")),
-            ("0-9:1/5", 10, Some("0,5")),
-            ("0-9:0/5", 10, None),
-            ("0-9:6/5", 10, None),
-            ("3-1", 8, None),
-            ("1,,2", 8, None),
-            ("x", 8, None),
-            ("1-", 8, None),
-            ("-1", 8, None),
-            ("2:1/2", 8, None),
-            ("0-3:1", 8, None),
-            ("N", u32::MAX, None),
-        ];
-        for (input, n, want) in cases {
-            if *input == "1,2,10-20,100-2000:2/25" {
-                let s = parse_cpulist(input, *n).unwrap();
-                assert!(s.contains(100) && s.contains(101) && !s.contains(102) && s.contains(125));
-                continue;
-            }
-            let got = parse_cpulist(input, *n).map(|s| s.to_cpulist());
-            match want {
-                Some(w) => assert_eq!(got.as_deref(), Ok(*w), "input {input:?}"),
-                None => assert!(got.is_err(), "input {input:?} should fail, got {got:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn error_names_item_and_offset() {
-        let e = parse_cpulist("0-3,9,5", 8).unwrap_err();
-        assert_eq!(e.item, "9");
-        assert_eq!(e.offset, 4);
-        assert!(e.to_string().contains("CPUs below 8"), "{e}");
-    }
 
     #[test]
     fn set_ops_and_last() {
@@ -387,6 +228,25 @@ mod tests {
         let mut c = b.clone();
         c.remove(70);
         assert_eq!(c, [1].into_iter().collect());
+    }
+
+    #[test]
+    fn insert_range_across_words() {
+        // (start, len, canonical list)
+        for (start, len, want) in [
+            (0, 0, ""),
+            (0, 1, "0"),
+            (60, 10, "60-69"),
+            (64, 64, "64-127"),
+            (1, 200, "1-200"),
+            (127, 2, "127-128"),
+        ] {
+            let mut s = CpuSet::new();
+            s.insert_range(start, len);
+            assert_eq!(s.to_cpulist(), want, "{start}+{len}");
+            let one_by_one: CpuSet = (start..start + len).collect();
+            assert_eq!(s, one_by_one);
+        }
     }
 
     proptest::proptest! {

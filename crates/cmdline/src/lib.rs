@@ -5,7 +5,9 @@
 //! that language and says what it means for the tick, so that the twin, the host lab and the
 //! CLI all interpret a boot line the same way:
 //!
-//! * [`CpuSet`] and [`parse_cpulist`]: the kernel's cpulist syntax (`N`, `all`, `a-b:used/group`).
+//! * [`CpuSet`] and [`parse_cpulist`]: the kernel's cpulist grammar (`N`, `all`,
+//!   `a-b:used/group`), release by release ([`CpulistGrammar`], [`parse_cpulist_as`]), with
+//!   the kernel's own error classes ([`CpulistErrno`]).
 //! * [`KernelCmdline`]: a boot line parsed into typed parameters, unknown ones kept as written,
 //!   a malformed known one refused with a [`CmdlineError`] naming the token.
 //! * [`TickConfig`]: what the parameters mean together with the kernel build
@@ -16,29 +18,35 @@
 //!
 //! # Files
 //!
-//! Read `cpuset` first (every other part speaks in its terms), then `params`, then
-//! `tick_config`:
+//! Read `cpuset` and `cpulist` first (every other part speaks in their terms), then `params`,
+//! then `tick_config`:
 //!
 //! | file             | holds                                                               |
 //! |------------------|---------------------------------------------------------------------|
-//! | `cpuset.rs`      | [`CpuSet`] and the cpulist syntax ([`parse_cpulist`])               |
+//! | `cpuset.rs`      | [`CpuSet`], the set type                                            |
+//! | `cpulist.rs`     | the kernel's cpulist grammar ([`parse_cpulist`], [`parse_cpulist_as`]) and its errors |
 //! | `params.rs`      | the typed parameters: [`KernelCmdline`] and its argument types, and the canonical line it writes back ([`std::fmt::Display`]) |
 //! | `parse.rs`       | the kernel's tokenizer and value spellings, [`KernelCmdline::parse`] and its [`CmdlineError`] |
 //! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] and its rules, [`CpuRole`] |
 //! | `messages.rs`    | what a boot says: [`BootMessage`] and its [`MessageOrigin`]          |
 //!
-//! Each of `params`, `parse` and `tick_config` keeps its tests in a sibling `tests.rs`. The
+//! Each of `cpulist`, `params`, `parse` and `tick_config` keeps its tests in a sibling `tests.rs`. The
 //! modules are private; everything public is re-exported here, at the crate root.
 
 #![deny(missing_docs)]
 
+mod cpulist;
 pub mod cpuset;
 mod messages;
 mod params;
 mod parse;
 mod tick_config;
 
-pub use cpuset::{CpuSet, CpulistError, parse_cpulist};
+pub use cpulist::{
+    ALL_SINCE, CpulistErrno, CpulistError, CpulistGrammar, GROUPS_SINCE, LAST_CPU_N_SINCE,
+    UNKNOWN_CPU_LIMIT, parse_cpulist, parse_cpulist_as, parse_sysfs_cpulist,
+};
+pub use cpuset::CpuSet;
 pub use messages::{BootMessage, MessageOrigin};
 pub use params::{
     CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,
