@@ -281,10 +281,9 @@ impl Reader<'_> {
             .is_some_and(|w| w.eq_ignore_ascii_case(b"all"));
         let (start, end, mut i) = if starts_all && self.grammar.all {
             if !self.known {
-                return Err(self.error(
-                    CpulistErrno::NeedsCpuCount,
-                    "`all` needs a known CPU count",
-                ));
+                return Err(
+                    self.error(CpulistErrno::NeedsCpuCount, "`all` needs a known CPU count")
+                );
             }
             (0, self.last_bit(), i + 3)
         } else {

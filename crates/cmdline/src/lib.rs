@@ -50,7 +50,7 @@ pub use cpuset::CpuSet;
 pub use messages::{BootMessage, MessageOrigin};
 pub use params::{
     CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,
-    IsolcpusFlag, KernelCmdline, RcuNocbsArg,
+    IsolcpusFlag, KernelCmdline, RcuNocbsArg, RepeatedParam,
 };
 pub use parse::CmdlineError;
 pub use tick_config::{CpuRole, KernelBuild, NohzBuild, TickConfig};

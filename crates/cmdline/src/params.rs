@@ -113,17 +113,16 @@ pub struct CpulistArg {
 }
 
 impl CpulistArg {
-    /// Whether the text uses the word `all` (kernel ≥5.13).
+    /// Whether the text uses the word `all`, which kernels read from 5.14
+    /// ([`crate::ALL_SINCE`]).
     pub fn uses_all(&self) -> bool {
-        self.text.trim().eq_ignore_ascii_case("all")
+        self.text.to_ascii_lowercase().contains("all")
     }
 
-    /// Whether the text uses the letter `N` for the last CPU (kernel ≥5.12).
+    /// Whether the text uses the letter `N` for the last CPU, which kernels read from 5.12
+    /// ([`crate::LAST_CPU_N_SINCE`]). In a list that parsed, `N` can be nothing else.
     pub fn uses_n(&self) -> bool {
-        self.text
-            .split(',')
-            .flat_map(|item| item.split(':').next().unwrap_or("").split('-'))
-            .any(|part| part.trim() == "N")
+        self.text.contains('N')
     }
 }
 
@@ -200,6 +199,17 @@ pub enum RcuNocbsArg {
     List(CpulistArg),
 }
 
+/// A parameter given more than once, and how the kernel resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatedParam {
+    /// The parameter's name (`skew_tick`, `idle`).
+    pub name: String,
+    /// Its values in line order, as written (`(bare)` for a bare `rcu_nocbs`).
+    pub values: Vec<String>,
+    /// How the kernel's handler resolves the repetition.
+    pub rule: String,
+}
+
 /// A parsed kernel command line. `None` / `false` / empty means "not given".
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KernelCmdline {
@@ -241,6 +251,10 @@ pub struct KernelCmdline {
     pub unknown: Vec<String>,
     /// Tokens after a bare `--`, as written (arguments for init).
     pub init_args: Vec<String>,
+    /// Parameters given more than once (other than `nohz_full=` / `isolcpus=`, which
+    /// [`Self::housekeeping`] keeps in order), in order of their first repetition. Not part of
+    /// the canonical line, which writes each parameter once.
+    pub repeated: Vec<RepeatedParam>,
 }
 
 impl KernelCmdline {

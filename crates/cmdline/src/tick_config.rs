@@ -6,6 +6,7 @@
 //! messages. The messages use the kernel's wording; ticklab's own remarks are marked
 //! [`MessageOrigin::Ticklab`]. [`TickConfig::role`] names each CPU's [`CpuRole`].
 
+use crate::cpulist::{ALL_SINCE, LAST_CPU_N_SINCE};
 use crate::cpuset::CpuSet;
 use crate::messages::{BootMessage, MessageOrigin};
 use crate::params::{
@@ -153,8 +154,9 @@ impl TickConfig {
     ///   * From 4.15: a parameter with the tick kind (`nohz_full=`, `isolcpus=nohz,...`) on a
     ///     build without NO_HZ_FULL prints "Housekeeping: nohz unsupported. Build with
     ///     CONFIG_NO_HZ_FULL" and is ignored as a whole (domain isolation included). `all`
-    ///     before 5.13 or `N` before 5.12 is "Housekeeping: nohz_full= or isolcpus= incorrect
-    ///     CPU range" and ignored. Housekeeping = possible minus the list; if that is empty the
+    ///     before 5.14 or `N` before 5.12 is "Housekeeping: nohz_full= or isolcpus= incorrect
+    ///     CPU range" and ignored (a line read with [`KernelCmdline::parse_for_kernel`] never
+    ///     gets here: it is refused at parsing). Housekeeping = possible minus the list; if that is empty the
     ///     boot CPU is kept (with "Housekeeping: must include one present CPU, using boot
     ///     CPU:N" from 5.1 on, for the first such parameter; ≥6.10 also drops the boot CPU from
     ///     the list itself). An empty list is a no-op.
@@ -177,6 +179,9 @@ impl TickConfig {
     /// * `skew_tick`: 0 off, non-zero on (ignored before 3.4). `highres=off`: low-res mode.
     /// * RCU: `rcu_nocbs=` ∪ nohz_full; a list the kernel cannot parse (`all`/`N` too early)
     ///   gives "rcu_nocbs= bad CPU range, all CPUs set" and offloads every CPU.
+    ///
+    /// * Repeated parameters ([`KernelCmdline::repeated`]): one ticklab note each, with the
+    ///   values in line order and the handler's rule.
     ///
     /// Message order: early parameters (`rcu_nocbs`), then housekeeping in line order, then
     /// tick init, then ticklab's notes ([`MessageOrigin::Ticklab`]).
@@ -206,7 +211,9 @@ impl TickConfig {
             );
             0
         };
-        let too_new = |a: &CpulistArg| (a.uses_all() && v < (5, 13)) || (a.uses_n() && v < (5, 12));
+        let too_new = |a: &CpulistArg| {
+            (a.uses_all() && v < ALL_SINCE) || (a.uses_n() && v < LAST_CPU_N_SINCE)
+        };
         // Restrict to possible CPUs in case the line was parsed for a different count.
         let clip = |s: &CpuSet| s.intersection(&possible);
 
@@ -246,6 +253,16 @@ impl TickConfig {
                         } else if too_new(a) {
                             setup.push("NO_HZ: Incorrect nohz_full cpumask".into());
                         } else {
+                            if nohz_full_mask.is_some() {
+                                note(
+                                    &mut notes,
+                                    format!(
+                                        "nohz_full= is given again: before 4.15 its handler \
+                                         replaces the mask, so nohz_full={} counts",
+                                        a.text
+                                    ),
+                                );
+                            }
                             nohz_full_mask = Some(clip(&a.cpus));
                         }
                     }
@@ -480,6 +497,18 @@ impl TickConfig {
             intel_idle_max_cstate: cmdline.intel_idle_max_cstate,
             processor_max_cstate: cmdline.processor_max_cstate,
         };
+        for r in &cmdline.repeated {
+            note(
+                &mut notes,
+                format!(
+                    "{} is given {} times ({}): {}",
+                    r.name,
+                    r.values.len(),
+                    r.values.join(", "),
+                    r.rule
+                ),
+            );
+        }
         let kernel = |text: String| BootMessage {
             origin: MessageOrigin::Kernel,
             text,

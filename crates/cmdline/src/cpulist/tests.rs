@@ -62,12 +62,37 @@ const KERNEL_VECTORS: &[Row] = &[
     row("1-31:1/4", 32, Cpus(EVERY_4TH_FROM_1), GROUPS_SINCE),
     row("0-31:4/4", 32, Cpus("0-31"), GROUPS_SINCE),
     row("1-31:4/4", 32, Cpus("1-31"), GROUPS_SINCE),
-    row("0-31:1/4,32-63:2/4", 64, Cpus(ONE_OF_4_THEN_TWO_OF_4), GROUPS_SINCE),
-    row("0-31:3/4,32-63:4/4", 64, Cpus(THREE_OF_4_THEN_ALL), GROUPS_SINCE),
-    row("  ,,  0-31:3/4  ,, 32-63:4/4  ,,  ", 64, Cpus(THREE_OF_4_THEN_ALL), GROUPS_SINCE),
-    row("0-31:1/4,32-63:2/4,64-95:3/4,96-127:4/4", 128, Cpus(ONE_TWO_THREE_FOUR_OF_4), GROUPS_SINCE),
+    row(
+        "0-31:1/4,32-63:2/4",
+        64,
+        Cpus(ONE_OF_4_THEN_TWO_OF_4),
+        GROUPS_SINCE,
+    ),
+    row(
+        "0-31:3/4,32-63:4/4",
+        64,
+        Cpus(THREE_OF_4_THEN_ALL),
+        GROUPS_SINCE,
+    ),
+    row(
+        "  ,,  0-31:3/4  ,, 32-63:4/4  ,,  ",
+        64,
+        Cpus(THREE_OF_4_THEN_ALL),
+        GROUPS_SINCE,
+    ),
+    row(
+        "0-31:1/4,32-63:2/4,64-95:3/4,96-127:4/4",
+        128,
+        Cpus(ONE_TWO_THREE_FOUR_OF_4),
+        GROUPS_SINCE,
+    ),
     // The kernel times this one and checks only that it parses.
-    row("0-2047:128/256", 2048, Cpus(HALF_OF_EVERY_256), GROUPS_SINCE),
+    row(
+        "0-2047:128/256",
+        2048,
+        Cpus(HALF_OF_EVERY_256),
+        GROUPS_SINCE,
+    ),
     row("", 8, Cpus(""), ANY),
     row("\n", 8, Cpus(""), ANY),
     row(",,  ,,  , ,  ,", 8, Cpus(""), ANY),
@@ -96,9 +121,19 @@ const KERNEL_VECTORS: &[Row] = &[
     row("15-N:1/N", 32, Cpus("15"), LAST_CPU_N_SINCE),
     row("16-N:16/N", 32, Cpus("16-31"), LAST_CPU_N_SINCE),
     row("N-N:N/N", 32, Cpus("31"), LAST_CPU_N_SINCE),
-    row("0-N:1/3,1-N:1/3,2-N:1/3", 32, Cpus("0-31"), LAST_CPU_N_SINCE),
+    row(
+        "0-N:1/3,1-N:1/3,2-N:1/3",
+        32,
+        Cpus("0-31"),
+        LAST_CPU_N_SINCE,
+    ),
     row("0-31:1/3,1-31:1/3,2-31:1/3", 32, Cpus("0-31"), GROUPS_SINCE),
-    row("1-10:8/12,8-31:24/29,0-31:0/3", 32, Cpus("1-31"), GROUPS_SINCE),
+    row(
+        "1-10:8/12,8-31:24/29,0-31:0/3",
+        32,
+        Cpus("1-31"),
+        GROUPS_SINCE,
+    ),
     row("all", 32, Cpus("0-31"), ALL_SINCE),
     row("0, 1, all,  ", 32, Cpus("0-31"), ALL_SINCE),
     row("all:1/2", 32, Cpus(EVEN_0_30), ALL_SINCE),
@@ -184,7 +219,11 @@ const KERNEL_QUIRKS: &[Row] = &[
     // A machine with no CPUs: `N` is the wrapped last bit and the group size wraps to 0.
     row("N", 0, Err(Einval), LAST_CPU_N_SINCE),
     row("0", 0, Err(Erange), ANY),
-    row("1,2,10-20,100-2000:2/25", 2001, Cpus("1-2,10-20,100-101,125-126,150-151,175-176,\
+    row(
+        "1,2,10-20,100-2000:2/25",
+        2001,
+        Cpus(
+            "1-2,10-20,100-101,125-126,150-151,175-176,\
         200-201,225-226,250-251,275-276,300-301,325-326,350-351,375-376,400-401,425-426,450-451,\
         475-476,500-501,525-526,550-551,575-576,600-601,625-626,650-651,675-676,700-701,725-726,\
         750-751,775-776,800-801,825-826,850-851,875-876,900-901,925-926,950-951,975-976,\
@@ -193,7 +232,10 @@ const KERNEL_QUIRKS: &[Row] = &[
         1400-1401,1425-1426,1450-1451,1475-1476,1500-1501,1525-1526,1550-1551,1575-1576,\
         1600-1601,1625-1626,1650-1651,1675-1676,1700-1701,1725-1726,1750-1751,1775-1776,\
         1800-1801,1825-1826,1850-1851,1875-1876,1900-1901,1925-1926,1950-1951,1975-1976,\
-        2000"), GROUPS_SINCE),
+        2000",
+        ),
+        GROUPS_SINCE,
+    ),
 ];
 
 /// The release just before `since`.
@@ -219,7 +261,9 @@ fn check(rows: &[Row], table: &str) -> usize {
             let got = parse_cpulist_as(r.input, r.nbits, grammar);
             match r.want {
                 Cpus(want) => assert_eq!(
-                    got.as_ref().map(CpuSet::to_cpulist).map_err(|e| e.to_string()),
+                    got.as_ref()
+                        .map(CpuSet::to_cpulist)
+                        .map_err(|e| e.to_string()),
                     Ok(want.to_string()),
                     "{table}: {:?} with {} bits on {label}",
                     r.input,
@@ -263,7 +307,10 @@ fn sysfs_files_the_host_reads() {
     check(SYSFS_FILES, "sysfs");
     // `%*pbl` of a mask that was never allocated: some releases print it for nohz_full.
     assert_eq!(parse_sysfs_cpulist("(null)\n"), Ok(CpuSet::new()));
-    assert_eq!(parse_sysfs_cpulist("1-3\n").map(|s| s.to_cpulist()), Ok("1-3".into()));
+    assert_eq!(
+        parse_sysfs_cpulist("1-3\n").map(|s| s.to_cpulist()),
+        Ok("1-3".into())
+    );
     assert_eq!(
         parse_sysfs_cpulist("garbage").map_err(|e| e.errno),
         Result::Err(Einval)
@@ -326,7 +373,14 @@ fn errors_name_the_region_its_offset_and_the_class() {
         ("0-3,9,5", 8, "9", 4, Erange, "CPUs below 8"),
         ("  ,, 1-x", 8, "1-x", 5, Einval, "found 'x'"),
         ("0-3:2", 8, "0-3:2", 0, Einval, "`/group`"),
-        ("1, 2-99999999999", 8, "2-99999999999", 3, Eoverflow, "fits 32 bits"),
+        (
+            "1, 2-99999999999",
+            8,
+            "2-99999999999",
+            3,
+            Eoverflow,
+            "fits 32 bits",
+        ),
         ("5-2", 8, "5-2", 0, Einval, "start <= end"),
         ("0-7:3/2", 8, "0-7:3/2", 0, Einval, "used <= group"),
     ];

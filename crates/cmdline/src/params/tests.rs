@@ -37,6 +37,8 @@ fn display_is_canonical_and_reparses() {
         let c = p(line);
         let shown = c.to_string();
         assert_eq!(shown, *want, "{line}");
-        assert_eq!(p(&shown), c, "{line}");
+        let mut once = c.clone();
+        once.repeated.clear();
+        assert_eq!(p(&shown), once, "{line}");
     }
 }

@@ -2,7 +2,7 @@
 //! a property that no line makes the parser panic.
 
 use super::*;
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuSet, parse_cpulist};
 
 fn p(line: &str) -> KernelCmdline {
     KernelCmdline::parse(line, 8).unwrap_or_else(|e| panic!("{line:?}: {e}"))
@@ -61,10 +61,9 @@ fn dash_underscore_equivalence_only_for_early_and_module_params() {
             .guest_halt_poll_ns,
         Some(5)
     );
-    // `__setup` parameters need the exact name.
+    // Today's kernel compares `__setup` names the same way.
     let c = p("nohz-full=1-3");
-    assert!(c.housekeeping.is_empty());
-    assert_eq!(c.unknown, vec!["nohz-full=1-3".to_string()]);
+    assert_eq!(c.nohz_full().unwrap().cpus, set("1-3"));
 }
 
 #[test]
@@ -182,14 +181,21 @@ fn cpulist_edge_cases_through_the_parser() {
         ("8", 8, None),
         ("0-8", 8, None),
         ("3-1", 8, None),
-        ("1,,2", 8, None),
+        // Empty items and whitespace are skipped, as the kernel does.
+        ("1,,2", 8, Some("1-2")),
+        (" 1 2 ", 8, Some("1-2")),
         ("1-", 8, None),
-        ("0-7:0/4", 8, None),
+        // A used count of 0 sets nothing but is allowed.
+        ("0-7:0/4", 8, Some("")),
+        ("0-7:5/4", 8, None),
         ("x", 8, None),
-        ("1 2", 8, None),
     ];
     for (v, nr, want) in cases {
         for key in ["nohz_full", "rcu_nocbs", "isolcpus"] {
+            // `isolcpus=` reads a leading word as a flag.
+            if key == "isolcpus" && v.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                continue;
+            }
             let line = format!("{key}=\"{v}\"");
             let got = KernelCmdline::parse(&line, *nr).map(|c| match key {
                 "nohz_full" => c.nohz_full().unwrap().cpus.to_cpulist(),
@@ -230,11 +236,23 @@ fn isolcpus_flags() {
         vec![IsolcpusFlag::Nohz, IsolcpusFlag::Unknown("bar_baz".into())]
     );
     assert!(!a.domain());
-    // `N` and `all` are cpulists, not flags.
-    assert_eq!(p("isolcpus=all").isolcpus().unwrap().list.cpus, set("0-7"));
+    // `N` and `all` at the start of the list read as flags, as in the kernel's handler; after
+    // a digit they are cpulist syntax.
+    for bad in [
+        "isolcpus=all",
+        "isolcpus=domain,N",
+        "isolcpus=N-7",
+        "isolcpus=nohz,All",
+    ] {
+        assert!(KernelCmdline::parse(bad, 8).is_err(), "{bad}");
+    }
     assert_eq!(
-        p("isolcpus=domain,N").isolcpus().unwrap().list.cpus,
-        set("7")
+        p("isolcpus=domain,1-N").isolcpus().unwrap().list.cpus,
+        set("1-7")
+    );
+    assert_eq!(
+        p("isolcpus=0,all").isolcpus().unwrap().list.cpus,
+        set("0-7")
     );
     // An empty list after the flags is accepted (and is a no-op, as in the kernel).
     assert!(
@@ -293,6 +311,7 @@ fn error_names_token_position_and_expectation() {
         ("a b  skew_tick", 3, 5, "skew_tick=<int>"),
         ("skew_tick=one", 1, 0, "skew_tick=<int>"),
         ("isolcpus=nohz,domain", 1, 0, "a cpulist after the flags"),
+        ("isolcpus=foo1,2", 1, 0, "is not one"),
         ("isolcpus=nohz,9", 1, 0, "CPUs below 8"),
         ("haltpoll.guest_halt_poll_ns=-1", 1, 0, "<uint>"),
         ("cpuidle.governor=", 1, 0, "1 to 15 characters"),
@@ -302,11 +321,9 @@ fn error_names_token_position_and_expectation() {
             0,
             "1 to 15 characters",
         ),
-        ("nowatchdog=1", 1, 0, "bare `nowatchdog`"),
-        ("rcu_nocb_poll=1", 1, 0, "bare `rcu_nocb_poll`"),
         ("watchdog_thresh=-5", 1, 0, "integer >= 0"),
         ("clocksource=", 1, 0, "non-empty"),
-        ("x \"nohz_full=1,,2\"", 2, 2, "empty item"),
+        ("x \"nohz_full=1,x\"", 2, 2, "decimal CPU number"),
         ("nohz_full_aggressive=sure", 1, 0, "boolean"),
     ];
     for (line, n, off, frag) in cases {
@@ -331,5 +348,202 @@ proptest::proptest! {
     #[test]
     fn parse_never_panics(line in "\\PC{0,80}") {
         let _ = KernelCmdline::parse(&line, 8);
+    }
+}
+
+#[test]
+fn tokenizer_follows_next_arg() {
+    // (line, unknown tokens as written, init args)
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        // A quoted value keeps its spaces; the token is kept as written.
+        (
+            "dyndbg=\"file foo.c +p\" quiet",
+            &["dyndbg=\"file foo.c +p\"", "quiet"],
+            &[],
+        ),
+        // `--` ends the kernel's parameters, quoted or not; the rest goes to init unread.
+        (
+            "ro -- nohz_full=0 \"a b\"",
+            &["ro"],
+            &["nohz_full=0", "\"a b\""],
+        ),
+        ("\"--\" nohz_full=x", &[], &["nohz_full=x"]),
+        ("-- ", &[], &[]),
+        // `--x` and `--=1` are parameters, not the separator.
+        ("--x --=1", &["--x", "--=1"], &[]),
+        // An `=` as the first character does not split.
+        ("=nohz_full", &["=nohz_full"], &[]),
+    ];
+    for (line, unknown, init) in cases {
+        let c = p(line);
+        assert_eq!(c.unknown, *unknown, "{line}");
+        assert_eq!(c.init_args, *init, "{line}");
+    }
+    // `=a=b` is the key `=a` with the value `b`, as in the kernel.
+    let toks = tokenize("=a=b \"x=\\\"y\"");
+    assert_eq!((toks[0].key, toks[0].value), ("=a", Some("b")));
+    assert_eq!(toks[0].value_offset, 3);
+    // This machine's own boot line: everything after `--` is Firecracker's init.
+    let live = "console=ttyS0 quiet rdinit=/process_api -- --firecracker-init --addr \
+                0.0.0.0:2024 nohz_full=1";
+    let c = p(live);
+    assert!(c.housekeeping.is_empty());
+    assert_eq!(c.init_args[0], "--firecracker-init");
+    assert_eq!(c.init_args.last().map(String::as_str), Some("nohz_full=1"));
+}
+
+#[test]
+fn repeated_parameters_follow_their_handlers() {
+    let c = p("skew_tick=1 skew_tick=0 skew_tick=2");
+    assert_eq!(c.skew_tick, Some(2));
+    assert_eq!(c.repeated.len(), 1);
+    assert_eq!(c.repeated[0].values, ["1", "0", "2"]);
+    // Once idle=poll has forced polling, a later idle= does not undo it.
+    let c = p("idle=poll idle=halt");
+    assert_eq!(c.idle, Some(IdleOverride::Poll));
+    assert!(c.repeated[0].rule.contains("idle=poll"), "{:?}", c.repeated);
+    assert_eq!(p("idle=halt idle=poll").idle, Some(IdleOverride::Poll));
+    assert_eq!(
+        p("idle=halt idle=nomwait").idle,
+        Some(IdleOverride::NoMwait)
+    );
+    // rcu_nocbs: the last one counts, bare or not.
+    let c = p("rcu_nocbs=1-3 rcu_nocbs");
+    assert_eq!(c.rcu_nocbs, Some(RcuNocbsArg::Bare));
+    assert_eq!(c.repeated[0].values, ["1-3", "(bare)"]);
+    // nohz_full= and isolcpus= are kept in order for the housekeeping rules; no record.
+    let c = p("nohz_full=1-3 nohz_full=2-3");
+    assert_eq!(c.housekeeping.len(), 2);
+    assert!(c.repeated.is_empty());
+    // A parameter given once is no repeat.
+    assert!(p("skew_tick=1 nohz=off").repeated.is_empty());
+}
+
+#[test]
+fn setup_prefixes_ignore_the_rest() {
+    assert!(p("nowatchdog=1").nowatchdog);
+    assert!(p("rcu_nocb_poll=0").rcu_nocb_poll);
+    assert!(p("nowatchdog_please").nowatchdog);
+}
+
+#[test]
+fn errors_say_what_the_kernel_does_at_boot() {
+    // (line, release, errno, what the boot does, words of the expectation)
+    let cases: &[(&str, Option<(u32, u32)>, Option<CpulistErrno>, &str, &str)] = &[
+        (
+            "nohz_full=1-8",
+            None,
+            Some(CpulistErrno::Erange),
+            "\"Housekeeping: nohz_full= or isolcpus= incorrect CPU range\" and ignores",
+            "CPUs below 8",
+        ),
+        (
+            "nohz_full=1-N",
+            Some((5, 11)),
+            Some(CpulistErrno::Einval),
+            "incorrect CPU range",
+            "5.12",
+        ),
+        (
+            "nohz_full=all",
+            Some((5, 13)),
+            Some(CpulistErrno::Einval),
+            "incorrect CPU range",
+            "5.14",
+        ),
+        (
+            "nohz_full=1-3:1/2",
+            Some((4, 9)),
+            Some(CpulistErrno::Einval),
+            "\"NO_HZ: Incorrect nohz_full cpumask\"",
+            "4.10",
+        ),
+        (
+            "rcu_nocbs=99999999999",
+            None,
+            Some(CpulistErrno::Eoverflow),
+            "all CPUs set\" and offloads the RCU callbacks of every CPU",
+            "32 bits",
+        ),
+        (
+            "isolcpus=domain,N-7",
+            None,
+            None,
+            "\"isolcpus: Invalid flag N-7\" and ignores",
+            "digit",
+        ),
+        (
+            "isolcpus=all",
+            None,
+            None,
+            "Skipped unknown flag all\" and then reads on past the end",
+            "`N` and `all` are read as flags",
+        ),
+        (
+            "isolcpus=managed_irq,1",
+            Some((5, 5)),
+            None,
+            "\"isolcpus: Error, unknown flag\"",
+            "nohz and domain only",
+        ),
+        (
+            "idle=mwait",
+            None,
+            None,
+            "\"Malformed early option 'idle'\"",
+            "idle=poll",
+        ),
+        (
+            "haltpoll.guest_halt_poll_ns=-1",
+            None,
+            None,
+            "\"Booting kernel: `-1' invalid for parameter `haltpoll.guest_halt_poll_ns'\"",
+            "<uint>",
+        ),
+        (
+            "nohz_full",
+            None,
+            None,
+            "goes to init as an argument",
+            "nohz_full=<cpulist>",
+        ),
+    ];
+    for (line, release, errno, at_boot, expected) in cases {
+        let e = match release {
+            Some(v) => KernelCmdline::parse_for_kernel(line, 8, *v),
+            None => KernelCmdline::parse(line, 8),
+        }
+        .unwrap_err();
+        assert_eq!(e.errno, *errno, "{line}: {e}");
+        assert!(e.at_boot.contains(at_boot), "{line}: {e}");
+        assert!(e.expected.contains(expected), "{line}: {e}");
+        assert!(
+            e.to_string().contains(". At boot the kernel")
+                || e.to_string().contains(". At boot this"),
+            "{e}"
+        );
+    }
+    // The cpulist item's offset is a byte offset in the whole line.
+    let e = KernelCmdline::parse("quiet nohz_full=\"1, x\"", 8).unwrap_err();
+    assert!(e.expected.contains("item \"x\" at byte 20"), "{e}");
+    // What the release reads is accepted.
+    assert!(KernelCmdline::parse_for_kernel("nohz_full=1-N", 8, (5, 12)).is_ok());
+    assert!(KernelCmdline::parse_for_kernel("nohz_full=all", 8, (5, 14)).is_ok());
+    // Before 4.15 isolcpus= has no flags: the flag word is a bad cpulist.
+    let e = KernelCmdline::parse_for_kernel("isolcpus=nohz,1", 8, (4, 14)).unwrap_err();
+    assert!(e.at_boot.contains("sched: Error"), "{e}");
+}
+
+proptest::proptest! {
+    #[test]
+    fn no_line_panics_for_any_release(
+        line in "[a-z_=\",\\-0-9N ]{0,60}",
+        major in 2u32..8,
+        minor in 0u32..21,
+        nr in 0u32..70,
+    ) {
+        let _ = KernelCmdline::parse_for_kernel(&line, nr, (major, minor));
+        let _ = KernelCmdline::parse(&format!("nohz_full={line}"), nr);
+        let _ = KernelCmdline::parse(&format!("isolcpus={line}"), nr);
     }
 }
