@@ -123,8 +123,10 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     s.run.duration_ns = a.duration.map_or(s.run.duration_ns, DurationArg::ns);
     s.run.warmup_ns = a.warmup.map_or(s.run.warmup_ns, DurationArg::ns);
     s.run.seed = a.seed.unwrap_or(s.run.seed);
-    // Validate the command line now, so a typo is an input error before any work starts.
-    ticklab_cmdline::KernelCmdline::parse(&s.kernel.cmdline, nr)
+    // Validate the command line now, as the scenario's kernel release reads it (its cpulist
+    // grammar), so a typo is an input error before any work starts.
+    let version = s.kernel.version_tuple().map_err(input_error)?;
+    ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version)
         .map_err(|e| input_error(e.to_string()))?;
     Ok(s)
 }

@@ -458,6 +458,23 @@ impl KernelCmdline {
         )
     }
 
+    /// Splits a boot line (`/proc/cmdline`) where the kernel stops reading parameters: the
+    /// kernel's part (up to a bare `--`, trimmed) and, if there is a `--`, the text after it,
+    /// which the kernel hands to init unread. Tokens are found as the kernel's tokenizer finds
+    /// them, so a `--` inside quotes or in `--x` does not split.
+    pub fn split_init_args(line: &str) -> (&str, Option<&str>) {
+        match tokenize(line)
+            .into_iter()
+            .find(|t| t.key == "--" && t.value.is_none())
+        {
+            Some(t) => (
+                line[..t.offset].trim(),
+                Some(line[t.offset + t.raw.len()..].trim()),
+            ),
+            None => (line.trim(), None),
+        }
+    }
+
     fn parse_release(line: &str, rel: Release) -> Result<KernelCmdline, CmdlineError> {
         let mut c = KernelCmdline::default();
         let mut tokens = tokenize(line).into_iter();

@@ -181,7 +181,8 @@ impl TickConfig {
     ///   gives "rcu_nocbs= bad CPU range, all CPUs set" and offloads every CPU.
     ///
     /// * Repeated parameters ([`KernelCmdline::repeated`]): one ticklab note each, with the
-    ///   values in line order and the handler's rule.
+    ///   values in line order and the handler's rule. Arguments after `--`
+    ///   ([`KernelCmdline::init_args`]): one note that the kernel hands them to init unread.
     ///
     /// Message order: early parameters (`rcu_nocbs`), then housekeeping in line order, then
     /// tick init, then ticklab's notes ([`MessageOrigin::Ticklab`]).
@@ -497,6 +498,16 @@ impl TickConfig {
             intel_idle_max_cstate: cmdline.intel_idle_max_cstate,
             processor_max_cstate: cmdline.processor_max_cstate,
         };
+        if !cmdline.init_args.is_empty() {
+            note(
+                &mut notes,
+                format!(
+                    "the kernel stops reading parameters at `--` and hands the rest to init \
+                     unread: {}",
+                    cmdline.init_args.join(" ")
+                ),
+            );
+        }
         for r in &cmdline.repeated {
             note(
                 &mut notes,

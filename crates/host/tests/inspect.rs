@@ -164,3 +164,23 @@ fn isolated_cpus_are_shown_as_placeable_within_the_cpuset() {
         "{screen}"
     );
 }
+
+/// Issue 14: the captured Firecracker guest's `/proc/cmdline` ends with `-- --firecracker-init
+/// ...`; those are init's arguments, and `host inspect` keeps them out of the kernel's line.
+#[test]
+fn init_arguments_after_dashes_are_not_kernel_parameters() {
+    let ins = inspect(&InspectOptions {
+        root: fixture_root(),
+        jiffies_window: None,
+    });
+    let c = ins.cmdline.ok().expect("cmdline view");
+    assert!(c.line.ends_with("rdinit=/process_api"), "{}", c.line);
+    assert!(!c.line.contains("--"), "{}", c.line);
+    let init = c.init.as_deref().expect("init arguments");
+    assert!(init.starts_with("--firecracker-init --addr"), "{init}");
+    assert!(
+        ins.to_string()
+            .contains("after `--` (init's arguments, not read by the kernel): --firecracker-init"),
+        "{ins}"
+    );
+}

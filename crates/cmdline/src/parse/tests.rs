@@ -393,6 +393,28 @@ fn tokenizer_follows_next_arg() {
 }
 
 #[test]
+fn split_at_the_dashes() {
+    // (line, kernel part, init part)
+    let cases: &[(&str, &str, Option<&str>)] = &[
+        ("", "", None),
+        ("quiet ro\n", "quiet ro", None),
+        ("a -- b c\n", "a", Some("b c")),
+        ("-- x", "", Some("x")),
+        ("a --", "a", Some("")),
+        ("a \"x -- y\" --x b", "a \"x -- y\" --x b", None),
+        ("a \"--\" b", "a", Some("b")),
+        ("a -- b -- c", "a", Some("b -- c")),
+    ];
+    for (line, kernel, init) in cases {
+        assert_eq!(
+            KernelCmdline::split_init_args(line),
+            (*kernel, *init),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
 fn repeated_parameters_follow_their_handlers() {
     let c = p("skew_tick=1 skew_tick=0 skew_tick=2");
     assert_eq!(c.skew_tick, Some(2));

@@ -640,3 +640,17 @@ fn repeated_parameters_as_the_kernel_resolves_them() {
     let (cfg, _) = resolve("idle=poll idle=halt", 8, FULL_6_10);
     assert_eq!(cfg.idle, IdleOverride::Poll);
 }
+
+#[test]
+fn arguments_after_dashes_go_to_init() {
+    let (cfg, msgs) = resolve("nohz_full=1-3 -- nohz_full=0 single", 8, FULL_6_10);
+    assert_eq!(cfg.nohz_full, set("1-3"));
+    assert_eq!(
+        msgs,
+        [
+            "NO_HZ: Full dynticks CPUs: 1-3.",
+            "ticklab: the kernel stops reading parameters at `--` and hands the rest to init \
+             unread: nohz_full=0 single"
+        ]
+    );
+}

@@ -60,8 +60,13 @@ pub fn measure(
         .ok()
         .map(|k| k.release.clone())
         .unwrap_or_default();
+    // Only the kernel's part: what follows `--` is init's and would mean nothing to the twin.
     let cmdline = std::fs::read_to_string("/proc/cmdline")
-        .map(|s| s.trim().to_string())
+        .map(|s| {
+            ticklab_cmdline::KernelCmdline::split_init_args(&s)
+                .0
+                .to_string()
+        })
         .unwrap_or_default();
     let (cpuidle_driver, idle_states) = match ins.cpuidle.ok() {
         Some(ci) => (

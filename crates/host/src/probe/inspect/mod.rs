@@ -153,8 +153,10 @@ pub struct CpuTick {
 /// The tick-related parts of the boot line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CmdlineView {
-    /// The line as read.
+    /// The kernel's part of the line: up to a bare `--`.
     pub line: String,
+    /// What follows a bare `--`: init's arguments, which the kernel does not read.
+    pub init: Option<String>,
     /// `nohz=` as given.
     pub nohz: Option<bool>,
     /// `nohz_full=` as given (text) and the CPUs it names.

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use ticklab_cmdline::parse_cpulist;
 use ticklab_cmdline::{
     HousekeepingArg, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg, TickConfig,
 };
+use ticklab_cmdline::{parse_cpulist, parse_sysfs_cpulist};
 
 use super::{
     BuildView, ClocksourceView, CmdlineView, CpuLists, CpuTick, CpusetView, EffectiveTick,
@@ -180,12 +180,12 @@ fn placement_view(root: &HostRoot, nr_cpus: Option<u32>) -> Probe<PlacementView>
     if let Some(s) = root
         .read_line("/sys/devices/system/cpu/nohz_full")
         .ok()
-        .and_then(|t| parse_cpulist(t, u32::MAX).ok())
+        .and_then(|t| parse_sysfs_cpulist(t).ok())
     {
         isolated = isolated.union(&s);
     }
     if let (Some(nr), Probe::Ok(line)) = (nr_cpus, root.read("/proc/cmdline"))
-        && let Ok(c) = KernelCmdline::parse(&line, nr)
+        && let Ok(c) = KernelCmdline::parse(KernelCmdline::split_init_args(&line).0, nr)
     {
         for h in &c.housekeeping {
             isolated = isolated.union(match h {
@@ -221,7 +221,13 @@ fn cmdline_view(
     nr_cpus: u32,
     build: Option<KernelBuild>,
 ) -> Result<CmdlineView, String> {
-    let c = KernelCmdline::parse(line, nr_cpus).map_err(|e| e.to_string())?;
+    // Only the part before `--` is the kernel's; the rest are init's arguments.
+    let (kernel_part, init) = KernelCmdline::split_init_args(line);
+    let c = match build {
+        Some(b) => KernelCmdline::parse_for_kernel(kernel_part, nr_cpus, b.version),
+        None => KernelCmdline::parse(kernel_part, nr_cpus),
+    }
+    .map_err(|e| e.to_string())?;
     let effective = build.map(|b| {
         let (cfg, messages) = TickConfig::resolve(&c, &b, nr_cpus, 0);
         EffectiveTick {
@@ -234,7 +240,8 @@ fn cmdline_view(
         }
     });
     Ok(CmdlineView {
-        line: line.trim().to_string(),
+        line: kernel_part.to_string(),
+        init: init.map(str::to_string),
         nohz: c.nohz,
         nohz_full: c.nohz_full().map(|a| (a.text.clone(), a.cpus.to_cpulist())),
         isolcpus: c.housekeeping.iter().find_map(|h| match h {

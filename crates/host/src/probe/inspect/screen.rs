@@ -248,6 +248,13 @@ impl fmt::Display for Inspection {
                         .map_or("-".into(), |b| onoff(Some(b)).to_string()),
                     opt(&c.clocksource),
                 )?;
+                if let Some(init) = &c.init {
+                    writeln!(
+                        f,
+                        "{:<14} after `--` (init's arguments, not read by the kernel): {init}",
+                        ""
+                    )?;
+                }
                 if let Some(e) = &c.effective {
                     writeln!(
                         f,
