@@ -1,6 +1,6 @@
 //! CPU sets: [`CpuSet`], the set of logical CPU numbers every part of ticklab speaks in.
 //!
-//! Reading the kernel's cpulist text into a set is [`crate::cpulist`]'s job
+//! Reading the kernel's cpulist text into a set is the job of the `cpulist` module
 //! ([`parse_cpulist`]); [`CpuSet::to_cpulist`] writes the canonical text back the way sysfs
 //! prints it.
 

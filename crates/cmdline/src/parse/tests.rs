@@ -450,8 +450,15 @@ fn setup_prefixes_ignore_the_rest() {
 
 #[test]
 fn errors_say_what_the_kernel_does_at_boot() {
-    // (line, release, errno, what the boot does, words of the expectation)
-    let cases: &[(&str, Option<(u32, u32)>, Option<CpulistErrno>, &str, &str)] = &[
+    /// (line, release or mainline, errno, what the boot does, words of the expectation)
+    type Case = (
+        &'static str,
+        Option<(u32, u32)>,
+        Option<CpulistErrno>,
+        &'static str,
+        &'static str,
+    );
+    let cases: &[Case] = &[
         (
             "nohz_full=1-8",
             None,
