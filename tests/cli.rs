@@ -188,3 +188,70 @@ fn unknown_parameters_are_kept_and_listed() {
     assert!(text.contains("not modelled: quiet splash"), "{text}");
     assert!(text.contains("Full dynticks CPUs: 1-7"), "{text}");
 }
+
+/// Issue 14: a list the scenario's kernel release refuses is an input error that names the
+/// token, the kernel's error class and what that kernel does at boot.
+#[test]
+fn boot_line_errors_say_what_the_kernel_does() {
+    // (args, texts the error must contain)
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &[
+                "sim",
+                "--kernel-version",
+                "5.10",
+                "--cmdline",
+                "nohz_full=1-N",
+            ],
+            &[
+                "\"nohz_full=1-N\"",
+                "5.12",
+                "-EINVAL",
+                "incorrect CPU range",
+            ],
+        ),
+        (
+            &["sim", "--cmdline", "quiet isolcpus=all"],
+            &["token 2", "Skipped unknown flag all"],
+        ),
+        (
+            &["sim", "--cmdline", "rcu_nocbs=0-98765432123456789"],
+            &["-EOVERFLOW", "all CPUs set"],
+        ),
+        (
+            &["sim", "--cmdline", "nohz_full=1-8"],
+            &["-ERANGE", "at byte 10"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = ticklab(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for needle in *needles {
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // What the release reads is accepted, and what follows `--` is init's.
+    let out = ticklab(&[
+        "sim",
+        "--cmdline",
+        "nohz_full=1-3 -- nohz_full=0",
+        "--duration",
+        "100ms",
+        "--warmup",
+        "1ms",
+    ]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("NO_HZ: Full dynticks CPUs: 1-3."), "{shown}");
+    assert!(
+        shown.contains("hands the rest to init unread: nohz_full=0"),
+        "{shown}"
+    );
+}
