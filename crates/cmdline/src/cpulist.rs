@@ -19,7 +19,7 @@
 //!   `0-7:1/2` followed by the region `N`. ticklab reads it the same way.
 //!
 //! Which parts exist depends on the release ([`CpulistGrammar::of_kernel`]): `:used/group`
-//! from 4.10, `N` from 5.12, `all` from 5.14. A kernel that predates a part stops at its first
+//! from 4.9, `N` from 5.12, `all` from 5.14. A kernel that predates a part stops at its first
 //! character with `-EINVAL`, which is what ticklab reports for it.
 //!
 //! [`parse_cpulist`] reads with the current mainline grammar; [`parse_cpulist_as`] with the
@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// First mainline release whose cpulists take `A-B:used/group` (docs/kernel-behaviour.md §4.8).
-pub const GROUPS_SINCE: (u32, u32) = (4, 10);
+pub const GROUPS_SINCE: (u32, u32) = (4, 9);
 /// First mainline release whose cpulists take `N` for the last CPU (docs/kernel-behaviour.md §4.8).
 pub const LAST_CPU_N_SINCE: (u32, u32) = (5, 12);
 /// First mainline release whose cpulists take `all` (docs/kernel-behaviour.md §4.8).
@@ -48,7 +48,7 @@ pub const UNKNOWN_CPU_LIMIT: u32 = 8192;
 /// Which parts of the cpulist grammar a kernel release understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CpulistGrammar {
-    /// `A-B:used/group` (from 4.10).
+    /// `A-B:used/group` (from 4.9).
     pub groups: bool,
     /// `N` for the last CPU, in any number position (from 5.12).
     pub last_cpu_n: bool,

@@ -482,10 +482,10 @@ fn errors_say_what_the_kernel_does_at_boot() {
         ),
         (
             "nohz_full=1-3:1/2",
-            Some((4, 9)),
+            Some((4, 8)),
             Some(CpulistErrno::Einval),
             "\"NO_HZ: Incorrect nohz_full cpumask\"",
-            "4.10",
+            "4.9",
         ),
         (
             "rcu_nocbs=99999999999",
