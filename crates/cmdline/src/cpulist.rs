@@ -272,6 +272,19 @@ impl Reader<'_> {
         }
     }
 
+    /// A region without `:used/group` that ended at `i`: the kernel encodes it as one group
+    /// of `end + 1` bits (wrapping like its unsigned arithmetic), and a NUL or newline at `i`
+    /// ends the text.
+    fn plain(&self, start: u32, end: u32, i: usize) -> (Region, Option<usize>) {
+        let r = Region {
+            start,
+            end,
+            used: end.wrapping_add(1),
+            group: end.wrapping_add(1),
+        };
+        (r, (!end_of_str(self.at(i))).then_some(i))
+    }
+
     /// Reads the region at `i`; returns it and where reading goes on (`None`: the text ends
     /// here, a NUL or newline right after a number or range).
     fn region(&self, i: usize) -> Result<(Region, Option<usize>), CpulistError> {
@@ -299,13 +312,7 @@ impl Reader<'_> {
             }
             let (start, i) = self.number(i, "first CPU")?;
             if end_of_region(self.at(i)) {
-                let r = Region {
-                    start,
-                    end: start,
-                    used: start.wrapping_add(1),
-                    group: start.wrapping_add(1),
-                };
-                return Ok((r, (!end_of_str(self.at(i))).then_some(i)));
+                return Ok(self.plain(start, start, i));
             }
             if self.at(i) != b'-' {
                 return Err(self.error(
@@ -320,13 +327,7 @@ impl Reader<'_> {
             (start, end, i)
         };
         if end_of_region(self.at(i)) {
-            let r = Region {
-                start,
-                end,
-                used: end.wrapping_add(1),
-                group: end.wrapping_add(1),
-            };
-            return Ok((r, (!end_of_str(self.at(i))).then_some(i)));
+            return Ok(self.plain(start, end, i));
         }
         if self.at(i) != b':' {
             return Err(self.error(
