@@ -458,8 +458,10 @@ pub(crate) fn assemble(
     };
 
     let (hostname, kernel) = os::uname();
+    // The report's command line is the kernel's: what follows a bare `--` goes to init and
+    // is not a kernel parameter (docs/kernel-behaviour.md §4.9).
     let cmdline = std::fs::read_to_string("/proc/cmdline")
-        .map(|s| s.trim().to_string())
+        .map(|s| KernelCmdline::split_init_args(&s).0.to_string())
         .unwrap_or_default();
     let skew_tick = match skew_tick(&cmdline) {
         Ok(on) => on,
