@@ -236,6 +236,7 @@ mod tests {
                 cpu: None,
                 calls: 10_000_000,
                 ns_per_call: 163.049,
+                breakdown: None,
             }),
         ];
         r
