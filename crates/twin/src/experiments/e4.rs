@@ -83,6 +83,17 @@ pub fn name(p: Point) -> String {
     )
 }
 
+/// The point's scenario file in `experiments/`: `e4-<server>-<kernel>-case<n>-<pinned|unpinned>.toml`.
+pub fn file_name(p: Point) -> String {
+    format!(
+        "e4-{}-{}-case{}-{}.toml",
+        p.server.name(),
+        p.kernel,
+        p.case.number(),
+        if p.pinned { "pinned" } else { "unpinned" }
+    )
+}
+
 /// The loop's result in a point's report.
 pub fn syscall_result(r: &Report) -> Option<(f64, SyscallBreakdown)> {
     r.workloads.iter().find_map(|w| match w {
