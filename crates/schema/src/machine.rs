@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 mod e4_servers;
-pub use e4_servers::{arm64_128_4n, epyc_7252_2s, xeon_e5_2650v3_2s};
+pub use e4_servers::{arm64_128_4n, epyc_7252_2s, x86_context_tracking, xeon_e5_2650v3_2s};
 
 /// A machine the twin can run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -294,6 +294,9 @@ pub fn kvm_guest(nr_cpus: u32) -> Machine {
     // E: the guest's deadline timer is a host hrtimer; its expiry reaches each vCPU through
     // the host's own interrupt and exit path, which spreads delivery by about a microsecond.
     m.costs.timer_delivery_jitter_ns = 1000;
+    // D/E: context tracking as on bare x86 (docs/costs.md §2): the atomic, the TSC read and
+    // the accounting run inside the guest without exits (the TSC is offset, not trapped).
+    m.costs.context_tracking = Some(x86_context_tracking());
     m.power = PowerModel {
         core_active_w: 0.0,
         smt_extra_w: 0.0,

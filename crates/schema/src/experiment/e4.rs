@@ -213,6 +213,38 @@ pub struct Results {
     pub rows: Vec<Row>,
 }
 
+/// What the twin of a host predicts for the getpid loop `host run` measured there: on a
+/// housekeeping CPU as the host is booted, and on a nohz_full CPU after a reboot with
+/// `nohz_full=` (a prediction the user can check).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostPrediction {
+    /// The machine preset the twin of the host is built from.
+    pub machine: String,
+    /// Kernel `major.minor` modelled (the host's).
+    pub kernel: String,
+    /// CONFIG_HZ modelled.
+    pub hz: u32,
+    /// The syscall's entry, body and exit, taken from the measurement (ns): the twin cannot
+    /// know this host's mitigations, only what it adds to them.
+    pub entry_exit_ns: u64,
+    /// The loop on a housekeeping CPU, the host as booted.
+    pub housekeeping: PredictedLoop,
+    /// The loop on a nohz_full CPU (`None` on a one-CPU machine: the kernel keeps one
+    /// housekeeping CPU).
+    pub nohz_full: Option<PredictedLoop>,
+}
+
+/// One predicted loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictedLoop {
+    /// The kernel command line modelled.
+    pub cmdline: String,
+    /// Average ns per call.
+    pub ns_per_call: f64,
+    /// Where the time went (its `ran_on` is the CPU).
+    pub breakdown: SyscallBreakdown,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use super::{
 /// Context tracking on x86, from the one public measurement (docs/costs.md §2, Rik van Riel's
 /// 2016 series, an x86 machine of that year): the extra per null syscall was 194 ns on 4.4
 /// and 44 ns once vtime went jiffy-granular; a syscall is two transitions.
-fn x86_context_tracking() -> ContextTrackingCosts {
+pub fn x86_context_tracking() -> ContextTrackingCosts {
     ContextTrackingCosts {
         // D: 44 ns / 2 transitions = 22 ns per transition with jiffy-granular vtime, minus the
         // jiffies check below: the RCU EQS atomic with its ordering and the state write.

@@ -11,13 +11,14 @@
 
 use crate::sim::{SimError, simulate};
 use ticklab_cmdline::NohzBuild;
-use ticklab_schema::machine::{Machine, arm64_128_4n, epyc_7252_2s, xeon_e5_2650v3_2s};
+use ticklab_schema::machine::{Machine, arm64_128_4n, epyc_7252_2s, kvm_guest, xeon_e5_2650v3_2s};
 use ticklab_schema::report::{Report, SyscallBreakdown, WorkloadResult};
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
 use ticklab_schema::workload::{TaskGroup, Workload};
 
 pub use ticklab_schema::experiment::e4::{
-    CALLS, Case, HZ, PINNED_CPU, POINTS, Point, Results, Row, Server, points,
+    CALLS, Case, HZ, HostPrediction, PINNED_CPU, POINTS, Point, PredictedLoop, Results, Row,
+    Server, points,
 };
 
 /// Simulated warm-up before the report's window (the loop itself starts at boot and is timed
@@ -152,5 +153,77 @@ pub fn results(
         calls: CALLS,
         hz: HZ,
         rows,
+    })
+}
+
+/// What the twin of a host predicts for the getpid loop `host run` measured there
+/// (`measured_ns_per_call` over `calls` calls, on `measured_cpu` or unpinned): the host is
+/// modelled as the KVM guest preset with its CPU count, kernel `version` and `hz` (as
+/// `host calibrate` does), with the measured ns per call as the syscall's entry/exit cost.
+/// The twin then adds what it knows: interrupts and woken tasks on a housekeeping CPU as the
+/// host is booted, and context tracking on a nohz_full CPU (the last CPU, booted with
+/// `nohz_full=<it>`).
+pub fn predict_host(
+    nr_cpus: u32,
+    version: &str,
+    hz: u32,
+    measured_ns_per_call: f64,
+    measured_cpu: Option<u32>,
+    calls: u64,
+) -> Result<HostPrediction, SimError> {
+    let mut machine = kvm_guest(nr_cpus.max(1));
+    let entry_exit_ns = measured_ns_per_call.round().max(1.0) as u64;
+    machine.costs.syscall_ns = entry_exit_ns;
+    let calls = calls.max(1);
+    // Long enough for every call at three times the measured cost, at least a second.
+    let window = calls
+        .saturating_mul(3 * entry_exit_ns + 1_000)
+        .max(1_000_000_000);
+    let one = |cmdline: String, cpu: Option<u32>| -> Result<PredictedLoop, SimError> {
+        let s = Scenario {
+            name: format!("twin of this host, getpid × {calls}"),
+            machine: machine.clone(),
+            kernel: Kernel {
+                version: version.into(),
+                hz,
+                nohz: NohzBuild::Full,
+                high_res: true,
+                cmdline: cmdline.clone(),
+                rcu_fanout_leaf: None,
+                skew_tick_backport: false,
+            },
+            workload: Workload {
+                groups: vec![TaskGroup::Syscall { cpu, calls }],
+            },
+            background: default_background(),
+            run: Run {
+                duration_ns: window,
+                warmup_ns: WARMUP_NS,
+                seed: 1,
+            },
+        };
+        let r = simulate(&s, |_| {})?;
+        let (ns_per_call, breakdown) = syscall_result(&r)
+            .ok_or_else(|| SimError::Config("twin of this host: no syscall result".into()))?;
+        Ok(PredictedLoop {
+            cmdline,
+            ns_per_call,
+            breakdown,
+        })
+    };
+    let housekeeping = one(String::new(), measured_cpu)?;
+    let nohz_full = if nr_cpus >= 2 {
+        let c = nr_cpus - 1;
+        Some(one(format!("nohz_full={c}"), Some(c))?)
+    } else {
+        None
+    };
+    Ok(HostPrediction {
+        machine: machine.name.clone(),
+        kernel: version.into(),
+        hz,
+        entry_exit_ns,
+        housekeeping,
+        nohz_full,
     })
 }
