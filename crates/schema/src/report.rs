@@ -411,6 +411,19 @@ pub struct SyscallBreakdown {
     pub vtime_flushes: u64,
 }
 
+impl SyscallBreakdown {
+    /// The per-call parts added up: `ns_per_call` of a finished loop.
+    pub fn per_call_sum(&self) -> f64 {
+        self.entry_exit_ns
+            + self.rcu_eqs_ns
+            + self.vtime_ns
+            + self.static_key_ns
+            + self.vtime_flush_ns
+            + self.interrupts_ns
+            + self.preempted_ns
+    }
+}
+
 /// Fliers listed by index at the start of the frame table's last column.
 pub const FIRST_FLIERS: usize = 5;
 

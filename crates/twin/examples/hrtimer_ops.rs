@@ -38,7 +38,10 @@ fn main() {
             }
         },
         _ => {
-            eprintln!("layout {:?} / rounds {:?}: not understood\n{usage}", args[2], args[3]);
+            eprintln!(
+                "layout {:?} / rounds {:?}: not understood\n{usage}",
+                args[2], args[3]
+            );
             std::process::exit(2);
         }
     }

@@ -168,13 +168,7 @@ fn residual_1hz_tick_before_4_17_remote_tick_after() {
 fn breakdown_adds_up_and_runs_are_deterministic() {
     let s = scenario(Server::Amd, Case::NohzIdle, false, "5.15", 10_000_000, 3);
     let (r1, ns, b) = run(&s);
-    let sum = b.entry_exit_ns
-        + b.rcu_eqs_ns
-        + b.vtime_ns
-        + b.static_key_ns
-        + b.vtime_flush_ns
-        + b.interrupts_ns
-        + b.preempted_ns;
+    let sum = b.per_call_sum();
     assert!((sum - ns).abs() < 1e-6, "{sum} vs {ns}");
     assert!(b.ticks > 0 && b.interrupts >= b.ticks);
     let (r2, _, _) = run(&s);

@@ -9,8 +9,8 @@
 //! guest); the idle states are the minimum each platform has, since the loop's CPU never idles.
 
 use super::{
-    ClockEventSpec, ClocksourceSpec, ContextTrackingCosts, Machine, PowerModel, Topology, state,
-    xps13_7390,
+    ClockEventSpec, ClocksourceSpec, ContextTrackingCosts, IdleState, Machine, PowerModel,
+    Topology, state, xps13_7390,
 };
 
 /// Context tracking on x86, from the one public measurement (docs/costs.md §2, Rik van Riel's
@@ -33,6 +33,13 @@ pub fn x86_context_tracking() -> ContextTrackingCosts {
         // E: one per-CPU load and a branch behind the enabled static key.
         percpu_check_ns: 1,
     }
+}
+
+/// The x86 polling state (`POLL`, 0/0 µs).
+fn poll_state() -> IdleState {
+    let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
+    poll.polling = true;
+    poll
 }
 
 /// A server built on the laptop's estimates (docs/costs.md §7 table) where nothing
@@ -80,13 +87,11 @@ pub fn xeon_e5_2650v3_2s() -> Machine {
     // user; take the middle of the band, 400 ns.
     m.costs.syscall_ns = 400;
     m.costs.context_tracking = Some(x86_context_tracking());
-    let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
-    poll.polling = true;
-    // C: intel_idle's C1 (2/2 µs) and C1E (10/20 µs) exit latency / target residency, the
-    // shallow states every Haswell server table starts with; deeper states are left out (E4's
-    // loop never idles its CPU and power is not modelled).
+    // E: C1 2/2 µs and C1E 10/20 µs exit latency / target residency, the shallow states of
+    // intel_idle's Skylake table (C, docs/costs.md §4), taken for Haswell-EP; deeper states
+    // are left out (E4's loop never idles its CPU and power is not modelled).
     m.idle_states = vec![
-        poll,
+        poll_state(),
         state("C1", 2, 2, 0.0, 0.0, 0.0),
         state("C1E", 10, 20, 0.0, 0.0, 0.0),
     ];
@@ -111,11 +116,9 @@ pub fn epyc_7252_2s() -> Machine {
     // modelled: the same figure serves kernel 6.2.
     m.costs.syscall_ns = 175;
     m.costs.context_tracking = Some(x86_context_tracking());
-    let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
-    poll.polling = true;
     // E: acpi_idle's C1 (HLT) at about 1 µs; deeper ACPI states left out as for Intel.
     m.cpuidle_driver = "acpi_idle".into();
-    m.idle_states = vec![poll, state("C1", 1, 1, 0.0, 0.0, 0.0)];
+    m.idle_states = vec![poll_state(), state("C1", 1, 1, 0.0, 0.0, 0.0)];
     // E: Zen 2 has no TSC-deadline mode; the local APIC timer in one-shot mode, same floor.
     m.clockevent.name = "lapic".into();
     m
@@ -182,7 +185,8 @@ mod tests {
 
     #[test]
     fn e4_topologies_match_the_published_machines() {
-        // (preset, CPUs, nodes, housekeeping CPUs of case 3 that share a core)
+        // CPU counts, SMT siblings of the housekeeping CPUs, and nodes as docs/experiments.md E4
+        // numbers them.
         let intel = xeon_e5_2650v3_2s().topology;
         assert_eq!(intel.nr_cpus(), 40);
         assert_eq!(intel.core_of(0), intel.core_of(20));

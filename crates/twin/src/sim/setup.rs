@@ -20,7 +20,7 @@ use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
-use crate::workloads::syscall::{SyscallLoop, syscall_cpu};
+use crate::workloads::syscall::{LoopCosts, SyscallLoop, syscall_cpu};
 use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
@@ -523,16 +523,13 @@ fn place_workload(
                 cpu.syscall_runnable = true;
                 cpu.rq.enqueue(SchedClass::Fair);
                 let nohz_full = cpu.nohz_full;
-                let l = SyscallLoop::new(
-                    c,
-                    pinned.is_some(),
-                    *calls,
-                    m.costs.syscall_ns,
-                    ct.transition(nohz_full),
-                    ct.flush_ns(nohz_full),
-                    scenario.kernel.tick_nsec(),
-                    0,
-                );
+                let costs = LoopCosts {
+                    syscall_ns: m.costs.syscall_ns,
+                    transition: ct.transition(nohz_full),
+                    flush_cost_ns: ct.flush_ns(nohz_full),
+                    tick_nsec: scenario.kernel.tick_nsec(),
+                };
+                let l = SyscallLoop::new(c, pinned.is_some(), *calls, costs, 0);
                 cpu.slots[SLOT_TASK] = l.undisturbed_end();
                 syscall = Some(l);
             }

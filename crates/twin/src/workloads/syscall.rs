@@ -3,7 +3,7 @@
 //!
 //! Each call is a user → kernel → user round trip: the entry/exit and the call itself
 //! (`Costs::syscall_ns`) plus two context-tracking transitions
-//! ([`crate::kernel::context_tracking`]). The event loop does not step call by call: between
+//! (`kernel::context_tracking`). The event loop does not step call by call: between
 //! two events on the loop's CPU the calls run back to back, so the loop is a known amount of
 //! work whose end is one event (`SLOT_TASK`). Everything that lands in between delays that end
 //! by exactly its own duration, and is booked here by kind:
@@ -44,6 +44,19 @@ pub(crate) fn syscall_cpu(
     super::default_hog_cpus(topo.nr_cpus(), topo, housekeeping)
         .into_iter()
         .find(|&c| !isolated.contains(c))
+}
+
+/// What one call costs on the loop's CPU, and the grid its pending vtime is flushed on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoopCosts {
+    /// The null syscall's entry, body and exit.
+    pub(crate) syscall_ns: u64,
+    /// One context-tracking transition on this CPU.
+    pub(crate) transition: TransitionCost,
+    /// One vtime accounting pass on this CPU (0 if none happens).
+    pub(crate) flush_cost_ns: u64,
+    /// TICK_NSEC.
+    pub(crate) tick_nsec: u64,
 }
 
 /// One syscall loop at run time.
@@ -94,20 +107,17 @@ impl SyscallLoop {
         cpu: u32,
         pinned: bool,
         calls: u64,
-        syscall_ns: u64,
-        transition: TransitionCost,
-        flush_cost_ns: u64,
-        tick_nsec: u64,
+        costs: LoopCosts,
         start: Time,
     ) -> SyscallLoop {
         SyscallLoop {
             cpu,
             pinned,
             calls,
-            syscall_ns,
-            transition,
-            flush_cost_ns,
-            tick_nsec,
+            syscall_ns: costs.syscall_ns,
+            transition: costs.transition,
+            flush_cost_ns: costs.flush_cost_ns,
+            tick_nsec: costs.tick_nsec.max(1),
             start,
             finished: None,
             irq_ns: 0,
@@ -244,20 +254,20 @@ mod tests {
             vtime_ns: 12,
             check_ns: 0,
         };
-        let mut l = SyscallLoop::new(4, true, 1000, 400, tr, 75, 4_000_000, 1_000);
+        let costs = LoopCosts {
+            syscall_ns: 400,
+            transition: tr,
+            flush_cost_ns: 75,
+            tick_nsec: 4_000_000,
+        };
+        let mut l = SyscallLoop::new(4, true, 1000, costs, 1_000);
         assert_eq!(l.per_call_ns(), 466);
         l.interrupted(2_000, true);
         let end = l.undisturbed_end() + 2_000;
         assert_eq!(l.flush_due(end), 0, "no TICK_NSEC boundary crossed");
         l.finish(end);
         let b = l.breakdown(end);
-        let sum = b.entry_exit_ns
-            + b.rcu_eqs_ns
-            + b.vtime_ns
-            + b.static_key_ns
-            + b.vtime_flush_ns
-            + b.interrupts_ns
-            + b.preempted_ns;
+        let sum = b.per_call_sum();
         assert!((sum - b.elapsed_ns as f64 / 1000.0).abs() < 1e-9);
         assert_eq!(b.interrupts_ns, 2.0);
     }
