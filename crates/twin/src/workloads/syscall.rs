@@ -184,7 +184,13 @@ impl SyscallLoop {
         if self.finished.is_some() {
             return self.calls;
         }
-        let busy = t.saturating_sub(self.start);
+        // While preempted, the loop's time stopped when it lost the CPU.
+        let now = if self.remaining_ns > 0 {
+            self.preempted_at
+        } else {
+            t
+        };
+        let busy = now.saturating_sub(self.start);
         let other = self.irq_ns + self.flushes * self.flush_cost_ns + self.preempted_ns;
         (busy.saturating_sub(other) / self.per_call_ns().max(1)).min(self.calls)
     }
@@ -245,6 +251,24 @@ mod tests {
         }
         let everything: CpuSet = (0..40).collect();
         assert_eq!(syscall_cpu(None, &topo, &hk, &everything), None);
+    }
+
+    #[test]
+    fn calls_done_stop_while_preempted() {
+        let costs = LoopCosts {
+            syscall_ns: 100,
+            transition: TransitionCost::default(),
+            flush_cost_ns: 0,
+            tick_nsec: 4_000_000,
+        };
+        let mut l = SyscallLoop::new(0, false, 1_000, costs, 0);
+        assert_eq!(l.calls_done(50_000), 500);
+        l.remaining_ns = 50_000;
+        l.preempted_at = 50_000;
+        assert_eq!(l.calls_done(80_000), 500, "preempted: no calls");
+        l.preempted_ns += 30_000;
+        l.remaining_ns = 0;
+        assert_eq!(l.calls_done(90_000), 600, "resumed at 80 µs");
     }
 
     #[test]
