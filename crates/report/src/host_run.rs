@@ -296,6 +296,54 @@ mod tests {
     }
 
     #[test]
+    fn twin_prediction_lines() {
+        use ticklab_schema::report::SyscallBreakdown;
+        let b = |cpu, eqs, vtime, irqs| SyscallBreakdown {
+            ran_on: cpu,
+            pinned: true,
+            finished: true,
+            elapsed_ns: 1,
+            entry_exit_ns: 163.0,
+            rcu_eqs_ns: eqs,
+            vtime_ns: vtime,
+            static_key_ns: 0.0,
+            vtime_flush_ns: 0.01,
+            interrupts_ns: irqs,
+            preempted_ns: 0.05,
+            interrupts: 1,
+            ticks: 1,
+            vtime_flushes: 1,
+        };
+        let loop_ = |cmdline: &str, ns, bd| PredictedLoop {
+            cmdline: cmdline.into(),
+            ns_per_call: ns,
+            breakdown: bd,
+        };
+        let mut e = extras(None);
+        e.syscall_prediction = Some(HostPrediction {
+            machine: "kvm-guest-2".into(),
+            kernel: "6.18".into(),
+            hz: 250,
+            entry_exit_ns: 163,
+            housekeeping: loop_("", 163.3, b(0, 0.0, 0.0, 0.25)),
+            nohz_full: Some(loop_("nohz_full=1", 229.1, b(1, 42.0, 24.0, 0.02))),
+        });
+        let text = host_run_report(&report(), &e);
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("syscall getpid"))
+            .take(4)
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+        e.syscall_prediction.as_mut().unwrap().nohz_full = None;
+        let text = host_run_report(&report(), &e);
+        assert!(
+            text.contains("nohz_full: none on a one-CPU machine"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn an_interrupted_run_says_so_in_its_first_line() {
         let text = host_run_report(&report(), &extras(Some("SIGINT")));
         let first = text.lines().next().unwrap();

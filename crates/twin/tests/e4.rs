@@ -197,3 +197,34 @@ fn scenario_files_are_the_experiments_own() {
     }
     assert_eq!(seen, e4::POINTS);
 }
+
+#[test]
+fn host_prediction_adds_context_tracking_on_the_nohz_full_cpu_only() {
+    // A 2-CPU guest that measured 163 ns per call on CPU 0.
+    let p = e4::predict_host(2, "6.18", 250, 163.0, Some(0), 1_000_000).unwrap();
+    assert_eq!(p.entry_exit_ns, 163);
+    let hk = &p.housekeeping;
+    assert_eq!(hk.breakdown.ran_on, 0);
+    assert_eq!(hk.breakdown.rcu_eqs_ns, 0.0);
+    assert!(
+        hk.ns_per_call >= 163.0 && hk.ns_per_call < 170.0,
+        "{}",
+        hk.ns_per_call
+    );
+    let f = p
+        .nohz_full
+        .as_ref()
+        .expect("two CPUs: one can be nohz_full");
+    assert_eq!(f.cmdline, "nohz_full=1");
+    assert_eq!(f.breakdown.ran_on, 1);
+    // x86 parts on 6.18: 2 × (21 + 12) ns.
+    assert_eq!(f.breakdown.rcu_eqs_ns + f.breakdown.vtime_ns, 66.0);
+    assert!(f.ns_per_call > hk.ns_per_call + 60.0);
+    // One CPU: the kernel keeps it housekeeping, so there is no nohz_full prediction.
+    assert!(
+        e4::predict_host(1, "6.18", 250, 163.0, None, 1000)
+            .unwrap()
+            .nohz_full
+            .is_none()
+    );
+}
