@@ -149,8 +149,9 @@ pub struct ContextTrackingCosts {
     /// cgroup statistics), with its clock read: every transition before 4.6, once per jiffy
     /// (or per TICK_NSEC of pending time) after.
     pub vtime_account_ns: u64,
-    /// On a CPU that is not nohz_full while context tracking is on elsewhere: the test of the
-    /// per-CPU `active` flag behind the static key (the key itself is a patched jump, 0 ns).
+    /// On a CPU that is not nohz_full while context tracking is on elsewhere: the call past
+    /// the enabled static key that finds the CPU's tracking inactive (recursion counter, state
+    /// and `active` reads). While no CPU is nohz_full the key is a patched jump, 0 ns.
     pub percpu_check_ns: u64,
 }
 

@@ -64,7 +64,7 @@ fn context_tracking_costs_only_on_nohz_full_cpus() {
             assert!(ns > b.entry_exit_ns + 60.0, "{case:?}: {ns}");
         } else {
             // Only the static-key / per-CPU test, and only while some CPU is nohz_full.
-            assert!(b.static_key_ns <= 2.0, "{case:?}: {b:?}");
+            assert!(b.static_key_ns <= 6.0, "{case:?}: {b:?}");
             assert_eq!(
                 b.static_key_ns > 0.0,
                 case == Case::FullActive || case == Case::FullHousekeeping

@@ -12,7 +12,8 @@
 //!   time under its seqcount, and the pending time is accounted once it reaches TICK_NSEC.
 //!
 //! On other CPUs only the static key is tested: a patched jump (0 ns) while no CPU is
-//! nohz_full; while some are, a per-CPU `active` flag behind it.
+//! nohz_full; while some are, the call behind the key that finds this CPU's tracking inactive
+//! (its recursion counter and per-CPU `active` flag).
 //!
 //! A machine without a per-part breakdown (`Costs::context_tracking` is `None`) charges its
 //! `ct_transition_ns` as one lump per transition on nohz_full CPUs, whatever the version.
