@@ -57,7 +57,10 @@ const WHEEL_CAPACITY: usize = 16;
 /// per nohz_full CPU spread over the housekeeping CPUs).
 fn wheel_capacity(cfg: &TickConfig, version: (u32, u32), nr: u32) -> usize {
     let full = cfg.nohz_full.len();
-    let hk = (nr as usize).saturating_sub(full).max(1);
+    let hk = (0..nr)
+        .filter(|&c| cfg.housekeeping.contains(c))
+        .count()
+        .max(1);
     if has_remote_tick(version) {
         WHEEL_CAPACITY + full.div_ceil(hk)
     } else {
@@ -458,9 +461,13 @@ fn arm_remote_ticks(scenario: &Scenario, cfg: &TickConfig, cpus: &mut [Cpu]) -> 
     let k = &scenario.kernel;
     let s = scenario.background.len() as u16;
     let hk: Vec<usize> = (0..cpus.len()).filter(|&c| cpus[c].housekeeping).collect();
+    if hk.is_empty() {
+        // The kernel always keeps one housekeeping CPU; nothing to run the work on otherwise.
+        return None;
+    }
     let period_ns = k.hz as u64 * k.tick_nsec();
-    for (i, _target) in cfg.nohz_full.iter().enumerate() {
-        let cpu = &mut cpus[hk[i % hk.len().max(1)]];
+    for i in 0..cfg.nohz_full.len() {
+        let cpu = &mut cpus[hk[i % hk.len()]];
         let id = WheelTimerId(cpu.wheel_fns.len() as u32);
         cpu.wheel_fns.push(s);
         cpu.wheel
