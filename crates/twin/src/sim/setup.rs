@@ -520,7 +520,12 @@ fn place_workload(
                             "syscall loop: every CPU is in isolcpus=, none to place it on".into(),
                         )
                     })?;
-                let cpu = &mut cpus[c as usize];
+                let Some(cpu) = cpus.get_mut(c as usize) else {
+                    return Err(SimError::Config(format!(
+                        "syscall loop pinned to CPU {c}: expected a CPU below {}",
+                        m.topology.nr_cpus()
+                    )));
+                };
                 if cpu.running != Running::Idle || cpu.frame != NO_FRAME {
                     return Err(SimError::Unsupported(format!(
                         "syscall loop on CPU {c} beside another task (the twin runs it alone)"
