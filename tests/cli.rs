@@ -28,7 +28,12 @@ fn bad_input_exits_2_and_names_the_input() {
         ),
         (&["experiment", "e9"], "e9"),
         // A bad experiment name lists the ones there are.
-        (&["experiment", "e9"], "[possible values: e1, e2]"),
+        (&["experiment", "e9"], "[possible values: e1, e2, e4]"),
+        // e4 runs each point to the end of its loop: no --duration.
+        (
+            &["experiment", "e4", "--duration", "30s"],
+            "--duration: e4 runs each point",
+        ),
         // Every duration flag goes through the one parser, and its error names the flag.
         (&["experiment", "e1", "--duration", "30"], "--duration"),
         (&["experiment", "e1", "--duration", "30"], "duration \"30\""),

@@ -112,6 +112,10 @@ pub(crate) enum Experiment {
     /// skew
     #[value(alias = "skew-tick")]
     E2,
+    /// what NO_HZ_FULL costs a getpid() loop on three servers (Xeon, arm64, EPYC), four
+    /// kernel configurations, unpinned and pinned
+    #[value(alias = "syscall")]
+    E4,
 }
 
 impl Experiment {
@@ -120,6 +124,7 @@ impl Experiment {
         let secs = match self {
             Experiment::E1 => 30,
             Experiment::E2 => 3_600,
+            Experiment::E4 => 59,
         };
         DurationArg {
             ns: secs * 1_000_000_000,
@@ -183,7 +188,7 @@ mod tests {
     #[test]
     fn overview_names_every_experiment_and_preset() {
         let text = overview();
-        for name in ["e1", "e2"].iter().chain(machine::PRESETS) {
+        for name in ["e1", "e2", "e4"].iter().chain(machine::PRESETS) {
             assert!(text.contains(name), "{name}: {text}");
         }
     }

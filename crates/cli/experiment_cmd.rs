@@ -7,7 +7,7 @@ use crate::progress::with_progress;
 use clap::Args;
 use std::time::Instant;
 use ticklab_schema::scenario::Run;
-use ticklab_twin::experiments::{e1, e2};
+use ticklab_twin::experiments::{e1, e2, e4};
 
 /// `ticklab experiment` arguments.
 #[derive(Debug, Args)]
@@ -15,7 +15,8 @@ pub(crate) struct ExperimentArgs {
     /// Which experiment.
     #[arg(value_enum, ignore_case = true)]
     pub(crate) name: Experiment,
-    /// Measured simulated time per point (default: 30s for e1, 1h for e2).
+    /// Measured simulated time per point (default: 30s for e1, 1h for e2; e4 runs each point
+    /// until its loop is done and takes no --duration).
     #[arg(long, value_parser = parse_duration_arg)]
     pub(crate) duration: Option<DurationArg>,
     /// E2: frames with more jitter than this are fliers (µs).
@@ -66,7 +67,31 @@ pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name {
         Experiment::E1 => experiment_e1(a),
         Experiment::E2 => experiment_e2(a),
+        Experiment::E4 => experiment_e4(a),
     }
+}
+
+fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {
+    if a.duration.is_some() {
+        return Err(input_error(format!(
+            "--duration: e4 runs each point until its {} calls are done; drop --duration",
+            e4::CALLS
+        )));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let results = with_progress(e4::POINTS as u64, "points", |progress| {
+        e4::results(a.seed, threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&ticklab_report::e4::json(&results)?)?
+        );
+    } else {
+        print!("{}", ticklab_report::e4_report(&results));
+    }
+    Ok(())
 }
 
 fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {

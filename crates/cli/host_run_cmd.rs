@@ -12,7 +12,11 @@ use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
 use ticklab_report::host_run::{FrameGroupWakeups, FrameWorker, HostRunExtras, WakeupLatency};
+use ticklab_schema::experiment::e4::HostPrediction;
+use ticklab_schema::report::{Report, Source, WorkloadResult};
+use ticklab_schema::scenario::check_hz;
 use ticklab_schema::workload::Workload;
+use ticklab_twin::experiments::e4;
 
 use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::input_error;
@@ -82,12 +86,19 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     harness::validate(&workload, &config).map_err(harness_error)?;
     let stop = Stop::on_signals()?;
     let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
+    let prediction = syscall_prediction(&run.report);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &run)?;
+        let mut v = serde_json::to_value(&run)?;
+        if let Some(p) = &prediction {
+            v["twin_prediction"] = serde_json::to_value(p)?;
+        }
+        serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
     } else {
-        let text = ticklab_report::host_run_report(&run.report, &extras(&run));
+        let mut extras = extras(&run);
+        extras.syscall_prediction = prediction;
+        let text = ticklab_report::host_run_report(&run.report, &extras);
         write!(out, "{text}")?;
     }
     out.flush()?;
@@ -155,6 +166,44 @@ fn calibrate_outcome<T>(
     }
 }
 
+/// What the twin of this host predicts for the syscall loop the run measured (docs/experiments.md
+/// E4): on a housekeeping CPU as booted and on a nohz_full CPU. `None` without a syscall result,
+/// or (with a note on stderr) when the kernel version is unreadable or the twin refuses.
+fn syscall_prediction(report: &Report) -> Option<HostPrediction> {
+    let (cpu, calls, ns) = report.workloads.iter().find_map(|w| match w {
+        WorkloadResult::Syscall(s) if s.calls > 0 => Some((s.cpu, s.calls, s.ns_per_call)),
+        _ => None,
+    })?;
+    let release = match &report.source {
+        Source::Host { kernel, .. } => kernel.clone(),
+        Source::Twin { .. } => return None,
+    };
+    let Some(version) = ticklab_host::calibrate::fitting::major_minor(&release) else {
+        eprintln!("ticklab: no twin prediction: kernel release {release:?} has no major.minor");
+        return None;
+    };
+    // HZ as host run inferred it; a value the kernel cannot be built with (0 = unknown) is
+    // modelled as the Kconfig default 250, and said so.
+    let hz = match check_hz(report.hz) {
+        Ok(hz) => hz,
+        Err(_) => {
+            eprintln!(
+                "ticklab: twin prediction: HZ {} not inferred, modelled as 250",
+                report.hz
+            );
+            250
+        }
+    };
+    let nr = report.cpus.len() as u32;
+    match e4::predict_host(nr, &version, hz, ns, cpu, calls) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("ticklab: no twin prediction: {e}");
+            None
+        }
+    }
+}
+
 fn harness_error(e: HarnessError) -> anyhow::Error {
     if e.is_input() {
         input_error(e.to_string())
@@ -168,6 +217,7 @@ fn extras(run: &HostRun) -> HostRunExtras {
     let d = &run.host_run;
     HostRunExtras {
         interrupted: d.interrupted.clone(),
+        syscall_prediction: None,
         pingpong_mode: d.pingpong_mode.clone(),
         frame_groups: d
             .frame_groups

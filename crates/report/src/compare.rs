@@ -148,6 +148,7 @@ mod tests {
                 cpu: Some(4),
                 calls: 1,
                 ns_per_call: 1.0,
+                breakdown: None,
             }),
         ];
         assert_eq!(

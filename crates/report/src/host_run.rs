@@ -15,6 +15,10 @@
 //! pingpong <method> CPUs <a>,<b> (<mode>): <n> round trips, <ns> ns/round trip, <ns> ns/switch
 //!
 //! syscall <name> on CPU <n|any>: <n> calls, <ns> ns/call
+//!   twin of this host (<preset>, <kernel>, HZ=<hz>, entry/exit <ns> ns as measured here):
+//!     housekeeping CPU <n>, as booted:           <ns> ns/call (interrupts <ns>, preempted <ns>)
+//!     nohz_full CPU <n>, boot with nohz_full=<n>: <ns> ns/call (context tracking <ns>:
+//!       rcu_eqs <ns> + vtime <ns> + flush <ns>; interrupts <ns>)   [when it ran]
 //!
 //! <cpu_table>
 //! ```
@@ -26,6 +30,7 @@
 use crate::cpu::cpu_table;
 use crate::frames::frame_table;
 use std::fmt::Write;
+use ticklab_schema::experiment::e4::{HostPrediction, PredictedLoop};
 use ticklab_schema::report::{Report, WorkloadResult};
 
 /// What a host run knows beyond the shared [`Report`] and this report shows.
@@ -37,6 +42,45 @@ pub struct HostRunExtras {
     pub pingpong_mode: String,
     /// Wake-up details of the frame groups, in workload order.
     pub frame_groups: Vec<FrameGroupWakeups>,
+    /// What the twin of this host predicts for the syscall loop, if one ran.
+    pub syscall_prediction: Option<HostPrediction>,
+}
+
+/// The twin-of-this-host lines under a syscall measurement (see the module docs).
+fn prediction(s: &mut String, p: &HostPrediction) {
+    let _ = writeln!(
+        s,
+        "  twin of this host ({}, {}, HZ={}, entry/exit {} ns as measured here):",
+        p.machine, p.kernel, p.hz, p.entry_exit_ns
+    );
+    let hk = &p.housekeeping;
+    let _ = writeln!(
+        s,
+        "    housekeeping CPU {}, as booted: {:.2} ns/call (interrupts {:.3}, preempted {:.3})",
+        hk.breakdown.ran_on, hk.ns_per_call, hk.breakdown.interrupts_ns, hk.breakdown.preempted_ns
+    );
+    match &p.nohz_full {
+        Some(f) => nohz_full_line(s, f),
+        None => {
+            s.push_str("    nohz_full: none on a one-CPU machine (one CPU stays housekeeping)\n")
+        }
+    }
+}
+
+fn nohz_full_line(s: &mut String, f: &PredictedLoop) {
+    let b = &f.breakdown;
+    let _ = writeln!(
+        s,
+        "    nohz_full CPU {}, boot with {}: {:.2} ns/call (context tracking {:.3}: rcu_eqs {:.3} + vtime {:.3} + flush {:.3}; interrupts {:.3})",
+        b.ran_on,
+        f.cmdline,
+        f.ns_per_call,
+        b.rcu_eqs_ns + b.vtime_ns + b.vtime_flush_ns,
+        b.rcu_eqs_ns,
+        b.vtime_ns,
+        b.vtime_flush_ns,
+        b.interrupts_ns
+    );
 }
 
 /// Wake-up latency of one frame group and the calibration of its workers.
@@ -123,6 +167,9 @@ pub fn host_run_report(r: &Report, extras: &HostRunExtras) -> String {
                     c.calls,
                     c.ns_per_call
                 );
+                if let Some(p) = &extras.syscall_prediction {
+                    prediction(&mut s, p);
+                }
             }
         }
     }
@@ -205,6 +252,7 @@ mod tests {
         };
         HostRunExtras {
             interrupted: interrupted.map(str::to_string),
+            syscall_prediction: None,
             pingpong_mode: "processes".into(),
             frame_groups: vec![FrameGroupWakeups {
                 group: "frames1".into(),
@@ -236,6 +284,7 @@ mod tests {
                 cpu: None,
                 calls: 10_000_000,
                 ns_per_call: 163.049,
+                breakdown: None,
             }),
         ];
         r
@@ -244,6 +293,54 @@ mod tests {
     #[test]
     fn host_run_report_snapshot() {
         insta::assert_snapshot!(host_run_report(&report(), &extras(None)));
+    }
+
+    #[test]
+    fn twin_prediction_lines() {
+        use ticklab_schema::report::SyscallBreakdown;
+        let b = |cpu, eqs, vtime, irqs| SyscallBreakdown {
+            ran_on: cpu,
+            pinned: true,
+            finished: true,
+            elapsed_ns: 1,
+            entry_exit_ns: 163.0,
+            rcu_eqs_ns: eqs,
+            vtime_ns: vtime,
+            static_key_ns: 0.0,
+            vtime_flush_ns: 0.01,
+            interrupts_ns: irqs,
+            preempted_ns: 0.05,
+            interrupts: 1,
+            ticks: 1,
+            vtime_flushes: 1,
+        };
+        let loop_ = |cmdline: &str, ns, bd| PredictedLoop {
+            cmdline: cmdline.into(),
+            ns_per_call: ns,
+            breakdown: bd,
+        };
+        let mut e = extras(None);
+        e.syscall_prediction = Some(HostPrediction {
+            machine: "kvm-guest-2".into(),
+            kernel: "6.18".into(),
+            hz: 250,
+            entry_exit_ns: 163,
+            housekeeping: loop_("", 163.3, b(0, 0.0, 0.0, 0.25)),
+            nohz_full: Some(loop_("nohz_full=1", 229.1, b(1, 42.0, 24.0, 0.02))),
+        });
+        let text = host_run_report(&report(), &e);
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("syscall getpid"))
+            .take(4)
+            .collect();
+        insta::assert_snapshot!(lines.join("\n"));
+        e.syscall_prediction.as_mut().unwrap().nohz_full = None;
+        let text = host_run_report(&report(), &e);
+        assert!(
+            text.contains("nohz_full: none on a one-CPU machine"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -7,6 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod e4_servers;
+pub use e4_servers::{arm64_128_4n, epyc_7252_2s, x86_context_tracking, xeon_e5_2650v3_2s};
+
 /// A machine the twin can run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +124,35 @@ pub struct Costs {
     /// them in CPU-number order. Absent in older scenario files, meaning 0.
     #[serde(default)]
     pub timer_delivery_jitter_ns: u64,
+    /// The parts of a context-tracking transition, for machines whose presets spell them out
+    /// (the E4 servers). `None` (older scenario files, the other presets) charges
+    /// `ct_transition_ns` as one lump per transition on nohz_full CPUs, whatever the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tracking: Option<ContextTrackingCosts>,
+}
+
+/// What one user/kernel transition costs in context tracking, part by part (docs/costs.md §2,
+/// docs/kernel-behaviour.md §4.6). Which parts a transition pays depends on the kernel version
+/// and on whether the CPU is nohz_full; that rule is the twin's (`kernel::context_tracking`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextTrackingCosts {
+    /// RCU's extended-quiescent-state exit or entry: the fully ordered atomic on the per-CPU
+    /// dynticks (later context-tracking) counter, with the context-tracking state write.
+    pub rcu_eqs_ns: u64,
+    /// Jiffy-granular vtime (4.6 to 4.14): read jiffies, compare with the task's snapshot.
+    pub vtime_jiffy_check_ns: u64,
+    /// Nanosecond vtime (4.15 on): read `sched_clock`, add the delta to the task's pending
+    /// user or system time inside the task's vtime seqcount write section.
+    pub vtime_clock_ns: u64,
+    /// One full accounting pass (`account_user_time` / `account_system_time`: task, CPU and
+    /// cgroup statistics), with its clock read: every transition before 4.6, once per jiffy
+    /// (or per TICK_NSEC of pending time) after.
+    pub vtime_account_ns: u64,
+    /// On a CPU that is not nohz_full while context tracking is on elsewhere: the call past
+    /// the enabled static key that finds the CPU's tracking inactive (recursion counter, state
+    /// and `active` reads). While no CPU is nohz_full the key is a patched jump, 0 ns.
+    pub percpu_check_ns: u64,
 }
 
 /// One cpuidle state with its power.
@@ -214,7 +246,14 @@ pub struct ClocksourceSpec {
 }
 
 /// Names of the built-in machine presets.
-pub const PRESETS: &[&str] = &["xps13-7390", "kvm-guest-2", "server-2012-64"];
+pub const PRESETS: &[&str] = &[
+    "xps13-7390",
+    "kvm-guest-2",
+    "server-2012-64",
+    "xeon-e5-2650v3-2s",
+    "arm64-128-4n",
+    "epyc-7252-2s",
+];
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Machine> {
@@ -222,6 +261,9 @@ pub fn preset(name: &str) -> Option<Machine> {
         "xps13-7390" | "laptop-8" => Some(xps13_7390()),
         "kvm-guest-2" => Some(kvm_guest(2)),
         "server-2012-64" | "e2-server" => Some(server_2012_64()),
+        "xeon-e5-2650v3-2s" => Some(xeon_e5_2650v3_2s()),
+        "arm64-128-4n" => Some(arm64_128_4n()),
+        "epyc-7252-2s" => Some(epyc_7252_2s()),
         _ => None,
     }
 }
@@ -253,6 +295,9 @@ pub fn kvm_guest(nr_cpus: u32) -> Machine {
     // E: the guest's deadline timer is a host hrtimer; its expiry reaches each vCPU through
     // the host's own interrupt and exit path, which spreads delivery by about a microsecond.
     m.costs.timer_delivery_jitter_ns = 1000;
+    // D/E: context tracking as on bare x86 (docs/costs.md §2): the atomic, the TSC read and
+    // the accounting run inside the guest without exits (the TSC is offset, not trapped).
+    m.costs.context_tracking = Some(x86_context_tracking());
     m.power = PowerModel {
         core_active_w: 0.0,
         smt_extra_w: 0.0,
@@ -409,6 +454,7 @@ pub fn xps13_7390() -> Machine {
             // deadline arrive within a few tens of ns of each other (TSCs are synchronised to
             // well under 100 ns, docs/costs.md §5 puts a line transfer at ~40-50 ns).
             timer_delivery_jitter_ns: 50,
+            context_tracking: None,
         },
         cpuidle_driver: "intel_idle".into(),
         idle_states: vec![

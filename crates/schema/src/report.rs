@@ -371,6 +371,57 @@ pub struct SyscallReport {
     pub calls: u64,
     /// Nanoseconds per call.
     pub ns_per_call: f64,
+    /// Where the time of a call went, as the twin measured it (twin only; absent in host
+    /// reports and older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<SyscallBreakdown>,
+}
+
+/// The twin's account of a syscall loop: per call, in ns, parts that add up to `ns_per_call`
+/// (`elapsed_ns / calls`), and the counts behind them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyscallBreakdown {
+    /// CPU the loop ran on (placed by the scheduler when not pinned).
+    pub ran_on: u32,
+    /// It was pinned.
+    pub pinned: bool,
+    /// The last call returned inside the run (otherwise the figures cover the calls done).
+    pub finished: bool,
+    /// First call to last return, ns.
+    pub elapsed_ns: u64,
+    /// Entry, body and exit of the null syscall.
+    pub entry_exit_ns: f64,
+    /// RCU extended-quiescent-state exit and entry (nohz_full CPUs).
+    pub rcu_eqs_ns: f64,
+    /// vtime's per-transition part (nohz_full CPUs).
+    pub vtime_ns: f64,
+    /// The static-key / per-CPU flag test of context tracking (other CPUs).
+    pub static_key_ns: f64,
+    /// vtime accounting passes of pending time, spread over the calls.
+    pub vtime_flush_ns: f64,
+    /// Interrupts that landed in the loop, spread over the calls.
+    pub interrupts_ns: f64,
+    /// Other tasks that ran while the loop was runnable, spread over the calls.
+    pub preempted_ns: f64,
+    /// Interrupts that landed in the loop.
+    pub interrupts: u64,
+    /// Of those, the CPU's own ticks.
+    pub ticks: u64,
+    /// vtime accounting passes.
+    pub vtime_flushes: u64,
+}
+
+impl SyscallBreakdown {
+    /// The per-call parts added up: `ns_per_call` of a finished loop.
+    pub fn per_call_sum(&self) -> f64 {
+        self.entry_exit_ns
+            + self.rcu_eqs_ns
+            + self.vtime_ns
+            + self.static_key_ns
+            + self.vtime_flush_ns
+            + self.interrupts_ns
+            + self.preempted_ns
+    }
 }
 
 /// Fliers listed by index at the start of the frame table's last column.

@@ -5,7 +5,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use ticklab_schema::scenario::Run;
 use ticklab_twin::Sim;
-use ticklab_twin::experiments::{e1, e2};
+use ticklab_twin::experiments::{e1, e2, e4};
 
 struct Counting;
 
@@ -82,5 +82,30 @@ fn stepping_does_not_allocate() {
         };
         let what = format!("E2 skew {skew}, power {power}");
         assert_steps_without_allocating(sim, 500_000_000, 100_000, &what);
+    }
+    // E4: the syscall loop, its interrupts, preemption by woken tasks, the vtime passes at its
+    // end, the residual 1 Hz tick (4.14) and the remote tick (5.15).
+    for (case, pinned, version) in [
+        (e4::Case::NohzIdle, false, "5.15"),
+        (e4::Case::FullActive, true, "5.15"),
+        (e4::Case::FullActive, true, "4.14"),
+    ] {
+        let p = e4::Point {
+            server: e4::Server::Intel,
+            kernel: "5.15",
+            case,
+            pinned,
+        };
+        let mut s = e4::scenario(p, 2);
+        s.kernel.version = version.into();
+        s.run.duration_ns = 5_000_000_000;
+        // 6 M calls end inside the run (about 2.4-2.8 s), so the end event is stepped too.
+        s.workload.groups = vec![ticklab_schema::workload::TaskGroup::Syscall {
+            cpu: pinned.then_some(4),
+            calls: 6_000_000,
+        }];
+        let sim = Sim::new(&s).unwrap();
+        let what = format!("E4 {case:?} pinned {pinned} {version}");
+        assert_steps_without_allocating(sim, 1_000_000_000, 500, &what);
     }
 }

@@ -305,6 +305,7 @@ pub(crate) fn assemble(
                         } else {
                             0.0
                         },
+                        breakdown: None,
                     }));
                 }
                 Output::PingPong(Err(e)) | Output::Syscall(Err(e)) | Output::Failed(e) => {

@@ -10,6 +10,8 @@
 //! * [`e2`] — `skew_tick=1` on a 64-CPU server: one [`e2::Outcome`] (the full report) per
 //!   configuration, summarised per frame group by [`e2::GroupSummary`], gathered in
 //!   [`e2::Results`].
+//! * [`e4`] — what NO_HZ_FULL costs a getpid loop on three servers: one [`e4::Row`] per
+//!   (server, kernel, case, pinning) with the per-call breakdown, in [`e4::Results`].
 //!
 //! Everything here is plain serialisable data with no simulation in it. The JSON the CLI
 //! prints for an experiment is these structs plus `schema_version` and `experiment` keys
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod e1;
 pub mod e2;
+pub mod e4;
 
 /// One band check: a modelled value against a target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

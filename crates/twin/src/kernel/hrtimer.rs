@@ -33,7 +33,8 @@ pub(crate) const MAX_CLOCK_BASES: usize = 8;
 #[repr(u8)]
 #[allow(
     dead_code,
-    reason = "only CLOCK_MONOTONIC timers are modelled so far; the tests use two more"
+    reason = "only CLOCK_MONOTONIC timers are modelled so far; the tests and the instruction \
+              benchmark (kernel::hrtimer_bench) use the others"
 )]
 pub(crate) enum ClockBase {
     /// CLOCK_MONOTONIC, expired in hard interrupt context.
@@ -46,6 +47,12 @@ pub(crate) enum ClockBase {
     Tai = 3,
     /// CLOCK_MONOTONIC, expired from HRTIMER_SOFTIRQ.
     MonotonicSoft = 4,
+    /// CLOCK_REALTIME, soft.
+    RealtimeSoft = 5,
+    /// CLOCK_BOOTTIME, soft.
+    BoottimeSoft = 6,
+    /// CLOCK_TAI, soft.
+    TaiSoft = 7,
 }
 
 /// `HrtimerCpuBase::firsts` of an empty base (no timer has id `u16::MAX`).

@@ -13,12 +13,15 @@
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
 //!   `on_tick_stop`), staleness statistics.
 //! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors.
-//! * `sched` — run queues and the SCHED tick dependency; `context_tracking` — the cost of
-//!   user/kernel transitions on nohz_full CPUs.
+//! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
+//!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
+//! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
+//!   instruction-count benchmark (`scripts/hrtimer-callgrind.sh`).
 
 pub(crate) mod context_tracking;
 pub mod cpuidle;
 pub(crate) mod hrtimer;
+pub mod hrtimer_bench;
 pub(crate) mod sched;
 pub mod tick;
 pub mod timekeeping;

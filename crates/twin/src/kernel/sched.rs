@@ -1,4 +1,32 @@
-//! Scheduler basics: what is runnable on a CPU and whether that needs the tick.
+//! Scheduler basics: what is runnable on a CPU and whether that needs the tick, and how long
+//! a busy nohz_full CPU may go without a scheduler tick.
+
+use crate::engine::Time;
+
+/// How long a busy nohz_full CPU may defer its scheduler tick, by kernel version
+/// (docs/kernel-behaviour.md §4.5): up to 4.16 `scheduler_tick_max_deferment` allowed one
+/// second (HZ jiffies) since the CPU's last scheduler tick, which left a residual 1 Hz tick;
+/// from 4.17 a housekeeping CPU runs that tick remotely (`sched_tick_remote`) and the CPU's
+/// own tick may stay off (`None`).
+pub(crate) fn busy_tick_max_deferment(version: (u32, u32), hz: u32, tick_nsec: u64) -> Option<u64> {
+    (version < (4, 17)).then_some(hz as u64 * tick_nsec)
+}
+
+/// Whether the scheduler tick of busy nohz_full CPUs is run remotely by a housekeeping CPU
+/// once a second (4.17 on, docs/kernel-behaviour.md §4.5).
+pub(crate) fn has_remote_tick(version: (u32, u32)) -> bool {
+    version >= (4, 17)
+}
+
+/// The latest a stopped tick of a busy nohz_full CPU may be programmed: its last scheduler
+/// tick plus the deferment limit, if the kernel has one.
+#[inline]
+pub(crate) fn capped_tick_expiry(expires: Time, last_sched_tick: Time, max: Option<u64>) -> Time {
+    match max {
+        Some(d) => expires.min(last_sched_tick.saturating_add(d)),
+        None => expires,
+    }
+}
 
 /// A scheduling class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +95,24 @@ impl RunQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn residual_tick_before_4_17_remote_tick_after() {
+        // (version, deferment at HZ=250, remote tick)
+        let cases = [
+            ((3, 10), Some(1_000_000_000), false),
+            ((4, 16), Some(1_000_000_000), false),
+            ((4, 17), None, true),
+            ((5, 15), None, true),
+        ];
+        for (v, max, remote) in cases {
+            assert_eq!(busy_tick_max_deferment(v, 250, 4_000_000), max, "{v:?}");
+            assert_eq!(has_remote_tick(v), remote, "{v:?}");
+        }
+        assert_eq!(capped_tick_expiry(u64::MAX, 7, Some(10)), 17);
+        assert_eq!(capped_tick_expiry(12, 7, Some(10)), 12);
+        assert_eq!(capped_tick_expiry(u64::MAX, 7, None), u64::MAX);
+    }
 
     #[test]
     fn sched_dependency_table() {

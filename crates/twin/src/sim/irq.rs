@@ -33,8 +33,9 @@ impl<O: Observer> Sim<O> {
         let start = now;
         self.emit(now, Event::IrqEntry { cpu: c as u32 });
         now += self.costs.irq_entry_exit_ns / 2;
-        if !was_idle && self.cpus[c].nohz_full && self.cpus[c].running != Running::Idle {
-            now += crate::kernel::context_tracking::transition_overhead(&self.costs, true);
+        if !was_idle && self.cpus[c].running != Running::Idle {
+            // Taken from user mode: the context-tracking transitions of this CPU.
+            now += self.ct.entry_exit_ns(self.cpus[c].nohz_full);
         }
         if self.cpus[c].ts.is_stopped() {
             now = self.catch_up_jiffies(c, now);
@@ -59,7 +60,7 @@ impl<O: Observer> Sim<O> {
     pub(super) fn after_interrupt(&mut self, c: usize, t: Time, mut now: Time, was_idle: bool) {
         if was_idle {
             let cpu = &self.cpus[c];
-            if cpu.frame_runnable || cpu.bg_runnable > 0 || cpu.hogs > 0 {
+            if cpu.frame_runnable || cpu.bg_runnable > 0 || cpu.hogs > 0 || cpu.syscall_runnable {
                 now = self.idle_exit(c, now);
                 self.switch_to_next(c, now);
             } else {
@@ -70,17 +71,31 @@ impl<O: Observer> Sim<O> {
         // Interrupted a running task: it is delayed by the interrupt.
         let irq = now - t;
         let cpu = &mut self.cpus[c];
-        if matches!(cpu.running, Running::Background | Running::Frame)
-            && cpu.slots[SLOT_TASK] != NEVER
+        if matches!(
+            cpu.running,
+            Running::Background | Running::Frame | Running::Syscall
+        ) && cpu.slots[SLOT_TASK] != NEVER
         {
             cpu.slots[SLOT_TASK] += irq;
         }
+        if cpu.running == Running::Syscall {
+            self.syscall_interrupted(c, t, now);
+        }
+        let cpu = &mut self.cpus[c];
         if cpu.frame_runnable && cpu.running != Running::Frame {
             // SCHED_FIFO wake-up preemption of whatever runs; a background task resumes later.
             if cpu.running == Running::Background && cpu.slots[SLOT_TASK] != NEVER {
                 cpu.bg_remaining = cpu.slots[SLOT_TASK].saturating_sub(now).max(1);
                 cpu.slots[SLOT_TASK] = NEVER;
             }
+            if cpu.running == Running::Syscall {
+                self.syscall_preempted(c, now);
+            }
+            now += self.costs.context_switch_ns;
+            self.switch_to_next(c, now);
+        } else if cpu.running == Running::Syscall && cpu.bg_runnable > 0 {
+            // Wakeup preemption of the syscall loop: its work left waits.
+            self.syscall_preempted(c, now);
             now += self.costs.context_switch_ns;
             self.switch_to_next(c, now);
         } else if cpu.running == Running::Hog && cpu.bg_runnable > 0 {

@@ -54,6 +54,7 @@ mod sched;
 mod setup;
 mod softirq;
 mod stats;
+mod syscall;
 mod tick_sched;
 
 use crate::engine::rng::Stream;
@@ -61,6 +62,7 @@ use crate::engine::{EventQueue, NEVER, Time, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
+use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{AnyGovernor, IdleStateParams};
 use crate::kernel::hrtimer::HrtimerCpuBase;
 use crate::kernel::sched::RunQueue;
@@ -68,6 +70,7 @@ use crate::kernel::tick::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker};
+use crate::workloads::syscall::SyscallLoop;
 use ticklab_cmdline::IdleOverride;
 use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
@@ -110,6 +113,8 @@ pub enum Running {
     Background,
     /// The CPU's frame worker, computing until `SLOT_TASK`.
     Frame,
+    /// The syscall loop, whose last call returns at `SLOT_TASK`.
+    Syscall,
 }
 
 /// A stay in an idle state.
@@ -183,6 +188,11 @@ struct Cpu {
     rng: Stream,
     wheel_fns: Vec<u16>,
     expired: Vec<WheelTimerId>,
+    /// The syscall loop runs here and is runnable (running or preempted).
+    syscall_runnable: bool,
+    /// When this CPU last ran the scheduler tick (`rq->last_sched_tick`, for the pre-4.17
+    /// deferment limit of a busy nohz_full CPU).
+    last_sched_tick: Time,
 }
 
 impl Cpu {
@@ -257,6 +267,12 @@ pub struct Sim<O: Observer = NoTimeline> {
     stats: WindowStats,
     /// The extra listener.
     observer: O,
+    /// Context tracking: the cost of user/kernel transitions by CPU, for this kernel.
+    ct: ContextTracking,
+    /// How long a busy nohz_full CPU may defer its tick (1 s before 4.17, `None` after).
+    busy_tick_max_deferment: Option<u64>,
+    /// The syscall loop, if the workload has one.
+    syscall: Option<SyscallLoop>,
 }
 
 impl<O: Observer> Sim<O> {

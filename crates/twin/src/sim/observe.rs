@@ -111,7 +111,9 @@ pub enum Event {
     },
     /// A background source's timer expired.
     SourceExpired {
-        /// Index of the source in the scenario.
+        /// Index of the source in the scenario's background list; one past its end is the
+        /// kernel's own remote scheduler tick (4.17 on, with nohz_full CPUs), named
+        /// `sched_tick_remote` in the report.
         source: u16,
     },
     /// A task became runnable on a busy nohz_full CPU with a stopped tick: the SCHED tick

@@ -6,7 +6,7 @@ use super::stats::{LockCounters, StateCounters};
 use crate::workloads::frames::group_report;
 use ticklab_schema::report::{
     BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, LockName,
-    LockReport, LocksReport, Report, Source, TimekeepingReport, WorkloadResult,
+    LockReport, LocksReport, Report, Source, SyscallReport, TimekeepingReport, WorkloadResult,
 };
 
 impl<O: Observer> Sim<O> {
@@ -103,6 +103,28 @@ impl<O: Observer> Sim<O> {
                 self.flier_ns,
             )));
         }
+        let mut warnings = Vec::new();
+        if let Some(l) = &self.syscall {
+            let calls = l.calls_done(end);
+            let b = l.breakdown(end);
+            if !b.finished {
+                warnings.push(format!(
+                    "syscall loop: the run ended after {calls} of {} calls",
+                    l.calls
+                ));
+            }
+            workloads.push(WorkloadResult::Syscall(SyscallReport {
+                syscall: "getpid".into(),
+                cpu: l.pinned.then_some(l.cpu),
+                calls,
+                ns_per_call: if calls > 0 {
+                    b.elapsed_ns as f64 / calls as f64
+                } else {
+                    0.0
+                },
+                breakdown: Some(b),
+            }));
+        }
         let stats = |lock: LockName, l: &LockCounters| LockReport {
             lock,
             acquisitions: l.acquisitions,
@@ -169,7 +191,7 @@ impl<O: Observer> Sim<O> {
             locks: Some(locks),
             background,
             workloads,
-            warnings: Vec::new(),
+            warnings,
         }
     }
 }

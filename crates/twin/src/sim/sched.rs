@@ -24,7 +24,7 @@ impl<O: Observer> Sim<O> {
     }
 
     /// Picks what runs next on `c` at `now`: the frame worker (SCHED_FIFO) first, then a
-    /// runnable background task, then a hog.
+    /// runnable background task, then the syscall loop, then a hog.
     pub(super) fn switch_to_next(&mut self, c: usize, now: Time) {
         let cpu = &mut self.cpus[c];
         cpu.busy_until(now);
@@ -44,11 +44,14 @@ impl<O: Observer> Sim<O> {
                 self.costs.background_task_ns
             };
             cpu.slots[SLOT_TASK] = now + run;
+        } else if cpu.syscall_runnable {
+            cpu.running = Running::Syscall;
+            self.syscall_resumed(c, now);
         } else if cpu.hogs > 0 {
             cpu.running = Running::Hog;
             cpu.slots[SLOT_TASK] = NEVER;
         }
-        let to = cpu.running;
+        let to = self.cpus[c].running;
         if to != was {
             self.emit(now, Event::TaskSwitched { cpu: c as u32, to });
         }
@@ -115,6 +118,10 @@ impl<O: Observer> Sim<O> {
 
     /// The short task on `c` finished.
     pub(super) fn task_done(&mut self, c: usize, t: Time) {
+        if self.cpus[c].running == Running::Syscall {
+            self.syscall_end(c, t);
+            return;
+        }
         let mut t = t;
         if self.cpus[c].running == Running::Frame {
             match self.frame_done(c, t) {
@@ -126,7 +133,7 @@ impl<O: Observer> Sim<O> {
             }
             let now = t + self.costs.context_switch_ns;
             let cpu = &self.cpus[c];
-            if cpu.bg_runnable > 0 || cpu.hogs > 0 {
+            if cpu.bg_runnable > 0 || cpu.hogs > 0 || cpu.syscall_runnable {
                 self.cpus[c].running = Running::Idle;
                 self.switch_to_next(c, now);
             } else {
@@ -141,7 +148,7 @@ impl<O: Observer> Sim<O> {
             cpu.rq.dequeue(SchedClass::Fair);
         }
         let now = t + self.costs.context_switch_ns;
-        if cpu.bg_runnable > 0 || cpu.hogs > 0 {
+        if cpu.bg_runnable > 0 || cpu.hogs > 0 || cpu.syscall_runnable {
             self.switch_to_next(c, now);
             // The SCHED dependency may have cleared; it takes effect at the next interrupt exit.
         } else {

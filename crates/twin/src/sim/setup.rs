@@ -3,21 +3,24 @@
 
 use super::observe::{NoTimeline, Observer};
 use super::stats::WindowStats;
-use super::{Cpu, NO_FRAME, NSLOTS, Running, Sim, SourceRt, TimerFn};
+use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_TASK, Sim, SourceRt, TimerFn};
 use crate::engine::rng::{Stream, delivery_streams, streams};
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
+use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
 use crate::kernel::sched::RunQueue;
 use crate::kernel::sched::SchedClass;
+use crate::kernel::sched::{busy_tick_max_deferment, has_remote_tick};
 use crate::kernel::tick::{NohzMode, TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
+use crate::workloads::syscall::{LoopCosts, SyscallLoop, syscall_cpu};
 use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
@@ -46,8 +49,24 @@ impl From<CmdlineError> for SimError {
 
 /// Room for hrtimers per CPU: tick + background sources + workload timers.
 const HRTIMER_CAPACITY: usize = 16;
-/// Room for wheel timers per CPU.
+/// Room for wheel timers per CPU (plus the remote ticks a housekeeping CPU runs, see
+/// [`arm_remote_ticks`]).
 const WHEEL_CAPACITY: usize = 16;
+
+/// Wheel timers a CPU needs: the usual room plus its share of the remote ticks (4.17 on, one
+/// per nohz_full CPU spread over the housekeeping CPUs).
+fn wheel_capacity(cfg: &TickConfig, version: (u32, u32), nr: u32) -> usize {
+    let full = cfg.nohz_full.len();
+    let hk = (0..nr)
+        .filter(|&c| cfg.housekeeping.contains(c))
+        .count()
+        .max(1);
+    if has_remote_tick(version) {
+        WHEEL_CAPACITY + full.div_ceil(hk)
+    } else {
+        WHEEL_CAPACITY
+    }
+}
 
 impl Sim {
     /// Builds the machine at boot for `scenario`, with no listener beyond the statistics.
@@ -77,19 +96,25 @@ impl<O: Observer> Sim<O> {
         let housekeeping: Vec<bool> = (0..nr).map(|c| cfg.housekeeping.contains(c)).collect();
         let any_nohz_full = !cfg.nohz_full.is_empty();
         let (rngs, mut global) = streams(scenario.run.seed, nr as usize);
-        let mut cpus = lay_out_cpus(scenario, &cfg, nohz_idle, &housekeeping, rngs)?;
+        let wheel_room = wheel_capacity(&cfg, version, nr);
+        let mut cpus = lay_out_cpus(scenario, &cfg, nohz_idle, &housekeeping, rngs, wheel_room)?;
         let tk = Timekeeping::new(
             k.hz,
             tick_nsec,
             cfg.timekeeping_cpu,
             m.clocksource.max_idle_ns,
         );
-        let sources = arm_background(scenario, &cfg, &housekeeping, &mut cpus, &mut global)?;
+        let mut sources = arm_background(scenario, &cfg, &housekeeping, &mut cpus, &mut global)?;
+        if has_remote_tick(version) {
+            sources.extend(arm_remote_ticks(scenario, &cfg, &mut cpus));
+        }
+        let ct = ContextTracking::new(&m.costs, version, any_nohz_full);
         let Workload {
             hog_cpus,
             frame_groups,
             workers,
-        } = place_workload(scenario, &housekeeping, &mut cpus)?;
+            syscall,
+        } = place_workload(scenario, &cfg, &housekeeping, &ct, &mut cpus)?;
         let warmup = scenario.run.warmup_ns;
 
         let fanout = k.rcu_leaf_fanout();
@@ -136,6 +161,9 @@ impl<O: Observer> Sim<O> {
             flier_ns: DEFAULT_FLIER_NS,
             stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
             observer,
+            ct,
+            busy_tick_max_deferment: busy_tick_max_deferment(version, k.hz, tick_nsec),
+            syscall,
         };
         sim.boot();
         Ok(sim)
@@ -149,7 +177,7 @@ impl<O: Observer> Sim<O> {
             let fire = self.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
             let jitter = self.costs.timer_delivery_jitter_ns;
             self.cpus[c].arm_device(fire, jitter);
-            if self.cpus[c].hogs == 0 {
+            if self.cpus[c].running == Running::Idle {
                 self.enter_idle(c, 0);
             }
             let t = self.cpus[c].next_slot();
@@ -270,6 +298,7 @@ fn lay_out_cpus(
     nohz_idle: bool,
     housekeeping: &[bool],
     mut rngs: Vec<Stream>,
+    wheel_room: usize,
 ) -> Result<Vec<Cpu>, SimError> {
     let m = &scenario.machine;
     let k = &scenario.kernel;
@@ -303,9 +332,9 @@ fn lay_out_cpus(
             dev: ClockEventDevice::new(m.clockevent.min_delta_ns, m.clockevent.max_delta_ns),
             hrt,
             ts: TickSched::new(tick_timer),
-            wheel: TimerWheel::with_clk(k.hz, WHEEL_CAPACITY, initial_jiffies(k.hz)),
-            wheel_fns: Vec::with_capacity(WHEEL_CAPACITY),
-            expired: Vec::with_capacity(WHEEL_CAPACITY),
+            wheel: TimerWheel::with_clk(k.hz, wheel_room, initial_jiffies(k.hz)),
+            wheel_fns: Vec::with_capacity(wheel_room),
+            expired: Vec::with_capacity(wheel_room),
             gov,
             idle: None,
             rq: RunQueue::default(),
@@ -326,6 +355,8 @@ fn lay_out_cpus(
             frame: NO_FRAME,
             frame_runnable: false,
             bg_remaining: 0,
+            syscall_runnable: false,
+            last_sched_tick: 0,
         });
     }
     Ok(cpus)
@@ -357,6 +388,11 @@ fn arm_background(
         };
         let mut period_ns = src.period_ns;
         let on: Vec<u32> = match src.placement {
+            // A source that wakes a user task lives where user tasks run: not on CPUs that
+            // `isolcpus=` takes out of the scheduler domains (and the default affinity).
+            Placement::PerCpu if src.wakes_task => (0..nr)
+                .filter(|&c| !cfg.isolated_domain.contains(c))
+                .collect(),
             Placement::PerCpu => (0..nr).collect(),
             Placement::WatchdogCpus => {
                 if cfg.watchdog_thresh_s == 0 {
@@ -412,17 +448,56 @@ fn arm_background(
     Ok(sources)
 }
 
+/// The remote scheduler tick (4.17 on, docs/kernel-behaviour.md §4.5): for every nohz_full
+/// CPU a delayed work item on an unbound workqueue runs once a second (HZ jiffies) on a
+/// housekeeping CPU. Modelled as one wheel timer per nohz_full CPU, on the housekeeping CPUs in
+/// turn, all first due one second after boot (they are queued when the CPUs come up); each
+/// expiry costs one wheel callback (`Costs::wheel_timer_ns`), which stands for the work item
+/// and the remote tick it runs. Returns the source, or nothing without nohz_full CPUs.
+fn arm_remote_ticks(scenario: &Scenario, cfg: &TickConfig, cpus: &mut [Cpu]) -> Option<SourceRt> {
+    if cfg.nohz_full.is_empty() {
+        return None;
+    }
+    let k = &scenario.kernel;
+    let s = scenario.background.len() as u16;
+    let hk: Vec<usize> = (0..cpus.len()).filter(|&c| cpus[c].housekeeping).collect();
+    if hk.is_empty() {
+        // The kernel always keeps one housekeeping CPU; nothing to run the work on otherwise.
+        return None;
+    }
+    let period_ns = k.hz as u64 * k.tick_nsec();
+    for i in 0..cfg.nohz_full.len() {
+        let cpu = &mut cpus[hk[i % hk.len()]];
+        let id = WheelTimerId(cpu.wheel_fns.len() as u32);
+        cpu.wheel_fns.push(s);
+        cpu.wheel
+            .add(id, initial_jiffies(k.hz) + k.hz as u64, false);
+    }
+    Some(SourceRt {
+        name: "sched_tick_remote".into(),
+        kind: TimerKind::Wheel,
+        period_ns: Some(period_ns),
+        mean_ns: 0.0,
+        deferrable: false,
+        slack_ns: 0,
+        wakes_task: false,
+    })
+}
+
 /// The workload as placed at boot.
 struct Workload {
     hog_cpus: Vec<u32>,
     frame_groups: Vec<FrameGroup>,
     workers: Vec<FrameWorker>,
+    syscall: Option<SyscallLoop>,
 }
 
-/// Places hogs and frame workers (the twin models those so far).
+/// Places hogs, frame workers and the syscall loop (the twin models those so far).
 fn place_workload(
     scenario: &Scenario,
+    cfg: &TickConfig,
     housekeeping: &[bool],
+    ct: &ContextTracking,
     cpus: &mut [Cpu],
 ) -> Result<Workload, SimError> {
     let m = &scenario.machine;
@@ -430,8 +505,46 @@ fn place_workload(
     let mut hog_cpus = Vec::new();
     let mut frame_groups: Vec<FrameGroup> = Vec::new();
     let mut workers: Vec<FrameWorker> = Vec::new();
+    let mut syscall: Option<SyscallLoop> = None;
     for g in &scenario.workload.groups {
         match g {
+            TaskGroup::Syscall { cpu: pinned, calls } => {
+                if syscall.is_some() {
+                    return Err(SimError::Unsupported(
+                        "more than one syscall loop (the twin runs one)".into(),
+                    ));
+                }
+                let c = syscall_cpu(*pinned, &m.topology, housekeeping, &cfg.isolated_domain)
+                    .ok_or_else(|| {
+                        SimError::Config(
+                            "syscall loop: every CPU is in isolcpus=, none to place it on".into(),
+                        )
+                    })?;
+                let Some(cpu) = cpus.get_mut(c as usize) else {
+                    return Err(SimError::Config(format!(
+                        "syscall loop pinned to CPU {c}: expected a CPU below {}",
+                        m.topology.nr_cpus()
+                    )));
+                };
+                if cpu.running != Running::Idle || cpu.frame != NO_FRAME {
+                    return Err(SimError::Unsupported(format!(
+                        "syscall loop on CPU {c} beside another task (the twin runs it alone)"
+                    )));
+                }
+                cpu.running = Running::Syscall;
+                cpu.syscall_runnable = true;
+                cpu.rq.enqueue(SchedClass::Fair);
+                let nohz_full = cpu.nohz_full;
+                let costs = LoopCosts {
+                    syscall_ns: m.costs.syscall_ns,
+                    transition: ct.transition(nohz_full),
+                    flush_cost_ns: ct.flush_ns(nohz_full),
+                    tick_nsec: scenario.kernel.tick_nsec(),
+                };
+                let l = SyscallLoop::new(c, pinned.is_some(), *calls, costs, 0);
+                cpu.slots[SLOT_TASK] = l.undisturbed_end();
+                syscall = Some(l);
+            }
             TaskGroup::Hogs {
                 count,
                 cpus: explicit,
@@ -493,7 +606,7 @@ fn place_workload(
             }
             other => {
                 return Err(SimError::Unsupported(format!(
-                    "workload {} (the twin models idle and hogs so far)",
+                    "workload {} (the twin models idle, hogs, frames and syscall so far)",
                     other.label()
                 )));
             }
@@ -501,6 +614,11 @@ fn place_workload(
     }
     for &c in &hog_cpus {
         let cpu = &mut cpus[c as usize];
+        if cpu.running == Running::Syscall {
+            return Err(SimError::Unsupported(format!(
+                "a hog on CPU {c} beside the syscall loop (the twin runs the loop alone)"
+            )));
+        }
         cpu.hogs += 1;
         cpu.rq.enqueue(SchedClass::Fair);
         cpu.running = Running::Hog;
@@ -509,5 +627,6 @@ fn place_workload(
         hog_cpus,
         frame_groups,
         workers,
+        syscall,
     })
 }

@@ -7,6 +7,7 @@ use super::Sim;
 use super::observe::{Event, LockId, Observer};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
+use crate::kernel::sched::capped_tick_expiry;
 use crate::kernel::tick::{NextEventInput, TickAction, TickStop};
 
 impl<O: Observer> Sim<O> {
@@ -111,6 +112,7 @@ impl<O: Observer> Sim<O> {
         let jiffies = self.tk.jiffies();
         let cpu = &mut self.cpus[c];
         now += self.costs.tick_handler_ns;
+        cpu.last_sched_tick = now;
         if cpu.wheel.next_expiry(true).is_some_and(|j| j <= jiffies) {
             cpu.timer_softirq = true;
         }
@@ -130,7 +132,15 @@ impl<O: Observer> Sim<O> {
         );
         match action {
             TickAction::Keep => now,
-            TickAction::Stop(expires) => self.tick_stop(c, expires, now),
+            TickAction::Stop(expires) => {
+                // Before 4.17 a busy CPU's tick may be deferred one second at most.
+                let expires = capped_tick_expiry(
+                    expires,
+                    self.cpus[c].last_sched_tick,
+                    self.busy_tick_max_deferment,
+                );
+                self.tick_stop(c, expires, now)
+            }
             TickAction::Restart => self.tick_restart(c, now),
         }
     }

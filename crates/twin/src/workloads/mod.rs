@@ -1,6 +1,8 @@
-//! Workloads on modelled CPUs: where hogs go, and the frame-scheduler groups ([`frames`]).
+//! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]) and the
+//! syscall loop ([`syscall`]).
 
 pub mod frames;
+pub mod syscall;
 
 use ticklab_schema::machine::Topology;
 
