@@ -42,6 +42,6 @@ pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
 pub use cpu::cpu_table;
 pub use e1::e1_report;
-pub use e2::e2_report;
-pub use frames::{frame_row, frame_table};
+pub use e2::{ablation_report, e2_report};
+pub use frames::{frame_row, frame_table, wakeup_table};
 pub use host_run::{HostRunExtras, host_run_report};
