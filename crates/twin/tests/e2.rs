@@ -339,24 +339,46 @@ fn cpupri_contention_grows_with_simultaneous_wakers_and_vanishes_without_push_pu
     assert_eq!((c.n, c.max_wait), (0, 0));
 }
 
-/// Grace-period starts, and per jiffy the contended leaf acquisitions.
+/// Grace-period starts (jiffy), and per jiffy the CPUs that collided on the leaf lock: a
+/// trylock that found it held, or an acquisition that had to queue.
 #[derive(Default)]
 struct Rcu {
-    gps: u64,
-    contended: BTreeMap<u64, u64>,
+    starts: Vec<u64>,
+    collisions: BTreeMap<u64, u64>,
 }
 
 impl Observer for Rcu {
     fn on(&mut self, at: u64, ev: Event) {
         match ev {
-            Event::RcuGpStarted { .. } => self.gps += 1,
+            Event::RcuGpStarted { .. } => self.starts.push(at / 1_000_000),
             Event::LockAcquired {
                 lock: LockId::RcuNodeLeaf(_),
                 contended: true,
                 ..
-            } => *self.contended.entry(at / 1_000_000).or_default() += 1,
+            }
+            | Event::RcuTrylockFailed { .. } => {
+                *self.collisions.entry(at / 1_000_000).or_default() += 1
+            }
             _ => {}
         }
+    }
+}
+
+impl Rcu {
+    /// Storms: runs of consecutive jiffies in which at least 48 of the 64 CPUs collided;
+    /// returns the first jiffy of each.
+    fn storms(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut last = None;
+        for (&j, &n) in &self.collisions {
+            if n >= 48 {
+                if last != Some(j - 1) {
+                    out.push(j);
+                }
+                last = Some(j);
+            }
+        }
+        out
     }
 }
 
@@ -365,26 +387,38 @@ fn the_grace_period_storm_comes_once_per_grace_period() {
     // Configuration (d): every CPU ticks, unskewed; 300 ms of ticks.
     let s = e2::scenario(Config::D, short(300));
     let (r, _) = listen(&s, e2::mechanisms(Config::D, None), Rcu::default());
-    // A storm: a jiffy where at least a third of the machine queued on the leaf.
-    let storms = r.contended.values().filter(|&&n| n >= 20).count() as u64;
-    assert!(r.gps >= 20, "a GP about every 10 ms: {}", r.gps);
-    assert!(
-        storms >= r.gps - 1 && storms <= r.gps + 1,
-        "{storms} storms for {} GPs",
-        r.gps
-    );
-    // Skewed ticks report one after another: no storm.
+    let storms = r.storms();
+    assert!(r.starts.len() >= 5, "grace periods: {:?}", r.starts);
+    // One storm per grace period, in the first tick after its start (the start may fall in
+    // the warm-up, the last storm after the end).
+    let window: Vec<u64> = r.starts.iter().copied().filter(|&j| j >= 1000).collect();
+    for &j in &window {
+        assert!(
+            storms.iter().any(|&s| s == j || s == j + 1),
+            "GP at {j}: storms {storms:?}"
+        );
+    }
+    // ...and none elsewhere: every storm follows a start within a few ticks (the trylock
+    // lets a few CPUs through per tick, so the collisions take some ticks to die down).
+    for &st in storms.iter().filter(|&&st| st >= 1000) {
+        assert!(
+            r.starts.iter().any(|&j| j <= st && st - j <= 10),
+            "storm at {st} without a GP start: starts {:?}",
+            r.starts
+        );
+    }
+    // Skewed ticks come one after another: nobody collides.
     let s = e2::scenario(Config::B, short(300));
     let (r, _) = listen(&s, e2::mechanisms(Config::B, None), Rcu::default());
-    assert!(r.gps >= 20);
-    assert_eq!(r.contended.values().filter(|&&n| n >= 20).count(), 0);
-    // Switched off: no leaf traffic at all.
+    assert!(r.starts.len() >= 20, "{:?}", r.starts);
+    assert!(r.storms().is_empty());
+    // Switched off: no grace periods, no leaf traffic.
     let (r, _) = listen(
         &s,
         e2::mechanisms(Config::B, Some(Mechanism::RcuGracePeriod)),
         Rcu::default(),
     );
-    assert_eq!((r.gps, r.contended.len()), (0, 0));
+    assert!(r.starts.is_empty() && r.collisions.is_empty());
 }
 
 /// Per CPU, the times of its load folds.
@@ -409,7 +443,9 @@ fn the_load_fold_comes_every_load_freq() {
         assert_eq!(at.len(), 2, "cpu {cpu}: folds at ~5 s and ~10 s: {at:?}");
         let gap = at[1] - at[0];
         // LOAD_FREQ = 5 s + 1 tick, give or take the tick's delivery and path.
-        assert!(gap.abs_diff(5_001_000_000) < 20_000, "cpu {cpu}: {gap}");
+        // The fold waits for the tick that sees the jiffy; a tick that runs just before the
+        // duty CPU's update sees the previous one and folds a tick later.
+        assert!(gap.abs_diff(5_001_000_000) < 1_020_000, "cpu {cpu}: {gap}");
     }
     // Off: none.
     let s = e2::scenario(Config::D, short(5_500));
@@ -424,7 +460,9 @@ fn the_load_fold_comes_every_load_freq() {
 #[test]
 fn jitter_counts_from_the_worker_start_and_the_wakeup_is_reported_apart() {
     let o = e2::run_one(Config::B, short(500), 10_000).unwrap();
-    for g in o.groups() {
+    // Groups A and B compute 500 and 721 us per frame, shorter than the 1 ms tick period, so
+    // some frames see no interrupt at all; group C's 1.6 ms always contains a tick.
+    for g in o.groups().into_iter().take(2) {
         let p = g.wakeup.expect("wake-up percentiles");
         assert!(p.p50_us > 1.0, "a timer wake-up takes microseconds: {p:?}");
         for r in &g.rows {

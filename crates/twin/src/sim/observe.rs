@@ -148,6 +148,12 @@ pub enum Event {
         /// When it left the write section.
         left_at: u64,
     },
+    /// `cpu` tried the leaf `rcu_node` lock to notice a new grace period and found it held
+    /// (it read the lock word and will try again at its next tick).
+    RcuTrylockFailed {
+        /// The CPU.
+        cpu: u32,
+    },
     /// An RCU grace period started (`rcu_start_gp`) on `cpu`.
     RcuGpStarted {
         /// The CPU.

@@ -241,6 +241,7 @@ impl Observer for WindowStats {
             | Event::FrameStarted { .. }
             | Event::FrameFinished { .. }
             | Event::RcuGpStarted { .. }
+            | Event::RcuTrylockFailed { .. }
             | Event::JiffiesWrite { .. }
             | Event::LoadFolded { .. }
             | Event::TaskSwitched { .. } => {}

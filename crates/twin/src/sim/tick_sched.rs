@@ -234,7 +234,10 @@ impl<O: Observer> Sim<O> {
                         now += got.wait_ns + hold;
                     }
                     // Held: read the lock word, try again at the next tick.
-                    Err(transfer) => now += transfer,
+                    Err(transfer) => {
+                        self.emit(now, Event::RcuTrylockFailed { cpu: cpu_id });
+                        now += transfer;
+                    }
                 }
             }
             RcuWork::Report => {
