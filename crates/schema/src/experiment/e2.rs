@@ -220,6 +220,10 @@ pub struct Outcome {
     pub report: Report,
     /// Events the run processed (the twin's speed, not a result of the experiment).
     pub events: u64,
+    /// Wall time the run took on its thread, s (the twin's speed; not serialised, so that
+    /// the output stays byte-identical for a seed).
+    #[serde(skip)]
+    pub wall_s: f64,
 }
 
 impl Outcome {

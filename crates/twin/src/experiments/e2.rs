@@ -107,14 +107,17 @@ pub fn run_point(
     run: Run,
     flier_ns: u64,
 ) -> Result<Outcome, SimError> {
+    let t0 = std::time::Instant::now();
     let mut sim = sim(config, run, flier_ns)?;
     sim.set_mechanisms(mechanisms(config, ablated));
     sim.run(|_| {});
+    let wall_s = t0.elapsed().as_secs_f64();
     Ok(Outcome {
         config,
         ablated,
         events: sim.events(),
         report: sim.report(),
+        wall_s,
     })
 }
 

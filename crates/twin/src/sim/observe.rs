@@ -98,6 +98,14 @@ pub enum Event {
         /// The wait (ns; may be 0).
         wait_ns: u64,
     },
+    /// A path other than the tick (a wake-up, a nohz entry or exit) waited for shared locks
+    /// or lines.
+    PathWaited {
+        /// The CPU.
+        cpu: u32,
+        /// The longest single wait of the path (ns).
+        wait_ns: u64,
+    },
     /// A CPU took a shared lock (`lock_acquired` with lockstat's contention flag).
     LockAcquired {
         /// The CPU.

@@ -101,7 +101,10 @@ impl<O: Observer> Sim<O> {
                 g,
                 &self.workers,
                 self.flier_ns,
-                |cpu| self.stats.cpus[cpu as usize].max_lock_wait_ns,
+                |cpu| {
+                    let s = &self.stats.cpus[cpu as usize];
+                    s.max_lock_wait_ns.max(s.max_path_wait_ns)
+                },
             )));
         }
         let stats = |lock: LockName, l: &LockCounters| LockReport {

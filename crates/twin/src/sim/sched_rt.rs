@@ -50,7 +50,7 @@ impl<O: Observer> Sim<O> {
         );
         self.emit(
             now + t,
-            Event::LockWaited {
+            Event::PathWaited {
                 cpu: c as u32,
                 wait_ns: worst.wait_ns,
             },

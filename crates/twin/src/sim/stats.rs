@@ -35,6 +35,8 @@ pub(super) struct CpuStats {
     pub(super) lock_wait_ns: u64,
     /// Longest such wait in one tick (ns).
     pub(super) max_lock_wait_ns: u64,
+    /// Longest wait for a shared lock or line on another path (wake-up, nohz entry/exit).
+    pub(super) max_path_wait_ns: u64,
     /// Since when the CPU is busy (valid while not idle).
     pub(super) busy_since: Time,
     /// The CPU is in an idle state.
@@ -222,6 +224,10 @@ impl Observer for WindowStats {
                 let s = &mut self.cpus[cpu as usize];
                 s.lock_wait_ns += wait_ns;
                 s.max_lock_wait_ns = s.max_lock_wait_ns.max(wait_ns);
+            }
+            Event::PathWaited { cpu, wait_ns } => {
+                let s = &mut self.cpus[cpu as usize];
+                s.max_path_wait_ns = s.max_path_wait_ns.max(wait_ns);
             }
             Event::LockAcquired {
                 lock,

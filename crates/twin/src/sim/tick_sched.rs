@@ -72,8 +72,9 @@ impl<O: Observer> Sim<O> {
         self.reprogram(c, now)
     }
 
-    /// Charges `t` ns of shared-line work starting at `now` whose longest wait was `wait`:
-    /// reports the acquisition and the wait, returns the time after the work.
+    /// Charges `t` ns of shared-line work of a path other than the tick, starting at `now`,
+    /// whose longest wait was `wait`: reports the acquisition and the wait, returns the time
+    /// after the work.
     fn shared_line_waited(
         &mut self,
         c: usize,
@@ -93,7 +94,7 @@ impl<O: Observer> Sim<O> {
         );
         self.emit(
             now + t,
-            Event::LockWaited {
+            Event::PathWaited {
                 cpu: c as u32,
                 wait_ns: wait,
             },
@@ -156,8 +157,17 @@ impl<O: Observer> Sim<O> {
                 .tick(cpu_id, socket, busy, jiffies, now, self.transfer);
             if due {
                 self.emit(now, Event::LoadFolded { cpu: cpu_id });
+                self.emit(
+                    now,
+                    Event::LockAcquired {
+                        cpu: cpu_id,
+                        lock: LockId::Line(SharedLine::CalcLoad),
+                        wait_ns: t,
+                        contended: t > self.transfer.far_ns,
+                    },
+                );
                 waited += t;
-                now = self.shared_line_waited(c, SharedLine::CalcLoad, now, t, t);
+                now += t;
             }
         }
         if self.mech.has(Mechanism::LoadBalanceTrigger) && busy {
