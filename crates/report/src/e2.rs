@@ -268,8 +268,14 @@ mod tests {
                 },
                 first_fliers: if jitter_us > 5.0 { vec![3, 9] } else { vec![] },
                 last_flier: (jitter_us > 5.0).then_some(1_900),
-                wakeup: None,
-                max_lock_wait_us: None,
+                wakeup: Some(ticklab_schema::frames::WakeupRow {
+                    min_us: 3.1,
+                    max_us: jitter_us + f64::from(cpu),
+                    max_frame: 7,
+                    avg_us: 3.5,
+                    sigma_us: 0.25,
+                }),
+                max_lock_wait_us: Some(jitter_us / 2.0),
             })
             .collect();
         WorkloadResult::Frames(FrameGroupReport {
@@ -282,7 +288,11 @@ mod tests {
             p99_us: jitter_us * 1.8,
             p999_us: jitter_us * 1.9,
             policy: None,
-            wakeup: None,
+            wakeup: Some(ticklab_schema::report::Percentiles {
+                p50_us: 3.4,
+                p99_us: 4.5,
+                p999_us: jitter_us,
+            }),
         })
     }
 

@@ -19,7 +19,7 @@
 //! An atomic variable (a counter, a CPU mask word) is a line too: a locked read-modify-write
 //! holds it exclusively for [`LOCKED_OP_NS`] once it has arrived, so simultaneous atomics on
 //! one line queue exactly like lock acquisitions; plain reads share it and only pay the
-//! transfer after a write. [`AtomicLine`] is that pairing ([`SeqLock`]'s write and read
+//! transfer after a write. `AtomicLine` is that pairing (`SeqLock`'s write and read
 //! sides).
 //!
 //! Socket distance: sockets linked in a ring (a four-socket Sandy Bridge-EP board has two QPI

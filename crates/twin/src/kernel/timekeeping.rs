@@ -11,8 +11,8 @@
 //! CPU first checks without the lock whether a period has elapsed since
 //! `last_jiffies_update`, then takes the write side and checks again. An update becomes
 //! visible to the lockless check only when its writer leaves the write section
-//! ([`Timekeeping::publish`]); until then every CPU that checks sees the old value, passes,
-//! and queues for the write side only to find the work done. [`Timekeeping::quick_check`]
+//! (`Timekeeping::publish`); until then every CPU that checks sees the old value, passes,
+//! and queues for the write side only to find the work done. `Timekeeping::quick_check`
 //! answers what a CPU checking at a given instant sees.
 
 use crate::engine::Time;
