@@ -146,12 +146,7 @@ impl CpuPri {
 mod tests {
     use super::*;
 
-    const COST: TransferCost = TransferCost {
-        local_ns: 40,
-        remote_ns: 150,
-        far_ns: 260,
-        sockets: 4,
-    };
+    const COST: TransferCost = crate::hw::lock::TEST_COST;
 
     /// Longest cpupri_set time of `n` CPUs of one socket waking at the same instant.
     fn storm(n: u32) -> u64 {

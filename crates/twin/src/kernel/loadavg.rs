@@ -149,12 +149,7 @@ impl LoadAvg {
 mod tests {
     use super::*;
 
-    const COST: TransferCost = TransferCost {
-        local_ns: 40,
-        remote_ns: 150,
-        far_ns: 260,
-        sockets: 4,
-    };
+    const COST: TransferCost = crate::hw::lock::TEST_COST;
 
     #[test]
     fn folds_once_per_load_freq() {

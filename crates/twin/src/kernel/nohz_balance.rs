@@ -64,13 +64,7 @@ impl NohzBalance {
         at: Time,
         cost: TransferCost,
     ) -> (u64, u64) {
-        let mut now = at;
-        let mut worst = 0;
-        for line in [&mut self.nohz_cpu_mask, &mut self.idle_cpus_mask] {
-            let got = line.write(now, LOCKED_OP_NS, cpu, socket, cost);
-            worst = worst.max(got.wait_ns);
-            now += got.wait_ns + LOCKED_OP_NS;
-        }
+        let (mut now, mut worst) = self.flip_masks(cpu, socket, at, cost);
         if self.first == Some(cpu) || self.second == Some(cpu) {
             if self.first == Some(cpu) {
                 self.first = None;
@@ -94,14 +88,21 @@ impl NohzBalance {
         at: Time,
         cost: TransferCost,
     ) -> (u64, u64) {
-        let mut now = at + RCU_DYNTICKS_NS;
+        let (now, worst) = self.flip_masks(cpu, socket, at + RCU_DYNTICKS_NS, cost);
+        (now - at, worst)
+    }
+
+    /// The locked bit operations on `nohz_cpu_mask` then `nohz.idle_cpus_mask` from `at`:
+    /// returns when they are done and the longest wait.
+    fn flip_masks(&mut self, cpu: u32, socket: u32, at: Time, cost: TransferCost) -> (Time, u64) {
+        let mut now = at;
         let mut worst = 0;
         for line in [&mut self.nohz_cpu_mask, &mut self.idle_cpus_mask] {
             let got = line.write(now, LOCKED_OP_NS, cpu, socket, cost);
             worst = worst.max(got.wait_ns);
             now += got.wait_ns + LOCKED_OP_NS;
         }
-        (now - at, worst)
+        (now, worst)
     }
 
     /// `nohz_kick_needed` in a busy tick of `cpu` at `at`: read the pick line; claim a free
@@ -138,12 +139,7 @@ impl NohzBalance {
 mod tests {
     use super::*;
 
-    const COST: TransferCost = TransferCost {
-        local_ns: 40,
-        remote_ns: 150,
-        far_ns: 260,
-        sockets: 4,
-    };
+    const COST: TransferCost = crate::hw::lock::TEST_COST;
 
     #[test]
     fn two_pickers_write_the_line_every_tick_and_the_rest_read_it() {

@@ -89,6 +89,7 @@ impl<O: Observer> Sim<O> {
                 cpu: c as u32,
                 lock: LockId::Line(line),
                 wait_ns: wait,
+                // A wait longer than the dearest line transfer was spent queueing.
                 contended: wait > self.transfer.far_ns,
             },
         );
