@@ -34,6 +34,14 @@ fn points(run: Run) -> Vec<(&'static str, Build)> {
         ("e2 no-skew", Box::new(move || e2::sim(false, run, flier))),
         ("e2 skew", Box::new(move || e2::sim(true, run, flier))),
         (
+            "e2 (c) skew nohz",
+            Box::new(move || e2::sim(e2::Config::C, run, flier)),
+        ),
+        (
+            "e2 (d) no-skew periodic",
+            Box::new(move || e2::sim(e2::Config::D, run, flier)),
+        ),
+        (
             "e2 no-skew+power",
             Box::new(move || Sim::new(&e2::scenario(false, run))),
         ),

@@ -28,6 +28,10 @@ pub(crate) struct ExperimentArgs {
     /// Print JSON (`schema_version`, the rows or configurations, band checks).
     #[arg(long)]
     pub(crate) json: bool,
+    /// E2: run each configuration with each modelled mechanism switched off in turn and print
+    /// the ablation table (default duration 60 s per point).
+    #[arg(long)]
+    pub(crate) ablate: bool,
 }
 
 impl ExperimentArgs {
@@ -39,18 +43,26 @@ impl ExperimentArgs {
             flier_us: 10.0,
             seed: 1,
             json: false,
+            ablate: false,
         }
     }
 
     fn run(&self, warmup_ns: u64) -> Run {
-        let duration = self.duration.unwrap_or(self.name.default_duration());
+        let duration_ns = match (self.duration, self.ablate) {
+            (Some(d), _) => d.ns(),
+            (None, true) => ABLATION_DURATION_NS,
+            (None, false) => self.name.default_duration().ns(),
+        };
         Run {
-            duration_ns: duration.ns(),
+            duration_ns,
             warmup_ns,
             seed: self.seed,
         }
     }
 }
+
+/// Default measured time of one ablation point: 60 s.
+const ABLATION_DURATION_NS: u64 = 60_000_000_000;
 
 /// `--flier-us`: a finite, non-negative number of microseconds.
 fn parse_flier_us(s: &str) -> Result<f64, String> {
@@ -65,7 +77,11 @@ fn parse_flier_us(s: &str) -> Result<f64, String> {
 /// Runs `ticklab experiment NAME`.
 pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name {
+        Experiment::E1 if a.ablate => Err(input_error(
+            "--ablate: expected experiment e2 (e1 has no ablation)".to_string(),
+        )),
         Experiment::E1 => experiment_e1(a),
+        Experiment::E2 if a.ablate => experiment_e2_ablation(a),
         Experiment::E2 => experiment_e2(a),
         Experiment::E4 => experiment_e4(a),
     }
@@ -115,7 +131,7 @@ fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
 fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     let threads = 2;
     let t0 = Instant::now();
-    let results = with_progress(2, "configurations", |progress| {
+    let results = with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
         e2::results(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
     })
     .map_err(|e| input_error(e.to_string()))?;
@@ -123,7 +139,7 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     let wall_s = t0.elapsed().as_secs_f64();
     eprintln!(
         "ticklab: {}",
-        ticklab_report::e2::events_line(&results, wall_s, threads)
+        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
     );
     if a.json {
         println!(
@@ -132,6 +148,30 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
         );
     } else {
         print!("{}", ticklab_report::e2_report(&results));
+    }
+    Ok(())
+}
+
+fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let t0 = Instant::now();
+    let points = e2::ablation_points().len() as u64;
+    let ablation = with_progress(points, "points", |progress| {
+        e2::ablation(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "ticklab: {}",
+        ticklab_report::e2::events_line(&ablation.points, wall_s, threads)
+    );
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&ticklab_report::e2::ablation_json(&ablation)?)?
+        );
+    } else {
+        print!("{}", ticklab_report::ablation_report(&ablation));
     }
     Ok(())
 }

@@ -135,6 +135,7 @@ mod tests {
                 p99_us: 0.0,
                 p999_us: 0.0,
                 policy: None,
+                wakeup: None,
             }),
             WorkloadResult::PingPong(PingPongReport {
                 method: "futex".into(),

@@ -1,39 +1,56 @@
-//! The E2 report: frame-scheduler jitter on the 64-CPU server, without and with `skew_tick=1`.
+//! The E2 report: frame-scheduler jitter on the 64-CPU server in the four configurations
+//! (a)–(d), and the ablation table.
 //!
 //! Layout of [`e2_report`]:
 //!
 //! ```text
 //! E2 — frame-scheduler jitter on a 64-CPU 2012 server (...), MAXSMP rcu leaf fan-out <n>
 //! twin: <s> simulated s per configuration after <s> s warm-up, seed <seed>; jitter budget <us> us
+//! jitter counts from the worker's start; wake-up latency (programmed start -> running) apart
 //!
-//! (a) no skew, nohz on — cmdline "<cmdline>"
-//! <frame_table of each group>                       (see [`frame_table`])
-//!
-//! (b) skew_tick=1, periodic tick on the isolated CPUs — cmdline "<cmdline>"
-//! <frame_table of each group>
+//! (a) <description> — cmdline "<cmdline>"
+//! <frame_table of each group, then its wakeup_table>  (see [`frame_table`], [`wakeup_table`])
+//! ... (b), (c), (d)
 //!
 //! Per-group summary (us):
-//! config  group |      max      avg    sigma    p99.9 |    fliers overruns
-//! no-skew A     | ...                               (one line per configuration and group)
+//! config group | max avg sigma p99.9 | fliers overruns | wake max wake avg wake p99.9 | lock wait
+//! (a)    A     | ...                                 (one line per configuration and group)
 //!
-//! Tick-time shared state (twin):
-//!   no-skew <lock_lines of the report>              (see [`lock_lines`])
+//! Shared locks and lines (twin):
+//!   (a)    <lock_lines of the report>                 (see [`lock_lines`])
 //! ```
 //!
-//! [`json`] is the `--json` form; [`events_line`] is the twin's speed, which the CLI prints on
-//! stderr so that stdout stays byte-identical for a seed.
+//! [`ablation_report`] prints, per configuration and group, the full model and the model with
+//! each mechanism switched off: max / p99.9 / avg jitter, the wake-up latency and the longest
+//! lock wait. [`json`] and [`ablation_json`] are the `--json` forms; [`events_line`] is the
+//! twin's speed, which the CLI prints on stderr so that stdout stays byte-identical for a seed.
 
 use crate::cpu::lock_lines;
-use crate::frames::frame_table;
+use crate::frames::{frame_table, wakeup_table};
 use std::fmt::Write;
 use ticklab_schema::experiment::e2::{
-    BUDGET_US, MAXSMP_RCU_FANOUT, Outcome, Results, WARMUP_NS, cmdline, config_name, summary,
+    Ablation, BUDGET_US, MAXSMP_RCU_FANOUT, Outcome, Results, WARMUP_NS, config_name, summary,
 };
 use ticklab_schema::report::REPORT_SCHEMA_VERSION;
 
 /// The E2 tables as plain text (see the module documentation for the layout).
 pub fn e2_report(r: &Results) -> String {
     let mut s = String::new();
+    header(&mut s, r.duration_ns, r.seed);
+    for o in &r.outcomes {
+        frame_tables(&mut s, o);
+    }
+    group_summaries(&mut s, &r.outcomes);
+    s.push_str("\nShared locks and lines (twin):\n");
+    for o in &r.outcomes {
+        for line in lock_lines(&o.report) {
+            let _ = writeln!(s, "  {:<6} {}", config_name(o.config), line);
+        }
+    }
+    s
+}
+
+fn header(s: &mut String, duration_ns: u64, seed: u64) {
     let _ = writeln!(
         s,
         "E2 — frame-scheduler jitter on a 64-CPU 2012 server (4 × Sandy Bridge-EP 8C/16T), \
@@ -41,23 +58,16 @@ pub fn e2_report(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "twin: {} simulated s per configuration after {} s warm-up, seed {}; jitter budget {} us\n",
-        r.duration_ns as f64 / 1e9,
+        "twin: {} simulated s per configuration after {} s warm-up, seed {}; jitter budget {} us",
+        duration_ns as f64 / 1e9,
         WARMUP_NS as f64 / 1e9,
-        r.seed,
+        seed,
         BUDGET_US
     );
-    for o in &r.outcomes {
-        frame_tables(&mut s, o);
-    }
-    group_summaries(&mut s, &r.outcomes);
-    s.push_str("\nTick-time shared state (twin):\n");
-    for o in &r.outcomes {
-        for line in lock_lines(&o.report) {
-            let _ = writeln!(s, "  {:<7} {}", config_name(o.skew), line);
-        }
-    }
-    s
+    s.push_str(
+        "jitter counts from the worker's start; wake-up latency (programmed start -> running) \
+         apart\n\n",
+    );
 }
 
 /// The `--json` document: `schema_version`, `experiment: "e2"`, `seed`, `duration_ns`,
@@ -75,35 +85,117 @@ pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
     }))
 }
 
-/// Events each configuration simulated and the wall time of the whole run, e.g.
-/// `simulated events: no-skew 11.0 M, skew 13.0 M; 0.6 s wall for both configurations on 2
-/// threads`.
-pub fn events_line(r: &Results, wall_s: f64, threads: usize) -> String {
-    let events: Vec<String> = r
-        .outcomes
+/// The ablation table: per configuration and group, the full model (`-`) and each mechanism
+/// switched off, with max / p99.9 / avg jitter, the wake-up latency and the longest lock wait
+/// (µs).
+pub fn ablation_report(a: &Ablation) -> String {
+    let mut s = String::new();
+    header(&mut s, a.duration_ns, a.seed);
+    s.push_str(
+        "Ablation: each mechanism switched off in turn (docs/model.md \"E2 mechanisms\"), us\n",
+    );
+    let _ = writeln!(
+        s,
+        "{:<6} {:<16} {:<5} | {:>8} {:>8} {:>8} | {:>9} {:>9} | {:>9}",
+        "config",
+        "switched off",
+        "group",
+        "max",
+        "p99.9",
+        "avg",
+        "wake max",
+        "wake avg",
+        "lock wait"
+    );
+    for o in &a.points {
+        let off = o.ablated.map_or("-", |m| m.name());
+        for g in o.groups() {
+            let g = summary(g);
+            let _ = writeln!(
+                s,
+                "{:<6} {:<16} {:<5} | {:>8.2} {:>8.2} {:>8.4} | {:>9.2} {:>9.4} | {:>9.2}",
+                config_name(o.config),
+                off,
+                g.group,
+                g.max_us,
+                g.p999_us,
+                g.avg_us,
+                g.wakeup_max_us,
+                g.wakeup_avg_us,
+                g.max_lock_wait_us
+            );
+        }
+    }
+    s
+}
+
+/// The ablation's `--json` form: `schema_version`, `experiment: "e2-ablation"`, `seed`,
+/// `duration_ns`, `flier_us`, and `points`: per point `config`, `switched_off` (a mechanism
+/// name or null) and the group summaries.
+pub fn ablation_json(a: &Ablation) -> serde_json::Result<serde_json::Value> {
+    let points = a
+        .points
         .iter()
-        .map(|o| format!("{} {:.1} M", config_name(o.skew), o.events as f64 / 1e6))
+        .map(|o| {
+            let groups: Vec<_> = o.groups().iter().map(|g| summary(g)).collect();
+            Ok(serde_json::json!({
+                "config": o.config,
+                "switched_off": o.ablated.map(|m| m.name()),
+                "groups": serde_json::to_value(groups)?,
+            }))
+        })
+        .collect::<serde_json::Result<Vec<serde_json::Value>>>()?;
+    Ok(serde_json::json!({
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "experiment": "e2-ablation",
+        "seed": a.seed,
+        "duration_ns": a.duration_ns,
+        "flier_us": a.flier_us,
+        "points": points,
+    }))
+}
+
+/// Events each run simulated, its speed (simulated seconds per second of its thread's wall
+/// time, warm-up included) and the wall time of the whole run, e.g.
+/// `simulated events: (a) 11.0 M 62x, (b) 13.0 M 75x; 0.6 s wall for 2 runs on 2 threads`.
+pub fn events_line(outcomes: &[Outcome], wall_s: f64, threads: usize) -> String {
+    let events: Vec<String> = outcomes
+        .iter()
+        .map(|o| {
+            let off = o
+                .ablated
+                .map_or(String::new(), |m| format!(" -{}", m.name()));
+            let sim_s = (o.report.duration_ns + WARMUP_NS) as f64 / 1e9;
+            let speed = if o.wall_s > 0.0 {
+                format!(" {:.0}x", sim_s / o.wall_s)
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{off} {:.1} M{speed}",
+                config_name(o.config),
+                o.events as f64 / 1e6
+            )
+        })
         .collect();
     format!(
-        "simulated events: {}; {wall_s:.1} s wall for both configurations on {threads} threads",
-        events.join(", ")
+        "simulated events: {}; {wall_s:.1} s wall for {} runs on {threads} threads",
+        events.join(", "),
+        outcomes.len()
     )
 }
 
 fn frame_tables(s: &mut String, o: &Outcome) {
     let _ = writeln!(
         s,
-        "({}) {} — cmdline {:?}",
-        if o.skew { 'b' } else { 'a' },
-        if o.skew {
-            "skew_tick=1, periodic tick on the isolated CPUs"
-        } else {
-            "no skew, nohz on"
-        },
-        cmdline(o.skew)
+        "{} {} — cmdline {:?}",
+        config_name(o.config),
+        o.config.describe(),
+        o.config.cmdline()
     );
     for g in o.groups() {
         s.push_str(&frame_table(g));
+        s.push_str(&wakeup_table(g));
     }
     s.push('\n');
 }
@@ -112,23 +204,39 @@ fn group_summaries(s: &mut String, outcomes: &[Outcome]) {
     s.push_str("Per-group summary (us):\n");
     let _ = writeln!(
         s,
-        "{:<7} {:<5} | {:>8} {:>8} {:>8} {:>8} | {:>9} {:>8}",
-        "config", "group", "max", "avg", "sigma", "p99.9", "fliers", "overruns"
+        "{:<6} {:<5} | {:>8} {:>8} {:>8} {:>8} | {:>9} {:>8} | {:>9} {:>9} {:>10} | {:>9}",
+        "config",
+        "group",
+        "max",
+        "avg",
+        "sigma",
+        "p99.9",
+        "fliers",
+        "overruns",
+        "wake max",
+        "wake avg",
+        "wake p99.9",
+        "lock wait"
     );
     for o in outcomes {
         for g in o.groups() {
             let g = summary(g);
             let _ = writeln!(
                 s,
-                "{:<7} {:<5} | {:>8.2} {:>8.4} {:>8.4} {:>8.2} | {:>9} {:>8}",
-                config_name(o.skew),
+                "{:<6} {:<5} | {:>8.2} {:>8.4} {:>8.4} {:>8.2} | {:>9} {:>8} | {:>9.2} {:>9.4} \
+                 {:>10.2} | {:>9.2}",
+                config_name(o.config),
                 g.group,
                 g.max_us,
                 g.avg_us,
                 g.sigma_us,
                 g.p999_us,
                 g.fliers,
-                g.overruns
+                g.overruns,
+                g.wakeup_max_us,
+                g.wakeup_avg_us,
+                g.wakeup_p999_us,
+                g.max_lock_wait_us
             );
         }
     }
@@ -138,6 +246,7 @@ fn group_summaries(s: &mut String, outcomes: &[Outcome]) {
 mod tests {
     use super::*;
     use crate::cpu::tests::twin_report;
+    use ticklab_schema::experiment::e2::{Config, Mechanism};
     use ticklab_schema::report::{FrameGroupReport, FrameRow, WorkloadResult};
 
     fn group(name: &str, hz: f64, cpus: std::ops::Range<u32>, jitter_us: f64) -> WorkloadResult {
@@ -159,6 +268,14 @@ mod tests {
                 },
                 first_fliers: if jitter_us > 5.0 { vec![3, 9] } else { vec![] },
                 last_flier: (jitter_us > 5.0).then_some(1_900),
+                wakeup: Some(ticklab_schema::frames::WakeupRow {
+                    min_us: 3.1,
+                    max_us: jitter_us + f64::from(cpu),
+                    max_frame: 7,
+                    avg_us: 3.5,
+                    sigma_us: 0.25,
+                }),
+                max_lock_wait_us: Some(jitter_us / 2.0),
             })
             .collect();
         WorkloadResult::Frames(FrameGroupReport {
@@ -171,20 +288,28 @@ mod tests {
             p99_us: jitter_us * 1.8,
             p999_us: jitter_us * 1.9,
             policy: None,
+            wakeup: Some(ticklab_schema::report::Percentiles {
+                p50_us: 3.4,
+                p99_us: 4.5,
+                p999_us: jitter_us,
+            }),
         })
     }
 
     fn outcome(skew: bool) -> Outcome {
         let mut report = twin_report(false);
         let jitter = if skew { 4.0 } else { 17.0 };
+        let config = Config::from(skew);
         report.workloads = vec![
             group("A", 960.0, 4..6, jitter),
             group("B", 666.0, 6..8, jitter * 2.0),
         ];
         Outcome {
-            skew,
+            config,
+            ablated: None,
             report,
             events: if skew { 13_012_345 } else { 10_987_654 },
+            wall_s: 0.0,
         }
     }
 
@@ -205,9 +330,8 @@ mod tests {
     #[test]
     fn events_line_names_both_configurations() {
         assert_eq!(
-            events_line(&results(), 0.64, 2),
-            "simulated events: no-skew 11.0 M, skew 13.0 M; 0.6 s wall for both configurations \
-             on 2 threads"
+            events_line(&results().outcomes, 0.64, 2),
+            "simulated events: (a) 11.0 M, (b) 13.0 M; 0.6 s wall for 2 runs on 2 threads"
         );
     }
 
@@ -221,5 +345,36 @@ mod tests {
         assert_eq!(c[1]["skew"], true);
         assert_eq!(c[0]["cpus"].as_array().unwrap().len(), 4);
         assert_eq!(c[0]["groups"][1]["group"], "B");
+    }
+
+    #[test]
+    fn ablation_lists_each_point_and_group() {
+        let mut off = outcome(false);
+        off.ablated = Some(Mechanism::RcuGracePeriod);
+        let a = Ablation {
+            seed: 1,
+            duration_ns: 60_000_000_000,
+            flier_us: 10.0,
+            points: vec![outcome(false), off],
+        };
+        let text = ablation_report(&a);
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("(a)")).collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert!(
+            rows[0].starts_with("(a)    -                A "),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[2].starts_with("(a)    rcu-gp           A "),
+            "{}",
+            rows[2]
+        );
+        let v = ablation_json(&a).unwrap();
+        assert_eq!(v["experiment"], "e2-ablation");
+        assert_eq!(v["points"][0]["switched_off"], serde_json::Value::Null);
+        assert_eq!(v["points"][1]["switched_off"], "rcu-gp");
+        assert_eq!(v["points"][1]["config"], "a");
+        assert_eq!(v["points"][1]["groups"][1]["group"], "B");
     }
 }

@@ -18,6 +18,20 @@
 //! A last line summarises the group: name, frequency, LOOP, flier threshold, the group
 //! percentiles p50 / p99 (four decimals) and p99.9 (two decimals, a tail like `Max`), and
 //! the host harness policy when known.
+//!
+//! Jitter counts from the moment the worker started running its frame; the wake-up latency
+//! (programmed start → worker running) has its own table, [`wakeup_table`], printed after the
+//! jitter table when the rows carry it:
+//!
+//! ```text
+//! Wake-up latency (programmed frame start -> worker running), us
+//! Cpu Min Max(Frame) Avg Sigma MaxLockWait
+//! 4   1.2031 6.41 (2041) 1.4402 0.3109 0.45
+//! group A wake-up: p50 1.4200 us, p99 2.0100 us, p99.9 5.12 us
+//! ```
+//!
+//! `MaxLockWait` is the CPU's longest wait for a shared lock or line in one kernel path (twin
+//! only; `-` where not known).
 
 use crate::format::fixed;
 use ticklab_schema::report::{FrameGroupReport, FrameRow};
@@ -59,6 +73,50 @@ pub fn frame_row(row: &FrameRow) -> String {
         row.last_overrun,
         fliers(row)
     )
+}
+
+/// Header of the wake-up latency table.
+pub const WAKEUP_HEADER: &str = "Cpu Min Max(Frame) Avg Sigma MaxLockWait";
+
+/// One row of the wake-up table (no trailing newline), `None` when the row has no wake-up.
+pub fn wakeup_row(row: &FrameRow) -> Option<String> {
+    let w = row.wakeup.as_ref()?;
+    Some(format!(
+        "{:<3} {} {} ({}) {} {} {}",
+        row.cpu,
+        fixed(w.min_us, 4),
+        fixed(w.max_us, 2),
+        w.max_frame,
+        fixed(w.avg_us, 4),
+        fixed(w.sigma_us, 4),
+        row.max_lock_wait_us
+            .map_or_else(|| "-".to_string(), |us| fixed(us, 2))
+    ))
+}
+
+/// The wake-up latency table of a group (empty when no row carries wake-up latencies).
+pub fn wakeup_table(g: &FrameGroupReport) -> String {
+    let rows: Vec<String> = g.rows.iter().filter_map(wakeup_row).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("Wake-up latency (programmed frame start -> worker running), us\n");
+    s.push_str(WAKEUP_HEADER);
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r);
+        s.push('\n');
+    }
+    if let Some(p) = &g.wakeup {
+        s.push_str(&format!(
+            "group {} wake-up: p50 {} us, p99 {} us, p99.9 {} us\n",
+            g.group,
+            fixed(p.p50_us, 4),
+            fixed(p.p99_us, 4),
+            fixed(p.p999_us, 2)
+        ));
+    }
+    s
 }
 
 /// The whole table for one group: header, one row per CPU in report order, summary line.
@@ -107,6 +165,8 @@ mod tests {
             fliers: 0,
             first_fliers: vec![],
             last_flier: None,
+            wakeup: None,
+            max_lock_wait_us: None,
         }
     }
 
@@ -143,6 +203,7 @@ mod tests {
             p99_us: 0.8312,
             p999_us: 9.876,
             policy: Some("SCHED_FIFO 50".to_string()),
+            wakeup: None,
         }
     }
 
@@ -206,6 +267,34 @@ mod tests {
             ..e2_row()
         };
         assert!(frame_row(&r).starts_with("1023 3456000 "));
+    }
+
+    #[test]
+    fn wakeup_rows_follow_the_jitter_layout() {
+        let mut g = group();
+        assert_eq!(wakeup_table(&g), "");
+        g.rows[0].wakeup = Some(ticklab_schema::frames::WakeupRow {
+            min_us: 1.20312,
+            max_us: 6.409,
+            max_frame: 2041,
+            avg_us: 1.44021,
+            sigma_us: 0.31094,
+        });
+        g.rows[0].max_lock_wait_us = Some(0.4512);
+        g.wakeup = Some(ticklab_schema::report::Percentiles {
+            p50_us: 1.42,
+            p99_us: 2.01,
+            p999_us: 5.123,
+        });
+        assert_eq!(
+            wakeup_table(&g),
+            "Wake-up latency (programmed frame start -> worker running), us\n\
+             Cpu Min Max(Frame) Avg Sigma MaxLockWait\n\
+             4   1.2031 6.41 (2041) 1.4402 0.3109 0.45\n\
+             group A wake-up: p50 1.4200 us, p99 2.0100 us, p99.9 5.12 us\n"
+        );
+        g.rows[0].max_lock_wait_us = None;
+        assert!(wakeup_row(&g.rows[0]).unwrap().ends_with(" 0.3109 -"));
     }
 
     #[test]

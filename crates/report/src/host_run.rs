@@ -141,6 +141,7 @@ pub fn host_run_report(r: &Report, extras: &HostRunExtras) -> String {
             }
             WorkloadResult::Frames(g) => {
                 s.push_str(&frame_table(g));
+                s.push_str(&crate::frames::wakeup_table(g));
                 if let Some(d) = frame_details.next() {
                     wakeups(&mut s, d);
                 }
@@ -229,6 +230,8 @@ mod tests {
             fliers: u64::from(max_us > 10.0),
             first_fliers: if max_us > 10.0 { vec![417] } else { vec![] },
             last_flier: (max_us > 10.0).then_some(417),
+            wakeup: None,
+            max_lock_wait_us: None,
         };
         WorkloadResult::Frames(FrameGroupReport {
             group: "frames1".into(),
@@ -240,6 +243,7 @@ mod tests {
             p99_us: 7.9,
             p999_us: 120.0,
             policy: Some("SCHED_FIFO 50".into()),
+            wakeup: None,
         })
     }
 

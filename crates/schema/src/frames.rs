@@ -7,6 +7,9 @@
 //! frames (0, 0.5 s and 1 s) and an empty window none. For a window that is a whole number of
 //! frame periods this is `FREQ × d`, the count the published E2 tables use.
 
+use crate::report::FrameRowStats;
+use serde::{Deserialize, Serialize};
+
 /// The start times of one frame group.
 ///
 /// Invariant: `integral_hz == Some(f)` exactly when the frequency is the whole number `f ≥ 1`;
@@ -75,9 +78,115 @@ impl FrameClock {
     }
 }
 
+/// The three instants of one frame and the figures derived from them (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameTiming {
+    /// Programmed start (`t0 + offset_ns(k)`).
+    pub start_ns: u64,
+    /// The worker started running the frame.
+    pub running_ns: u64,
+    /// The worker finished the frame.
+    pub done_ns: u64,
+}
+
+impl FrameTiming {
+    /// Wake-up latency: running − programmed start (negative when the clock read raced the
+    /// start, which a measured run can see).
+    #[inline]
+    pub fn wakeup_ns(&self) -> i64 {
+        self.running_ns as i64 - self.start_ns as i64
+    }
+
+    /// Jitter: (done − running) − `undisturbed_ns`. Negative when the frame ran faster than
+    /// the calibrated undisturbed duration (host only; the twin's compute never runs faster).
+    #[inline]
+    pub fn jitter_ns(&self, undisturbed_ns: u64) -> i64 {
+        self.done_ns as i64 - self.running_ns as i64 - undisturbed_ns as i64
+    }
+}
+
+/// Wake-up latency of one worker over its frames (µs): the columns beside the jitter table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeupRow {
+    /// Smallest wake-up latency.
+    pub min_us: f64,
+    /// Largest wake-up latency.
+    pub max_us: f64,
+    /// Frame index of the largest.
+    pub max_frame: u64,
+    /// Mean.
+    pub avg_us: f64,
+    /// Population standard deviation.
+    pub sigma_us: f64,
+}
+
+/// Running wake-up latency statistics of one worker: the frame-row statistics of the
+/// schema ([`FrameRowStats`], exact integer sums) without overruns or fliers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct WakeupRowStats(FrameRowStats);
+
+impl WakeupRowStats {
+    /// Folds in frame `k` woken `wakeup_ns` after its programmed start.
+    #[inline]
+    pub fn record(&mut self, k: u64, wakeup_ns: i64) {
+        self.0.record(k, wakeup_ns, false, i64::MAX);
+    }
+
+    /// The row (µs); `None` before the first frame.
+    pub fn row(&self) -> Option<WakeupRow> {
+        if self.0.frames == 0 {
+            return None;
+        }
+        let r = self.0.row(0);
+        Some(WakeupRow {
+            min_us: r.min_us,
+            max_us: r.max_us,
+            max_frame: r.max_frame,
+            avg_us: r.avg_us,
+            sigma_us: r.sigma_us,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jitter_counts_from_the_worker_start_and_wakeup_up_to_it() {
+        // (start, running, done, undisturbed) -> (wakeup, jitter)
+        for ((s, r, d, u), (w, j)) in [
+            ((1_000, 1_000, 1_500, 500), (0, 0)),
+            // A 7 µs wake-up adds nothing to the jitter...
+            ((1_000, 8_000, 8_500, 500), (7_000, 0)),
+            // ...an interrupt during the compute does.
+            ((1_000, 3_000, 3_516, 500), (2_000, 16)),
+            // A host frame faster than calibrated: negative jitter.
+            ((1_000, 1_100, 1_590, 500), (100, -10)),
+        ] {
+            let t = FrameTiming {
+                start_ns: s,
+                running_ns: r,
+                done_ns: d,
+            };
+            assert_eq!((t.wakeup_ns(), t.jitter_ns(u)), (w, j));
+        }
+    }
+
+    #[test]
+    fn wakeup_rows() {
+        let mut w = WakeupRowStats::default();
+        assert_eq!(w.row(), None);
+        for (k, ns) in [2_000i64, 5_000, 2_000].into_iter().enumerate() {
+            w.record(k as u64, ns);
+        }
+        let r = w.row().unwrap();
+        assert_eq!(
+            (r.min_us, r.max_us, r.max_frame, r.avg_us),
+            (2.0, 5.0, 1, 3.0)
+        );
+        assert!((r.sigma_us - 2f64.sqrt()).abs() < 1e-9);
+    }
 
     #[test]
     fn frame_starts_round_to_the_nearest_ns() {

@@ -208,6 +208,14 @@ pub enum LockName {
         /// CPUs per leaf (`rcu_fanout_leaf`).
         fanout: u32,
     },
+    /// The cpupri vector locks (`cpupri_set`, kernels before 3.1).
+    CpupriVectors,
+    /// `nohz_cpu_mask` and `nohz.idle_cpus_mask` (entering and leaving nohz, 3.0 era).
+    NohzMasks,
+    /// `nohz.first_pick_cpu` / `second_pick_cpu` (the tick's idle-balance trigger, 3.0 era).
+    NohzPicks,
+    /// `calc_load_tasks` and `calc_load_tasks_idle` (the `LOAD_FREQ` load fold).
+    CalcLoad,
 }
 
 impl std::fmt::Display for LockName {
@@ -218,6 +226,10 @@ impl std::fmt::Display for LockName {
             LockName::RcuNodeLeaves { leaves, fanout } => {
                 write!(f, "rcu_node leaves ({leaves} of fan-out {fanout})")
             }
+            LockName::CpupriVectors => f.write_str("cpupri vector locks"),
+            LockName::NohzMasks => f.write_str("nohz_cpu_mask + nohz.idle_cpus_mask"),
+            LockName::NohzPicks => f.write_str("nohz first/second pick cpu"),
+            LockName::CalcLoad => f.write_str("calc_load_tasks (+ _idle)"),
         }
     }
 }
@@ -314,6 +326,20 @@ pub struct FrameGroupReport {
     pub p999_us: f64,
     /// How the host harness ran (SCHED_FIFO or timer slack), host only.
     pub policy: Option<String>,
+    /// Group percentiles of the wake-up latency (µs), when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeup: Option<Percentiles>,
+}
+
+/// p50 / p99 / p99.9 of a distribution, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
 }
 
 /// One CPU's row of the frame table.
@@ -343,6 +369,13 @@ pub struct FrameRow {
     pub first_fliers: Vec<u64>,
     /// Last flier frame index.
     pub last_flier: Option<u64>,
+    /// Wake-up latency (programmed start → worker running), when measured: the columns
+    /// beside the jitter (docs/experiments.md E2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wakeup: Option<crate::frames::WakeupRow>,
+    /// Longest wait of this CPU for a shared lock or line in one kernel path (µs), twin only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lock_wait_us: Option<f64>,
 }
 
 /// Ping-pong result.
@@ -544,6 +577,8 @@ impl FrameRowStats {
             fliers: self.fliers,
             first_fliers: self.first[..n].to_vec(),
             last_flier: self.last_flier,
+            wakeup: None,
+            max_lock_wait_us: None,
         }
     }
 }

@@ -8,8 +8,10 @@
 //!    unit under that final policy;
 //! 2. sleeps with `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` to each frame start —
 //!    never relative, so lateness does not accumulate;
-//! 3. runs LOOP units and records wake-up latency (wake − start) and jitter
-//!    ((completion − start) − LOOP × calibrated minimum unit cost).
+//! 3. runs LOOP units and records, by the rule shared with the twin ([`FrameTiming`]), the
+//!    wake-up latency (wake − programmed start) and the jitter measured from the worker's
+//!    start: (completion − wake) − LOOP × calibrated minimum unit cost, so a late wake-up
+//!    is not counted as jitter (docs/experiments.md E2).
 //!
 //! A frame that completes after the next frame's start is an overrun; the next frame then
 //! starts immediately (its sleep target is already past) and is not skipped, so unless the
@@ -18,7 +20,7 @@
 //! frame periods, and at least one (frame 0 starts at t0; the plan refuses a zero window).
 
 use std::hint::black_box;
-use ticklab_schema::frames::FrameClock;
+use ticklab_schema::frames::{FrameClock, FrameTiming};
 
 use super::gate::Gate;
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
@@ -147,10 +149,15 @@ pub(crate) fn worker(
         let wake = now_ns();
         black_box(work(plan.loop_units, k));
         let done = now_ns();
+        let timing = FrameTiming {
+            start_ns: start,
+            running_ns: wake,
+            done_ns: done,
+        };
         stats.record(FrameSample {
             frame: k,
-            wakeup_ns: wake as i64 - start as i64,
-            jitter_ns: (done - start) as i64 - undisturbed_ns as i64,
+            wakeup_ns: timing.wakeup_ns(),
+            jitter_ns: timing.jitter_ns(undisturbed_ns),
             overrun: done > t0 + plan.offset_ns(k + 1),
         });
     }

@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 use ticklab_cmdline::KernelCmdline;
 use ticklab_schema::report::{
-    FrameGroupReport, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source, SyscallReport,
-    WorkloadResult,
+    FrameGroupReport, Percentiles, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source,
+    SyscallReport, WorkloadResult,
 };
 use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
 
@@ -607,6 +607,11 @@ fn frame_group(
         p99_us: q(99.0),
         p999_us: q(99.9),
         policy: (!policies.is_empty()).then(|| policies.join("; ")),
+        wakeup: Some(Percentiles {
+            p50_us: wake_summary.p50_us,
+            p99_us: wake_summary.p99_us,
+            p999_us: wake_summary.p999_us,
+        }),
     };
     let details = FrameGroupDetails {
         group: name.to_string(),

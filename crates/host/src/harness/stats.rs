@@ -16,6 +16,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use ticklab_schema::frames::WakeupRowStats;
 use ticklab_schema::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.
@@ -25,7 +26,8 @@ pub(crate) struct FrameSample {
     pub frame: u64,
     /// Wake time − frame start.
     pub wakeup_ns: i64,
-    /// (Completion − frame start) − undisturbed duration.
+    /// (Completion − wake time) − undisturbed duration
+    /// ([`ticklab_schema::frames::FrameTiming::jitter_ns`]).
     pub jitter_ns: i64,
     /// Completed after the next frame's start.
     pub overrun: bool,
@@ -37,6 +39,8 @@ pub(crate) struct FrameSample {
 pub(crate) struct FrameStats {
     flier_threshold_ns: i64,
     table: FrameRowStats,
+    /// The wake-up columns of the row.
+    wake: WakeupRowStats,
     negative: u64,
     jitter: Histogram<u64>,
     wakeup: Histogram<u64>,
@@ -62,6 +66,7 @@ impl FrameStats {
         FrameStats {
             flier_threshold_ns,
             table: FrameRowStats::default(),
+            wake: WakeupRowStats::default(),
             negative: 0,
             jitter: new_histogram(),
             wakeup: new_histogram(),
@@ -74,6 +79,7 @@ impl FrameStats {
         let j = s.jitter_ns;
         self.table
             .record(s.frame, j, s.overrun, self.flier_threshold_ns);
+        self.wake.record(s.frame, s.wakeup_ns);
         if j < 0 {
             self.negative += 1;
         }
@@ -115,7 +121,10 @@ impl FrameStats {
     /// The frame-table row for `cpu` (times in µs). An empty worker gives a row of zeros with
     /// `frames == 0`.
     pub(crate) fn row(&self, cpu: u32) -> FrameRow {
-        self.table.row(cpu)
+        FrameRow {
+            wakeup: self.wake.row(),
+            ..self.table.row(cpu)
+        }
     }
 }
 

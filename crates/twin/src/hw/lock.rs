@@ -15,19 +15,61 @@
 //! when handlers start at different times and do different work first, a CPU may be served
 //! before one that would have reached the lock earlier. Ticket spinlocks (x86 since 2.6.25)
 //! are FIFO, so a FIFO model is the right shape for the order that is simulated.
+//!
+//! An atomic variable (a counter, a CPU mask word) is a line too: a locked read-modify-write
+//! holds it exclusively for [`LOCKED_OP_NS`] once it has arrived, so simultaneous atomics on
+//! one line queue exactly like lock acquisitions; plain reads share it and only pay the
+//! transfer after a write. `AtomicLine` is that pairing (`SeqLock`'s write and read
+//! sides).
+//!
+//! Socket distance: sockets linked in a ring (a four-socket Sandy Bridge-EP board has two QPI
+//! links per socket, so opposite sockets are two hops apart). A one-hop transfer costs
+//! `remote_ns`, a two-hop one `far_ns` (docs/costs.md §5a).
 
 use crate::engine::Time;
+
+/// A locked read-modify-write (`lock inc`, `lock bts`, `lock cmpxchg`) on a line this CPU
+/// already owns, including the fence it implies: 20 ns.
+///
+/// E (docs/costs.md §5a): a LOCK-prefixed instruction drains the store buffer and executes
+/// in roughly 20–50 cycles on cores of the 2011–2012 generation, 7–18 ns at 2.7 GHz; the
+/// SMT-sibling transfer of §3a (7.3–7.6 ns) bounds the cheapest line hand-off from below.
+/// Rounded up to 20 ns to include the surrounding non-atomic work on the same line.
+pub const LOCKED_OP_NS: u64 = 20;
 
 /// Cache-line transfer costs of a machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransferCost {
     /// Between cores of one socket (ns).
     pub local_ns: u64,
-    /// Between sockets (ns).
+    /// Between adjacent sockets, one interconnect hop (ns).
     pub remote_ns: u64,
+    /// Between sockets two hops apart (ns).
+    pub far_ns: u64,
+    /// Sockets in the ring.
+    pub sockets: u32,
 }
 
 impl TransferCost {
+    /// The costs of a machine of `sockets` sockets: a two-hop transfer pays one more hop,
+    /// taken as the difference between a cross-socket and an in-socket transfer
+    /// (`far = remote + (remote − local)`, E, docs/costs.md §5a).
+    pub fn new(local_ns: u64, remote_ns: u64, sockets: u32) -> TransferCost {
+        TransferCost {
+            local_ns,
+            remote_ns,
+            far_ns: remote_ns + remote_ns.saturating_sub(local_ns),
+            sockets: sockets.max(1),
+        }
+    }
+
+    /// Interconnect hops between two sockets of the ring.
+    #[inline]
+    pub fn hops(&self, a: u32, b: u32) -> u32 {
+        let d = a.abs_diff(b) % self.sockets;
+        d.min(self.sockets - d)
+    }
+
     /// Cost of moving a line last held by (`from_cpu`, `from_socket`) to (`cpu`, `socket`).
     #[inline]
     pub fn between(&self, from_cpu: u32, from_socket: u32, cpu: u32, socket: u32) -> u64 {
@@ -35,8 +77,10 @@ impl TransferCost {
             0
         } else if from_socket == socket {
             self.local_ns
-        } else {
+        } else if self.hops(from_socket, socket) <= 1 {
             self.remote_ns
+        } else {
+            self.far_ns
         }
     }
 }
@@ -92,11 +136,7 @@ impl ContendedLock {
         socket: u32,
         cost: TransferCost,
     ) -> Acquired {
-        let transfer = if self.last_cpu == NOBODY {
-            0
-        } else {
-            cost.between(self.last_cpu, self.last_socket, cpu, socket)
-        };
+        let transfer = self.transfer_to(cpu, socket, cost);
         let contended = self.free_at > arrival;
         let start = arrival.max(self.free_at) + transfer;
         self.free_at = start + hold_ns;
@@ -107,7 +147,63 @@ impl ContendedLock {
             contended,
         }
     }
+
+    /// The wait [`ContendedLock::acquire`] would give an arrival at `arrival` (queueing and
+    /// the line transfer), without taking the lock.
+    #[inline]
+    pub fn wait_for(&self, arrival: Time, cpu: u32, socket: u32, cost: TransferCost) -> u64 {
+        arrival.max(self.free_at) + self.transfer_to(cpu, socket, cost) - arrival
+    }
+
+    /// `raw_spin_trylock`: takes the lock only if it is free at `arrival` (then as
+    /// [`ContendedLock::acquire`]); a failed try still pulls the line to read the lock word,
+    /// which costs the transfer and changes nothing else. Returns the acquisition, or
+    /// `Err(transfer_ns)` when the lock was held.
+    #[inline]
+    pub fn try_acquire(
+        &mut self,
+        arrival: Time,
+        hold_ns: u64,
+        cpu: u32,
+        socket: u32,
+        cost: TransferCost,
+    ) -> Result<Acquired, u64> {
+        if self.free_at > arrival {
+            return Err(cost.between(self.last_cpu, self.last_socket, cpu, socket));
+        }
+        Ok(self.acquire(arrival, hold_ns, cpu, socket, cost))
+    }
+
+    /// Cost of moving this lock's line (or a line that travels with it, written by the same
+    /// holders) from the last holder to `cpu` (0 for the last holder or an untouched line).
+    #[inline]
+    pub fn transfer_to(&self, cpu: u32, socket: u32, cost: TransferCost) -> u64 {
+        if self.last_cpu == NOBODY {
+            0
+        } else {
+            cost.between(self.last_cpu, self.last_socket, cpu, socket)
+        }
+    }
+
+    /// When the current holder releases it.
+    #[inline]
+    pub fn free_at(&self) -> Time {
+        self.free_at
+    }
 }
+
+/// Transfer costs for the kernel modules' table tests: 40 / 150 / 260 ns on four sockets.
+#[cfg(test)]
+pub(crate) const TEST_COST: TransferCost = TransferCost {
+    local_ns: 40,
+    remote_ns: 150,
+    far_ns: 260,
+    sockets: 4,
+};
+
+/// An atomic variable's line: locked read-modify-writes queue (the write side), plain reads
+/// share it (the read side, paying the transfer after a write).
+pub(crate) type AtomicLine = SeqLock;
 
 /// A seqlock/seqcount: one writer section at a time (a [`ContendedLock`]) and lock-free
 /// readers that retry while a writer is inside.
@@ -135,10 +231,25 @@ impl SeqLock {
         self.writer.acquire(arrival, hold_ns, cpu, socket, cost)
     }
 
+    /// The wait a writer arriving at `arrival` would have ([`ContendedLock::wait_for`]).
+    #[inline]
+    pub(crate) fn write_wait(
+        &self,
+        arrival: Time,
+        cpu: u32,
+        socket: u32,
+        cost: TransferCost,
+    ) -> u64 {
+        self.writer.wait_for(arrival, cpu, socket, cost)
+    }
+
     /// A read at `arrival` by a CPU that last saw write number `*seen`: it spins until the
     /// writer is out (retries), then reads the line — fetched from the writer if a write
     /// happened since this CPU last read (readers share the line, so they do not queue behind
     /// each other). Returns the extra time over an uncontended cached read.
+    ///
+    /// As an [`AtomicLine`]: a plain load, which waits while a locked operation holds the
+    /// line and fetches it after any write.
     #[inline]
     pub(crate) fn read(
         &self,
@@ -163,10 +274,38 @@ impl SeqLock {
 mod tests {
     use super::*;
 
-    const COST: TransferCost = TransferCost {
-        local_ns: 40,
-        remote_ns: 150,
-    };
+    const COST: TransferCost = TEST_COST;
+
+    #[test]
+    fn four_socket_ring_distances() {
+        let c = TransferCost::new(45, 150, 4);
+        assert_eq!(c.far_ns, 255);
+        // (from cpu, from socket, cpu, socket, cost)
+        for (fc, fs, tc, ts, want) in [
+            (3, 0, 3, 0, 0),
+            (3, 0, 4, 0, 45),
+            (3, 0, 9, 1, 150),
+            (3, 0, 25, 3, 150),
+            (3, 0, 17, 2, 255),
+            (9, 1, 25, 3, 255),
+        ] {
+            assert_eq!(c.between(fc, fs, tc, ts), want, "{fs} -> {ts}");
+        }
+        // Two sockets: every remote pair is one hop.
+        assert_eq!(TransferCost::new(45, 150, 2).between(0, 0, 1, 1), 150);
+    }
+
+    #[test]
+    fn trylock_fails_while_held_and_pays_the_read() {
+        let mut l = ContendedLock::new();
+        assert!(l.try_acquire(1000, 100, 0, 0, COST).is_ok());
+        assert_eq!(l.try_acquire(1050, 100, 1, 1, COST), Err(150));
+        assert_eq!(l.free_at(), 1100, "a failed try leaves the lock alone");
+        assert_eq!(
+            l.try_acquire(1100, 100, 1, 1, COST).map(|a| a.wait_ns),
+            Ok(150)
+        );
+    }
 
     #[test]
     fn simultaneous_arrivals_queue_fifo() {

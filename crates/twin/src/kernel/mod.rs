@@ -17,11 +17,19 @@
 //!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
 //!   instruction-count benchmark (`scripts/hrtimer-callgrind.sh`).
+//! * Shared lines of the 3.0 era (docs/model.md "E2 mechanisms"): `rcu` — grace periods on
+//!   the leaf `rcu_node` lock; `cpupri` — the RT priority vectors and the overload count;
+//!   `loadavg` — the `LOAD_FREQ` fold; `nohz_balance` — the nohz masks, the idle-balance
+//!   pick slots and RCU's dynticks counter.
 
 pub(crate) mod context_tracking;
 pub mod cpuidle;
+pub(crate) mod cpupri;
 pub(crate) mod hrtimer;
 pub mod hrtimer_bench;
+pub(crate) mod loadavg;
+pub(crate) mod nohz_balance;
+pub(crate) mod rcu;
 pub(crate) mod sched;
 pub mod tick;
 pub mod timekeeping;

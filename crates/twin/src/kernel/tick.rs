@@ -33,6 +33,10 @@ pub(crate) struct NohzMode {
     any_nohz_full: bool,
     /// `nohz_full_aggressive`: the duty holder may stop its tick and sleep uncapped.
     aggressive: bool,
+    /// The cpuidle governor decides whether the idle tick stops (4.17 on). Before 4.17 the
+    /// idle loop stopped the tick on every idle entry the next-event computation allowed
+    /// (docs/kernel-behaviour.md §11, §3.6).
+    governor_decides: bool,
 }
 
 impl NohzMode {
@@ -42,7 +46,24 @@ impl NohzMode {
             nohz_idle,
             any_nohz_full,
             aggressive,
+            governor_decides: true,
         }
+    }
+
+    /// The same modes for a kernel where the governor decides the idle tick (`yes`, 4.17 on)
+    /// or not (before 4.17: every idle entry stops it when the next event allows).
+    pub(crate) fn governor_decides_tick(self, yes: bool) -> Self {
+        NohzMode {
+            governor_decides: yes,
+            ..self
+        }
+    }
+
+    /// Whether the idle loop stops the tick, given the governor's `stop_tick` wish: the
+    /// governor's word from 4.17, always before.
+    #[inline]
+    pub(crate) fn idle_stops_tick(&self, governor_stop: bool) -> bool {
+        governor_stop || !self.governor_decides
     }
 
     /// Whether the `nohz_full_aggressive` proposal is on (for messages that name it).

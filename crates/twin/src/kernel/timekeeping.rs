@@ -6,8 +6,22 @@
 //! absorbed arithmetically, never replayed), then runs the wall-time update. Coarse clocks
 //! change only then, so they freeze while nobody does the duty — which is exactly what the
 //! `nohz_full_aggressive` proposal allows, and what `TimekeepingStats` measures.
+//!
+//! The check-then-lock race (`tick_do_update_jiffies64`, docs/kernel-behaviour.md §2.4): a
+//! CPU first checks without the lock whether a period has elapsed since
+//! `last_jiffies_update`, then takes the write side and checks again. An update becomes
+//! visible to the lockless check only when its writer leaves the write section
+//! (`Timekeeping::publish`); until then every CPU that checks sees the old value, passes,
+//! and queues for the write side only to find the work done. `Timekeeping::quick_check`
+//! answers what a CPU checking at a given instant sees.
 
 use crate::engine::Time;
+use crate::hw::lock::LOCKED_OP_NS;
+
+/// A CPU that lost the check-then-lock race: `write_seqlock`, the re-check, nothing to do,
+/// `write_sequnlock` — the sequence bumped twice on the owned line: one locked operation
+/// (E, docs/costs.md §5a).
+pub(crate) const RECHECK_NS: u64 = LOCKED_OP_NS;
 
 /// `INITIAL_JIFFIES`: jiffies start 300 s before the 32-bit wrap.
 pub(crate) fn initial_jiffies(hz: u32) -> u64 {
@@ -63,6 +77,10 @@ pub(crate) struct Timekeeping {
     /// `timekeeping_max_deferment()`: the clocksource's `max_idle_ns`.
     max_deferment_ns: u64,
     last_update_at: Time,
+    /// When the last update leaves its write section (becomes visible to lockless checks).
+    published_at: Time,
+    /// `last_jiffies_update` before that update (what a check before `published_at` sees).
+    before_publish: Time,
     window_start: Time,
     /// Statistics since the window started.
     stats: TimekeepingStats,
@@ -80,6 +98,8 @@ impl Timekeeping {
             last_holder: None,
             max_deferment_ns,
             last_update_at: 0,
+            published_at: 0,
+            before_publish: 0,
             window_start: 0,
             stats: TimekeepingStats::default(),
         }
@@ -103,10 +123,27 @@ impl Timekeeping {
         }
     }
 
-    /// Whether an update at `now` would advance jiffies (the lockless quick check).
+    /// The lockless staleness check of a CPU at `now`: whether a period has elapsed since the
+    /// `last_jiffies_update` it can see. With `race`, an update whose write section has not
+    /// ended is not seen yet (the check-then-lock race); without, every update is seen from
+    /// the instant its writer took the lock.
     #[inline]
-    pub(crate) fn is_due(&self, now: Time) -> bool {
-        now >= self.tick_next_period
+    pub(crate) fn quick_check(&self, now: Time, race: bool) -> bool {
+        let seen = if race && now < self.published_at {
+            self.before_publish
+        } else {
+            self.last_jiffies_update
+        };
+        now.saturating_sub(seen) >= self.tick_nsec
+    }
+
+    /// The update that moved `last_jiffies_update` from `before` leaves its write section at
+    /// `at`: from then on lockless checks see it.
+    #[inline]
+    pub(crate) fn publish(&mut self, before: Time, at: Time) {
+        debug_assert!(before <= self.last_jiffies_update);
+        self.before_publish = before;
+        self.published_at = at;
     }
 
     /// Advances jiffies to `now` if due; returns the number of jiffies added.
@@ -324,6 +361,25 @@ mod tests {
         }
         assert!(tk.keeps_time(1));
         assert!(!tk.keeps_time(0));
+    }
+
+    #[test]
+    fn quick_check_sees_an_update_only_once_published() {
+        let mut tk = Timekeeping::new(1000, 1_000_000, 0, u64::MAX);
+        // The writer enters at 1.0 ms, updates, and leaves at 1.0003 ms.
+        let before = tk.last_jiffies_update();
+        assert_eq!(tk.update_jiffies(1_000_000), 1);
+        tk.publish(before, 1_000_300);
+        // (now, race, passes)
+        for (now, race, passes) in [
+            (1_000_000, true, true), // inside the write section: still stale
+            (1_000_299, true, true),
+            (1_000_300, true, false),  // published
+            (1_000_100, false, false), // no race: seen at once
+            (2_000_000, true, true),   // the next period
+        ] {
+            assert_eq!(tk.quick_check(now, race), passes, "{now} {race}");
+        }
     }
 
     proptest! {

@@ -74,6 +74,7 @@ impl<O: Observer> Sim<O> {
                 if !cpu.frame_runnable {
                     cpu.frame_runnable = true;
                     cpu.rq.enqueue(SchedClass::Fifo);
+                    now = self.enqueue_rt(c, now);
                     let frame = self.workers[w as usize].k;
                     self.emit(
                         now,

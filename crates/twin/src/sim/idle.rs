@@ -88,6 +88,7 @@ impl<O: Observer> Sim<O> {
     /// One iteration of the idle loop at `now`: governor, tick decision, state entry.
     pub(super) fn enter_idle(&mut self, c: usize, mut now: Time) {
         if self.cpus[c].running != Running::Idle {
+            now = self.calc_load_account_idle(c, now);
             self.cpus[c].running = Running::Idle;
             self.emit(
                 now,
@@ -153,7 +154,7 @@ impl<O: Observer> Sim<O> {
             let sel = self.cpus[c].gov.select(states, &input);
             (sel.state, sel.stop_tick)
         };
-        if gate && (stop_tick || self.cpus[c].ts.is_stopped()) {
+        if gate && (self.nohz.idle_stops_tick(stop_tick) || self.cpus[c].ts.is_stopped()) {
             now += self.costs.tick_stop_ns;
             if let Some(expires) = ne {
                 now = self.tick_stop(c, expires, now);

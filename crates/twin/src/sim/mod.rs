@@ -51,6 +51,7 @@ mod irq;
 mod observe;
 mod report;
 mod sched;
+mod sched_rt;
 mod setup;
 mod softirq;
 mod stats;
@@ -64,7 +65,11 @@ use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{AnyGovernor, IdleStateParams};
+use crate::kernel::cpupri::CpuPri;
 use crate::kernel::hrtimer::HrtimerCpuBase;
+use crate::kernel::loadavg::LoadAvg;
+use crate::kernel::nohz_balance::NohzBalance;
+use crate::kernel::rcu::RcuState;
 use crate::kernel::sched::RunQueue;
 use crate::kernel::tick::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
@@ -72,11 +77,12 @@ use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker};
 use crate::workloads::syscall::SyscallLoop;
 use ticklab_cmdline::IdleOverride;
+use ticklab_schema::experiment::e2::Mechanisms;
 use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
-pub use observe::{Event, LockId, NoTimeline, Observer};
+pub use observe::{Event, LockId, NoTimeline, Observer, SharedLine};
 pub use setup::SimError;
 use stats::WindowStats;
 
@@ -263,6 +269,16 @@ pub struct Sim<O: Observer = NoTimeline> {
     frame_groups: Vec<FrameGroup>,
     workers: Vec<FrameWorker>,
     flier_ns: u64,
+    /// The 3.0-era shared-line mechanisms switched on (docs/model.md "E2 mechanisms").
+    mech: Mechanisms,
+    /// RCU grace periods (the leaf locks are `rcu_leaves`).
+    rcu: RcuState,
+    /// The RT priority vectors and overload count.
+    cpupri: CpuPri,
+    /// The nohz masks and the idle-balance pick slots.
+    nohz_balance: NohzBalance,
+    /// The load-average fold.
+    loadavg: LoadAvg,
     /// The window statistics: the listener the report reads.
     stats: WindowStats,
     /// The extra listener.
@@ -303,6 +319,18 @@ impl<O: Observer> Sim<O> {
         self.flier_ns = ns;
     }
 
+    /// Switches the 3.0-era shared-line mechanisms (docs/model.md "E2 mechanisms"); by
+    /// default a kernel before 3.8 has them all, a later one the jiffies race, RCU grace
+    /// periods and the seqlock read side. Call before the first [`Sim::step`].
+    pub fn set_mechanisms(&mut self, m: Mechanisms) {
+        self.mech = m;
+    }
+
+    /// The mechanisms switched on.
+    pub fn mechanisms(&self) -> Mechanisms {
+        self.mech
+    }
+
     /// Current jiffies.
     pub fn jiffies(&self) -> u64 {
         self.tk.jiffies()
@@ -316,6 +344,11 @@ impl<O: Observer> Sim<O> {
     /// The extra listener (what it has heard so far).
     pub fn observer(&self) -> &O {
         &self.observer
+    }
+
+    /// The extra listener, giving up the run (after [`Sim::report`]).
+    pub fn into_observer(self) -> O {
+        self.observer
     }
 
     #[inline]

@@ -98,6 +98,14 @@ pub enum Event {
         /// The wait (ns; may be 0).
         wait_ns: u64,
     },
+    /// A path other than the tick (a wake-up, a nohz entry or exit) waited for shared locks
+    /// or lines.
+    PathWaited {
+        /// The CPU.
+        cpu: u32,
+        /// The longest single wait of the path (ns).
+        wait_ns: u64,
+    },
     /// A CPU took a shared lock (`lock_acquired` with lockstat's contention flag).
     LockAcquired {
         /// The CPU.
@@ -138,6 +146,34 @@ pub enum Event {
         /// Lateness of the finish against the frame's deadline (ns).
         jitter_ns: u64,
     },
+    /// A CPU whose lockless jiffies check passed went through the write side (emitted at its
+    /// arrival): `updated` when it advanced jiffies, else it lost the check-then-lock race.
+    JiffiesWrite {
+        /// The CPU.
+        cpu: u32,
+        /// Queueing behind earlier writers plus the line transfer (ns).
+        wait_ns: u64,
+        /// It advanced jiffies.
+        updated: bool,
+        /// When it left the write section.
+        left_at: u64,
+    },
+    /// `cpu` tried the leaf `rcu_node` lock to notice a new grace period and found it held
+    /// (it read the lock word and will try again at its next tick).
+    RcuTrylockFailed {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// An RCU grace period started (`rcu_start_gp`) on `cpu`.
+    RcuGpStarted {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// `cpu` folded its load into the global load average (every `LOAD_FREQ`).
+    LoadFolded {
+        /// The CPU.
+        cpu: u32,
+    },
     /// The CPU switched to another task.
     TaskSwitched {
         /// The CPU.
@@ -155,6 +191,31 @@ pub enum LockId {
     Timekeeping,
     /// A leaf `rcu_node` lock (its index).
     RcuNodeLeaf(u32),
+    /// A shared line of the 3.0 era (docs/model.md "E2 mechanisms").
+    Line(SharedLine),
+}
+
+/// The shared lines of the 3.0 era's tick, idle and RT paths, other than the locks above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedLine {
+    /// The cpupri vector locks (`cpupri_set`).
+    CpupriVectors,
+    /// `nohz_cpu_mask` and `nohz.idle_cpus_mask` (entering/leaving nohz).
+    NohzMasks,
+    /// `nohz.first_pick_cpu` / `second_pick_cpu` (the tick's load-balance trigger).
+    NohzPicks,
+    /// `calc_load_tasks` and `calc_load_tasks_idle` (the `LOAD_FREQ` fold).
+    CalcLoad,
+}
+
+impl SharedLine {
+    /// Every line, in report order.
+    pub const ALL: [SharedLine; 4] = [
+        SharedLine::CpupriVectors,
+        SharedLine::NohzMasks,
+        SharedLine::NohzPicks,
+        SharedLine::CalcLoad,
+    ];
 }
 
 /// A listener of the event loop. Implementations must not allocate per event.

@@ -1,7 +1,7 @@
 //! Report assembly at the end of a run.
 
 use super::Sim;
-use super::observe::Observer;
+use super::observe::{Observer, SharedLine};
 use super::stats::{LockCounters, StateCounters};
 use crate::workloads::frames::group_report;
 use ticklab_schema::report::{
@@ -101,6 +101,10 @@ impl<O: Observer> Sim<O> {
                 g,
                 &self.workers,
                 self.flier_ns,
+                |cpu| {
+                    let s = &self.stats.cpus[cpu as usize];
+                    s.max_lock_wait_ns.max(s.max_path_wait_ns)
+                },
             )));
         }
         let mut warnings = Vec::new();
@@ -154,7 +158,26 @@ impl<O: Observer> Sim<O> {
                     },
                     &leaves,
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                SharedLine::ALL
+                    .iter()
+                    .zip(&self.stats.lines)
+                    .filter(|(_, l)| l.acquisitions > 0)
+                    .map(|(&line, l)| {
+                        stats(
+                            match line {
+                                SharedLine::CpupriVectors => LockName::CpupriVectors,
+                                SharedLine::NohzMasks => LockName::NohzMasks,
+                                SharedLine::NohzPicks => LockName::NohzPicks,
+                                SharedLine::CalcLoad => LockName::CalcLoad,
+                            },
+                            l,
+                        )
+                    }),
+            )
+            .collect(),
             tick_wait_ns: self.stats.cpus.iter().map(|c| c.lock_wait_ns).sum(),
             max_tick_wait_ns: self
                 .stats

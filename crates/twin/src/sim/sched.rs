@@ -33,7 +33,11 @@ impl<O: Observer> Sim<O> {
         }
         let was = cpu.running;
         if cpu.frame_runnable {
-            let w = &self.workers[cpu.frame as usize];
+            let w = &mut self.workers[cpu.frame as usize];
+            if was != Running::Frame {
+                // The worker starts running its frame: jitter counts from here.
+                w.running = now;
+            }
             cpu.running = Running::Frame;
             cpu.slots[SLOT_TASK] = now + self.frame_groups[w.group].work_ns;
         } else if cpu.bg_runnable > 0 {
@@ -66,7 +70,10 @@ impl<O: Observer> Sim<O> {
         let g = &mut self.frame_groups[worker.group];
         let k = worker.k;
         debug_assert_eq!(worker.start, g.start(k));
-        let jitter = t.saturating_sub(worker.start + g.work_ns);
+        debug_assert!(worker.running >= worker.start && t >= worker.running + g.work_ns);
+        // docs/experiments.md E2: jitter from the worker's start, wake-up latency up to it.
+        let jitter = t - (worker.running + g.work_ns);
+        let wakeup = worker.running - worker.start;
         let next = k + 1;
         let next_start = g.next_start(k, worker.start, &mut worker.rem);
         worker.start = next_start;
@@ -75,7 +82,9 @@ impl<O: Observer> Sim<O> {
             worker
                 .stats
                 .record(k, jitter as i64, overrun, self.flier_ns as i64);
+            worker.wake.record(k, wakeup as i64);
             g.hist.saturating_record(jitter.max(1));
+            g.wake_hist.saturating_record(wakeup.max(1));
         }
         worker.k = next;
         self.emit(
@@ -95,6 +104,7 @@ impl<O: Observer> Sim<O> {
         if more && next_start <= t {
             // Overrun: the next frame is already due; the worker goes straight on.
             cpu.slots[SLOT_TASK] = t + work_ns;
+            self.workers[w].running = t;
             self.emit(
                 t,
                 Event::FrameStarted {
@@ -113,6 +123,7 @@ impl<O: Observer> Sim<O> {
             cpu.hrt.start(timer, next_start, 0);
             now = self.reprogram(c, now);
         }
+        now = self.dequeue_rt(c, now);
         Some(now)
     }
 

@@ -11,7 +11,11 @@ use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
+use crate::kernel::cpupri::CpuPri;
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
+use crate::kernel::loadavg::LoadAvg;
+use crate::kernel::nohz_balance::NohzBalance;
+use crate::kernel::rcu::RcuState;
 use crate::kernel::sched::RunQueue;
 use crate::kernel::sched::SchedClass;
 use crate::kernel::sched::{busy_tick_max_deferment, has_remote_tick};
@@ -22,6 +26,7 @@ use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
 use crate::workloads::syscall::{LoopCosts, SyscallLoop, syscall_cpu};
 use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
+use ticklab_schema::experiment::e2::{Mechanism, Mechanisms};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
 use ticklab_schema::scenario::{Placement, Scenario, TimerKind};
@@ -132,7 +137,8 @@ impl<O: Observer> Sim<O> {
             states,
             auto_demotion: m.power.auto_demotion.clone(),
             power_limit_w: m.power.power_limit_w,
-            nohz: NohzMode::new(nohz_idle, any_nohz_full, cfg.aggressive),
+            nohz: NohzMode::new(nohz_idle, any_nohz_full, cfg.aggressive)
+                .governor_decides_tick(version >= (4, 17)),
             idle_mode: cfg.idle,
             cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
             now: 0,
@@ -152,13 +158,19 @@ impl<O: Observer> Sim<O> {
             rcu_leaves: vec![ContendedLock::new(); leaves],
             rcu_fanout: fanout,
             xtime_lock_era: version < (3, 8),
-            transfer: TransferCost {
-                local_ns: m.costs.cacheline_local_ns,
-                remote_ns: m.costs.cacheline_remote_ns,
-            },
+            transfer: TransferCost::new(
+                m.costs.cacheline_local_ns,
+                m.costs.cacheline_remote_ns,
+                m.topology.sockets,
+            ),
             frame_groups,
             workers,
             flier_ns: DEFAULT_FLIER_NS,
+            mech: default_mechanisms(version),
+            rcu: RcuState::new(nr as usize),
+            cpupri: CpuPri::new(nr as usize),
+            nohz_balance: NohzBalance::new(nr as usize),
+            loadavg: LoadAvg::new(nr as usize, k.hz, initial_jiffies(k.hz)),
             stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
             observer,
             ct,
@@ -186,6 +198,21 @@ impl<O: Observer> Sim<O> {
         if self.window_start == 0 {
             self.open_window(0);
         }
+    }
+}
+
+/// The shared-line mechanisms a kernel of `version` has (docs/model.md "E2 mechanisms"):
+/// all of them before 3.8 (one `xtime_lock`, the 3.0 cpupri locks, nohz masks and pick slots);
+/// from 3.8 only those whose shape survived: the lockless jiffies check before the lock, RCU
+/// grace periods on the leaf lock, the timekeeping seqcount read in every tick.
+fn default_mechanisms(version: (u32, u32)) -> Mechanisms {
+    if version < (3, 8) {
+        Mechanisms::all()
+    } else {
+        Mechanisms::NONE
+            .with(Mechanism::JiffiesRace)
+            .with(Mechanism::RcuGracePeriod)
+            .with(Mechanism::SeqlockRead)
     }
 }
 
@@ -599,7 +626,9 @@ fn place_workload(
                         k: 0,
                         start: group.start(0),
                         rem: group.first_remainder(),
+                        running: 0,
                         stats: FrameStats::default(),
+                        wake: Default::default(),
                     });
                 }
                 frame_groups.push(group);

@@ -5,7 +5,7 @@
 //! field here, one arm in [`Observer::on`] and one line in `report.rs`.
 
 use super::Sim;
-use super::observe::{Event, LockId, Observer};
+use super::observe::{Event, LockId, Observer, SharedLine};
 use crate::engine::Time;
 
 /// One idle state's counters on one CPU (`/sys/devices/system/cpu/cpuN/cpuidle/stateM`).
@@ -35,6 +35,8 @@ pub(super) struct CpuStats {
     pub(super) lock_wait_ns: u64,
     /// Longest such wait in one tick (ns).
     pub(super) max_lock_wait_ns: u64,
+    /// Longest wait for a shared lock or line on another path (wake-up, nohz entry/exit).
+    pub(super) max_path_wait_ns: u64,
     /// Since when the CPU is busy (valid while not idle).
     pub(super) busy_since: Time,
     /// The CPU is in an idle state.
@@ -68,6 +70,8 @@ pub(super) struct WindowStats {
     pub(super) timekeeping_lock: LockCounters,
     /// Per leaf `rcu_node` lock.
     pub(super) rcu_leaves: Vec<LockCounters>,
+    /// Per 3.0-era shared line ([`SharedLine::ALL`] order).
+    pub(super) lines: [LockCounters; SharedLine::ALL.len()],
 }
 
 /// One lock's acquisitions in the window.
@@ -110,6 +114,7 @@ impl WindowStats {
             source_expiries: vec![0; nr_sources],
             timekeeping_lock: LockCounters::default(),
             rcu_leaves: vec![LockCounters::default(); nr_rcu_leaves],
+            lines: Default::default(),
         }
     }
 
@@ -131,6 +136,7 @@ impl WindowStats {
         self.source_expiries.fill(0);
         self.timekeeping_lock = LockCounters::default();
         self.rcu_leaves.fill(LockCounters::default());
+        self.lines = Default::default();
     }
 
     /// Stopped-tick time of `cpu` in the window up to `end` (ns).
@@ -219,6 +225,10 @@ impl Observer for WindowStats {
                 s.lock_wait_ns += wait_ns;
                 s.max_lock_wait_ns = s.max_lock_wait_ns.max(wait_ns);
             }
+            Event::PathWaited { cpu, wait_ns } => {
+                let s = &mut self.cpus[cpu as usize];
+                s.max_path_wait_ns = s.max_path_wait_ns.max(wait_ns);
+            }
             Event::LockAcquired {
                 lock,
                 wait_ns,
@@ -229,12 +239,17 @@ impl Observer for WindowStats {
                 LockId::RcuNodeLeaf(leaf) => {
                     self.rcu_leaves[leaf as usize].count(wait_ns, contended)
                 }
+                LockId::Line(l) => self.lines[l as usize].count(wait_ns, contended),
             },
             Event::SourceExpired { source } => self.source_expiries[source as usize] += 1,
             Event::IrqWorkIpi { cpu } => self.cpus[cpu as usize].iwi += 1,
             Event::DutyChanged { .. }
             | Event::FrameStarted { .. }
             | Event::FrameFinished { .. }
+            | Event::RcuGpStarted { .. }
+            | Event::RcuTrylockFailed { .. }
+            | Event::JiffiesWrite { .. }
+            | Event::LoadFolded { .. }
             | Event::TaskSwitched { .. } => {}
         }
     }

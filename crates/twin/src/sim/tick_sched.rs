@@ -1,14 +1,26 @@
 //! tick-sched wiring (`kernel/time/tick-sched.c`): the tick callback `tick_sched_timer`, tick
 //! stop and restart, the nohz_full re-evaluation at interrupt exit, `tick_nohz_idle_exit`, and
 //! the jiffies write section. The rules themselves live in [`crate::kernel::tick`] and
-//! [`crate::kernel::timekeeping`].
+//! [`crate::kernel::timekeeping`]; the shared lines of the 3.0 era the tick and the nohz
+//! transitions touch in [`crate::kernel::rcu`], [`crate::kernel::loadavg`] and
+//! [`crate::kernel::nohz_balance`], each switched by a [`Mechanism`] (docs/model.md "E2
+//! mechanisms").
+//!
+//! The tick, in the order of 3.0's `tick_sched_timer`: `ktime_get` (the timekeeping seqlock's
+//! read side) → the duty CPU's jiffies update (lockless check, then the write side) →
+//! `scheduler_tick` (the load fold every `LOAD_FREQ`, the idle-balance trigger) → RCU (notice
+//! a new grace period, report the quiescent state, force those of dyntick-idle CPUs; the RCU
+//! softirq's work is charged here, at the end of the same interrupt) → the rest of the tick.
 
 use super::Sim;
-use super::observe::{Event, LockId, Observer};
+use super::observe::{Event, LockId, Observer, SharedLine};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
 use crate::kernel::sched::capped_tick_expiry;
+use crate::kernel::rcu::RcuWork;
 use crate::kernel::tick::{NextEventInput, TickAction, TickStop};
+use crate::kernel::timekeeping::RECHECK_NS;
+use ticklab_schema::experiment::e2::Mechanism;
 
 impl<O: Observer> Sim<O> {
     /// What `tick_nohz_next_event` looks at on `c`: jiffies, the wheel, the duty.
@@ -43,16 +55,62 @@ impl<O: Observer> Sim<O> {
             self.emit(now, Event::DutyChanged { to: self.tk.duty() });
         }
         let cpu = &mut self.cpus[c];
+        let mut now = now;
         match cpu.ts.stop(&mut cpu.hrt, expires) {
             TickStop::Unchanged => return now,
-            TickStop::Stopped => self.emit(now, Event::TickStopped { cpu: c as u32 }),
+            TickStop::Stopped => {
+                self.emit(now, Event::TickStopped { cpu: c as u32 });
+                if self.mech.has(Mechanism::NohzEnterExit) {
+                    let socket = self.cpus[c].socket;
+                    let (t, wait) = self
+                        .nohz_balance
+                        .enter(c as u32, socket, now, self.transfer);
+                    now = self.shared_line_waited(c, SharedLine::NohzMasks, now, t, wait);
+                }
+            }
             TickStop::Retargeted => {}
         }
         self.reprogram(c, now)
     }
 
+    /// Charges `t` ns of shared-line work of a path other than the tick, starting at `now`,
+    /// whose longest wait was `wait`: reports the acquisition and the wait, returns the time
+    /// after the work.
+    fn shared_line_waited(
+        &mut self,
+        c: usize,
+        line: SharedLine,
+        now: Time,
+        t: u64,
+        wait: u64,
+    ) -> Time {
+        self.emit(
+            now,
+            Event::LockAcquired {
+                cpu: c as u32,
+                lock: LockId::Line(line),
+                wait_ns: wait,
+                // A wait longer than the dearest line transfer was spent queueing.
+                contended: wait > self.transfer.far_ns,
+            },
+        );
+        self.emit(
+            now + t,
+            Event::PathWaited {
+                cpu: c as u32,
+                wait_ns: wait,
+            },
+        );
+        now + t
+    }
+
     /// Restarts the tick on its saved phase; returns the time after the work.
     pub(super) fn tick_restart(&mut self, c: usize, mut now: Time) -> Time {
+        if self.mech.has(Mechanism::NohzEnterExit) {
+            let socket = self.cpus[c].socket;
+            let (t, wait) = self.nohz_balance.exit(c as u32, socket, now, self.transfer);
+            now = self.shared_line_waited(c, SharedLine::NohzMasks, now, t, wait);
+        }
         now = self.catch_up_jiffies(c, now);
         now += self.costs.tick_restart_ns;
         let cpu = &mut self.cpus[c];
@@ -70,37 +128,74 @@ impl<O: Observer> Sim<O> {
         }
         // (a) ktime_get: read the timekeeping seqlock; spins while the writer is inside.
         let socket = self.cpus[c].socket;
-        let mut seen = self.cpus[c].xtime_seen;
-        let spin = self
-            .xtime
-            .read(now, &mut seen, cpu_id, socket, self.transfer);
-        self.cpus[c].xtime_seen = seen;
-        let mut waited = spin;
-        now += self.costs.xtime_read_ns + spin;
+        let mut waited = 0;
+        if self.mech.has(Mechanism::SeqlockRead) {
+            let mut seen = self.cpus[c].xtime_seen;
+            let spin = self
+                .xtime
+                .read(now, &mut seen, cpu_id, socket, self.transfer);
+            self.cpus[c].xtime_seen = seen;
+            waited = spin;
+            now += spin;
+        }
+        now += self.costs.xtime_read_ns;
         // (b) the duty CPU's jiffies + wall-time write section (one xtime_lock up to 3.7; from
         // 3.8 jiffies_lock, taken by the duty alone, then the timekeeper seqcount: the same
         // section for the readers, whose wait is only the timekeeper part, modelled as all).
-        if self.tk.is_duty(cpu_id) && self.tk.is_due(now) {
+        if self.tk.is_duty(cpu_id)
+            && self
+                .tk
+                .quick_check(now, self.mech.has(Mechanism::JiffiesRace))
+        {
             now = self.jiffies_write(c, now);
         }
-        // (c) RCU quiescent-state report into the leaf rcu_node (simplification: every tick;
-        // the kernel reports once per grace period per CPU, and a busy machine starts grace
-        // periods every few ticks).
-        let leaf = c / self.rcu_fanout as usize;
-        let hold = self.costs.rcu_node_hold_ns;
-        let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
-        self.emit(
-            now,
-            Event::LockAcquired {
-                cpu: cpu_id,
-                lock: LockId::RcuNodeLeaf(leaf as u32),
-                wait_ns: got.wait_ns,
-                contended: got.contended,
-            },
-        );
-        let wait = got.wait_ns;
-        waited += wait;
-        now += wait + hold;
+        // (c) scheduler_tick: the load fold and the idle-balance trigger.
+        let busy = self.cpus[c].idle.is_none();
+        if self.mech.has(Mechanism::LoadFold) {
+            let jiffies = self.tk.jiffies();
+            let due = jiffies >= self.loadavg.next_fold(cpu_id);
+            let t = self
+                .loadavg
+                .tick(cpu_id, socket, busy, jiffies, now, self.transfer);
+            if due {
+                self.emit(now, Event::LoadFolded { cpu: cpu_id });
+                self.emit(
+                    now,
+                    Event::LockAcquired {
+                        cpu: cpu_id,
+                        lock: LockId::Line(SharedLine::CalcLoad),
+                        wait_ns: t,
+                        contended: t > self.transfer.far_ns,
+                    },
+                );
+                waited += t;
+                now += t;
+            }
+        }
+        if self.mech.has(Mechanism::LoadBalanceTrigger) && busy {
+            let (t, wait) = self
+                .nohz_balance
+                .kick_needed(cpu_id, socket, now, self.transfer);
+            waited += wait;
+            now += t;
+            if wait > 0 {
+                self.emit(
+                    now,
+                    Event::LockAcquired {
+                        cpu: cpu_id,
+                        lock: LockId::Line(SharedLine::NohzPicks),
+                        wait_ns: wait,
+                        contended: wait > self.transfer.far_ns,
+                    },
+                );
+            }
+        }
+        // (d) RCU grace-period work on the leaf rcu_node lock.
+        if self.mech.has(Mechanism::RcuGracePeriod) {
+            let (t, wait) = self.rcu_check_callbacks(c, now);
+            waited += wait;
+            now += t;
+        }
         self.emit(
             now,
             Event::LockWaited {
@@ -119,6 +214,78 @@ impl<O: Observer> Sim<O> {
         debug_assert_eq!(id, cpu.ts.sched_timer());
         cpu.ts.rearm(&mut cpu.hrt, now, self.tick_nsec);
         now
+    }
+
+    /// RCU's work in `c`'s tick at `now` (`rcu_check_callbacks` and the RCU softirq): a
+    /// housekeeping CPU starts a grace period when callbacks wait; then notice / report /
+    /// force per [`crate::kernel::rcu::RcuState::work`]. Returns the time spent and the wait.
+    fn rcu_check_callbacks(&mut self, c: usize, at: Time) -> (u64, u64) {
+        let cpu_id = c as u32;
+        let socket = self.cpus[c].socket;
+        let leaf = c / self.rcu_fanout as usize;
+        let hold = self.costs.rcu_node_hold_ns;
+        let jiffies = self.tk.jiffies();
+        let mut now = at;
+        let mut waited = 0;
+        if self.cpus[c].housekeeping && self.rcu.needs_gp(now) {
+            // rcu_start_gp: under the (root = leaf with one node level) rcu_node lock.
+            let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
+            self.rcu_leaf_event(c, leaf, got);
+            self.rcu.start_gp(c, jiffies, now);
+            self.emit(now, Event::RcuGpStarted { cpu: cpu_id });
+            waited += got.wait_ns;
+            now += got.wait_ns + hold;
+        }
+        match self.rcu.work(c, jiffies) {
+            RcuWork::None => {}
+            RcuWork::Notice => {
+                match self.rcu_leaves[leaf].try_acquire(now, hold, cpu_id, socket, self.transfer) {
+                    Ok(got) => {
+                        self.rcu_leaf_event(c, leaf, got);
+                        self.rcu.noticed(c);
+                        waited += got.wait_ns;
+                        now += got.wait_ns + hold;
+                    }
+                    // Held: read the lock word, try again at the next tick.
+                    Err(transfer) => {
+                        self.emit(now, Event::RcuTrylockFailed { cpu: cpu_id });
+                        now += transfer;
+                    }
+                }
+            }
+            RcuWork::Report => {
+                let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
+                self.rcu_leaf_event(c, leaf, got);
+                self.rcu.report(c);
+                waited += got.wait_ns;
+                now += got.wait_ns + hold;
+            }
+            RcuWork::ForceQs => {
+                // Under the leaf lock: read every owing CPU's dynticks counter (a remote line).
+                let scan = hold + u64::from(self.rcu.owing()) * self.transfer.remote_ns;
+                let got = self.rcu_leaves[leaf].acquire(now, scan, cpu_id, socket, self.transfer);
+                self.rcu_leaf_event(c, leaf, got);
+                let cpus = &self.cpus;
+                self.rcu.force_qs(jiffies, |i| {
+                    cpus[i].ts.is_stopped() && cpus[i].idle.is_some()
+                });
+                waited += got.wait_ns;
+                now += got.wait_ns + scan;
+            }
+        }
+        (now - at, waited)
+    }
+
+    fn rcu_leaf_event(&mut self, c: usize, leaf: usize, got: crate::hw::lock::Acquired) {
+        self.emit(
+            self.now,
+            Event::LockAcquired {
+                cpu: c as u32,
+                lock: LockId::RcuNodeLeaf(leaf as u32),
+                wait_ns: got.wait_ns,
+                contended: got.contended,
+            },
+        );
     }
 
     /// The full-dynticks evaluation at interrupt exit on a busy nohz_full CPU.
@@ -160,19 +327,52 @@ impl<O: Observer> Sim<O> {
     /// Jiffies catch-up on interrupt entry / tick restart of a CPU whose tick was stopped.
     pub(super) fn catch_up_jiffies(&mut self, c: usize, mut now: Time) -> Time {
         self.tk.observe_reader(now);
-        if self.tk.is_due(now) {
+        if self
+            .tk
+            .quick_check(now, self.mech.has(Mechanism::JiffiesRace))
+        {
             now = self.jiffies_write(c, now);
         }
         now
     }
 
-    /// The jiffies + wall-time write section on `c` (duty tick or idle-exit catch-up): the
-    /// timekeeping seqlock's write side, queued behind any writer inside.
+    /// The jiffies + wall-time write section on `c` (duty tick or idle-exit catch-up) after
+    /// its lockless check passed at `now`: the timekeeping seqlock's write side, queued
+    /// behind any writer inside; inside, the re-check. A CPU that finds the work done (it
+    /// lost the check-then-lock race) leaves after [`RECHECK_NS`]; the one that updates
+    /// publishes the new `last_jiffies_update` when it leaves.
     pub(super) fn jiffies_write(&mut self, c: usize, now: Time) -> Time {
-        let n = self.tk.update_jiffies(now);
-        let hold = self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns;
+        let cpu_id = c as u32;
         let socket = self.cpus[c].socket;
-        let got = self.xtime.write(now, hold, c as u32, socket, self.transfer);
+        let inside = now + self.xtime.write_wait(now, cpu_id, socket, self.transfer);
+        let before = self.tk.last_jiffies_update();
+        let n = self.tk.update_jiffies(inside);
+        let mut hold = if n > 0 {
+            self.costs.jiffies_update_ns + n * self.costs.jiffies_catch_up_per_tick_ns
+        } else {
+            RECHECK_NS
+        };
+        if n > 0 && self.mech.has(Mechanism::LoadFold) {
+            // calc_global_load inside do_timer, ten ticks after the fold.
+            let j = self.tk.jiffies();
+            hold += self
+                .loadavg
+                .global(cpu_id, socket, j, inside + hold, self.transfer);
+        }
+        if n > 0 {
+            self.tk.publish(before, inside + hold);
+        }
+        let got = self.xtime.write(now, hold, cpu_id, socket, self.transfer);
+        debug_assert_eq!(now + got.wait_ns, inside);
+        self.emit(
+            now,
+            Event::JiffiesWrite {
+                cpu: cpu_id,
+                wait_ns: got.wait_ns,
+                updated: n > 0,
+                left_at: inside + hold,
+            },
+        );
         self.emit(
             now,
             Event::LockAcquired {

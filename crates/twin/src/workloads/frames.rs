@@ -3,17 +3,23 @@
 //! as for any RT task) to the frame start, computes `LOOP × work_unit_ns`, records how late it
 //! finished, and sleeps again.
 //!
-//! Jitter of a frame = completion − nominal start − undisturbed duration: the wake-up latency
-//! (C-state exit, interrupt entry, callbacks before the wake-up in the same interrupt, the
-//! context switch) plus every interrupt that landed while the worker computed.
+//! The two figures of a frame follow the rule shared with the host lab
+//! ([`ticklab_schema::frames::FrameTiming`], docs/experiments.md E2):
+//!
+//! * jitter = completion − the moment the worker started running the frame − undisturbed
+//!   duration: every interrupt that landed while the worker computed, nothing else;
+//! * wake-up latency = the moment the worker started running − nominal start: timer
+//!   delivery, C-state exit, interrupt entry, callbacks before the wake-up in the same
+//!   interrupt (the tick, a jiffies catch-up, the RT enqueue bookkeeping), the tick restart
+//!   on idle exit and the context switch.
 //!
 //! The statistics here are updated once per frame without allocating.
 
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
-use ticklab_schema::frames::FrameClock;
-use ticklab_schema::report::FrameGroupReport;
+use ticklab_schema::frames::{FrameClock, WakeupRowStats};
+use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles};
 
 /// Default flier threshold (docs/experiments.md E2: "default 10 µs").
 pub const DEFAULT_FLIER_NS: u64 = 10_000;
@@ -43,6 +49,8 @@ pub(crate) struct FrameGroup {
     pub n_frames: u64,
     /// Jitter of every frame of every worker (ns).
     pub hist: Histogram<u64>,
+    /// Wake-up latency of every frame of every worker (ns).
+    pub wake_hist: Histogram<u64>,
     /// Indices of the group's workers, in CPU order.
     pub workers: Vec<usize>,
 }
@@ -69,6 +77,8 @@ impl FrameGroup {
             t0,
             n_frames,
             hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+                .expect("1..60 s at 3 significant digits is a valid histogram"),
+            wake_hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
                 .expect("1..60 s at 3 significant digits is a valid histogram"),
             workers: Vec::new(),
         }
@@ -125,17 +135,24 @@ pub(crate) struct FrameWorker {
     pub start: Time,
     /// Rounding remainder of `start` (see [`FrameGroup::next_start`]).
     pub rem: u64,
-    /// The statistics.
+    /// When the worker started running frame `k` (valid while it computes).
+    pub running: Time,
+    /// The jitter statistics.
     pub stats: FrameStats,
+    /// The wake-up latency statistics.
+    pub wake: WakeupRowStats,
 }
 
-/// The report of one group.
+/// The report of one group; `max_lock_wait_ns(cpu)` is the CPU's longest wait for a shared
+/// lock or line in the window.
 pub(crate) fn group_report(
     g: &FrameGroup,
     workers: &[FrameWorker],
     flier_ns: u64,
+    max_lock_wait_ns: impl Fn(u32) -> u64,
 ) -> FrameGroupReport {
     let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
+    let w = |p: f64| g.wake_hist.value_at_quantile(p) as f64 / 1e3;
     FrameGroupReport {
         group: g.name.clone(),
         frequency_hz: g.frequency_hz,
@@ -144,12 +161,24 @@ pub(crate) fn group_report(
         rows: g
             .workers
             .iter()
-            .map(|&w| workers[w].stats.row(workers[w].cpu))
+            .map(|&i| {
+                let wk = &workers[i];
+                FrameRow {
+                    wakeup: wk.wake.row(),
+                    max_lock_wait_us: Some(max_lock_wait_ns(wk.cpu) as f64 / 1e3),
+                    ..wk.stats.row(wk.cpu)
+                }
+            })
             .collect(),
         p50_us: q(0.5),
         p99_us: q(0.99),
         p999_us: q(0.999),
         policy: None,
+        wakeup: (!g.wake_hist.is_empty()).then(|| Percentiles {
+            p50_us: w(0.5),
+            p99_us: w(0.99),
+            p999_us: w(0.999),
+        }),
     }
 }
 
