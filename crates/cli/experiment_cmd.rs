@@ -7,7 +7,7 @@ use crate::progress::with_progress;
 use clap::Args;
 use std::time::Instant;
 use ticklab_schema::scenario::Run;
-use ticklab_twin::experiments::{e1, e2};
+use ticklab_twin::experiments::{e1, e2, e3};
 
 /// `ticklab experiment` arguments.
 #[derive(Debug, Args)]
@@ -27,6 +27,9 @@ pub(crate) struct ExperimentArgs {
     /// Print JSON (`schema_version`, the rows or configurations, band checks).
     #[arg(long)]
     pub(crate) json: bool,
+    /// E3: context switches per configuration (the published benchmark ran 2 000 000).
+    #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..))]
+    pub(crate) switches: u64,
 }
 
 impl ExperimentArgs {
@@ -38,6 +41,7 @@ impl ExperimentArgs {
             flier_us: 10.0,
             seed: 1,
             json: false,
+            switches: ticklab_schema::experiment::e3::SWITCHES,
         }
     }
 
@@ -66,7 +70,21 @@ pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name {
         Experiment::E1 => experiment_e1(a),
         Experiment::E2 => experiment_e2(a),
+        Experiment::E3 => experiment_e3(a),
     }
+}
+
+fn experiment_e3(a: &ExperimentArgs) -> anyhow::Result<()> {
+    let results = e3::results(a.switches);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&ticklab_report::e3::json(&results)?)?
+        );
+    } else {
+        print!("{}", ticklab_report::e3_report(&results));
+    }
+    Ok(())
 }
 
 fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {

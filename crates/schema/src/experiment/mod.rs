@@ -10,6 +10,9 @@
 //! * [`e2`] — `skew_tick=1` on a 64-CPU server: one [`e2::Outcome`] (the full report) per
 //!   configuration, summarised per frame group by [`e2::GroupSummary`], gathered in
 //!   [`e2::Results`].
+//! * [`e3`] — context switches in a KVM guest with polling before idle: one [`e3::Row`] per
+//!   configuration beside the published figures, the costs used and the band checks of the
+//!   HLT-versus-polling difference, gathered in [`e3::Results`].
 //!
 //! Everything here is plain serialisable data with no simulation in it. The JSON the CLI
 //! prints for an experiment is these structs plus `schema_version` and `experiment` keys
@@ -19,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod e1;
 pub mod e2;
+pub mod e3;
 
 /// One band check: a modelled value against a target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,12 +13,15 @@
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
 //!   `on_tick_stop`), staleness statistics.
 //! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors.
+//! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
+//!   (grow/shrink), waking a blocked vCPU, host CPU time per path (E3).
 //! * `sched` — run queues and the SCHED tick dependency; `context_tracking` — the cost of
 //!   user/kernel transitions on nohz_full CPUs.
 
 pub(crate) mod context_tracking;
 pub mod cpuidle;
 pub(crate) mod hrtimer;
+pub mod kvm;
 pub(crate) mod sched;
 pub mod tick;
 pub mod timekeeping;

@@ -1,6 +1,8 @@
-//! Workloads on modelled CPUs: where hogs go, and the frame-scheduler groups ([`frames`]).
+//! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]), and
+//! the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3).
 
 pub mod frames;
+pub mod pingpong;
 
 use ticklab_schema::machine::Topology;
 

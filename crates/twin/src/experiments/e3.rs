@@ -1,0 +1,158 @@
+//! E3: the futex ping-pong in a KVM guest under every idle path, against the published
+//! figures of the 2017 proposal's later revision (docs/experiments.md E3, docs/costs.md §3b).
+//!
+//! Each [`Config`] becomes a [`GuestSetup`] — the guest's own costs, the host's exit and
+//! wake-up costs, host halt polling, the guest idle path — and runs
+//! [`SWITCHES`] context switches in [`GuestPingPong`]. Nothing here is fitted to the published
+//! rows: the costs are those of [`KvmCosts::skylake_2017`] and the guest's native estimates.
+//!
+//! Assumptions (also printed with the table, [`assumptions`]):
+//! * a 2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (the publication
+//!   gives neither);
+//! * the guest is quiet: no timer but the tick, so every idle entry that may stop the tick
+//!   does, and every idle exit restarts it (two TSC-deadline exits);
+//! * the 2017 kernel stopped the tick before polling (§9.7, unverified);
+//! * the guest's own costs are the project's native estimates (`xps13-7390` preset, a
+//!   Skylake-family core); the host's are [`KvmCosts::skylake_2017`];
+//! * the host's `halt_poll_ns` rows use the 4.x grow/shrink defaults (grow 2, start 10 µs,
+//!   shrink 0); host polling is off in every other row (the baseline of the publication
+//!   compares against it), and the cpuidle-haltpoll driver switches it off anyway.
+
+use ticklab_cmdline::HaltpollParams;
+use ticklab_schema::experiment::e3::{
+    CONFIGS, Config, CostRow, Results, Row, SWITCHES, published,
+};
+use ticklab_schema::machine::{Costs, xps13_7390};
+
+use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
+use crate::kernel::kvm::{ExitReason, HostHaltPollParams, KvmCosts};
+use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
+
+/// The guest's tick period: HZ=250, the commonest distribution setting (E: not published).
+pub const TICK_NSEC: u64 = 4_000_000;
+
+/// The assumptions behind the rows, one sentence each.
+pub fn assumptions() -> Vec<String> {
+    [
+        "2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (not published).",
+        "Quiet guest: no timer but the tick; every idle entry that may stop the tick does, every idle exit restarts it.",
+        "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified).",
+        "Guest code costs: the project's native estimates (xps13-7390); host costs: KvmCosts::skylake_2017 at an assumed 2.5 GHz.",
+        "Host halt_poll_ns rows: 4.x defaults grow 2, grow_start 10 us, shrink 0; host polling off in every other row.",
+        "Periodic tick interrupts while the tasks run are not modelled (< 0.1 % of a switch at HZ=250).",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The guest and host of one configuration, with the given host costs and guest costs.
+pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
+    let (idle, host_poll) = match config {
+        Config::Hlt | Config::HltOneCpu | Config::HltPipe => {
+            (GuestIdlePath::Hlt, HostHaltPollParams::off())
+        }
+        Config::GuestPoll { ns } => (
+            GuestIdlePath::PollThenHlt { threshold_ns: ns },
+            HostHaltPollParams::off(),
+        ),
+        Config::HostPoll { ns } => (GuestIdlePath::Hlt, HostHaltPollParams::with_max(ns)),
+        Config::IdlePoll => (GuestIdlePath::IdlePoll, HostHaltPollParams::off()),
+        Config::Haltpoll { ns } => (
+            GuestIdlePath::haltpoll(HaltpollParams {
+                guest_halt_poll_ns: ns,
+                ..HaltpollParams::default()
+            }),
+            HostHaltPollParams::off(),
+        ),
+        Config::HaltpollTeo => (
+            GuestIdlePath::Cpuidle {
+                governor: "teo".into(),
+                params: HaltpollParams::default(),
+            },
+            HostHaltPollParams::off(),
+        ),
+    };
+    GuestSetup {
+        costs,
+        kvm,
+        host_poll,
+        idle,
+        tick_period_ns: TICK_NSEC,
+    }
+}
+
+/// Runs one configuration for `switches` switches.
+pub fn run_config(config: Config, kvm: KvmCosts, costs: Costs, switches: u64) -> PingPongOutcome {
+    let model = GuestPingPong::new(setup(config, kvm, costs))
+        .expect("every E3 configuration names a known governor");
+    model.run(switches / 2, config == Config::HltOneCpu)
+}
+
+/// One table row from an outcome.
+pub fn row(config: Config, o: &PingPongOutcome) -> Row {
+    let p = published(config);
+    Row {
+        config,
+        label: config.label(),
+        ns_per_switch: o.ns_per_switch(),
+        hlt_exits: o.exits_per_switch(ExitReason::Hlt),
+        tsc_deadline_exits: o.exits_per_switch(ExitReason::MsrTscDeadline),
+        icr_exits: o.exits_per_switch(ExitReason::MsrIcr),
+        ext_int_exits: o.exits_per_switch(ExitReason::ExternalInterrupt),
+        ipi_skipped_pct: 100.0 * o.ipis_skipped as f64 / o.switches.max(1) as f64,
+        guest_busy_pct: o.guest_busy_pct(),
+        host_cpu_pct: o.host_cpu_pct(),
+        host_poll_pct: o.host_poll_pct(),
+        published_ns: p.map(|p| p.0),
+        published_cpu: p.and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
+    }
+}
+
+/// The cost table of a run: the host's costs and the guest costs the model charges.
+pub fn cost_rows(kvm: &KvmCosts, costs: &Costs) -> Vec<CostRow> {
+    let mut rows: Vec<CostRow> = kvm
+        .rows()
+        .into_iter()
+        .map(|(name, ns)| CostRow {
+            name: name.into(),
+            ns,
+        })
+        .collect();
+    for (name, ns) in [
+        ("guest one-way context switch", costs.context_switch_ns),
+        ("guest interrupt entry + exit", costs.irq_entry_exit_ns),
+        ("guest tick stop (without the msr write)", costs.tick_stop_ns),
+        ("guest tick restart (without the msr write)", costs.tick_restart_ns),
+        ("cache-line transfer (poller notices)", costs.cacheline_local_ns),
+    ] {
+        rows.push(CostRow {
+            name: name.into(),
+            ns,
+        });
+    }
+    rows
+}
+
+/// Runs E3: every configuration with [`SWITCHES`] switches (or `switches`), the published host
+/// costs and the native guest costs.
+pub fn results(switches: u64) -> Results {
+    let kvm = KvmCosts::skylake_2017();
+    let costs = xps13_7390().costs;
+    let rows: Vec<Row> = CONFIGS
+        .iter()
+        .map(|&c| row(c, &run_config(c, kvm, costs.clone(), switches)))
+        .collect();
+    let checks = Results::difference_checks(&rows);
+    Results {
+        switches,
+        rows,
+        costs: cost_rows(&kvm, &costs),
+        checks,
+        assumptions: assumptions(),
+    }
+}
+
+/// [`results`] with the published switch count.
+pub fn published_results() -> Results {
+    results(SWITCHES)
+}
