@@ -39,7 +39,17 @@ pub fn e3_report(r: &Results) -> String {
     let _ = writeln!(
         s,
         "{:<42} | {:>9} {:>9} | exits/switch {:>4} {:>4} {:>4} {:>4} | {:>8} | {:>10} | {:>8} {:>7} | published cpu",
-        "configuration", "ns/switch", "published", "hlt", "tsc", "icr", "ext", "ipi skip", "guest busy", "host cpu", "(poll)"
+        "configuration",
+        "ns/switch",
+        "published",
+        "hlt",
+        "tsc",
+        "icr",
+        "ext",
+        "ipi skip",
+        "guest busy",
+        "host cpu",
+        "(poll)"
     );
     let width = 42 + 3 + 19 + 3 + 32 + 3 + 8 + 3 + 10 + 3 + 16 + 16;
     let _ = writeln!(s, "{}", "-".repeat(width));
@@ -85,11 +95,7 @@ pub fn e3_report(r: &Results) -> String {
         );
     }
     let ok = r.checks.iter().filter(|c| c.ok).count();
-    let _ = writeln!(
-        s,
-        "{ok} of {} checks inside their bands",
-        r.checks.len()
-    );
+    let _ = writeln!(s, "{ok} of {} checks inside their bands", r.checks.len());
     s
 }
 

@@ -1,20 +1,56 @@
-//! E3: the ping-pong in a KVM guest (docs/experiments.md E3).
+//! E3: the futex ping-pong in a KVM guest under every idle path (docs/experiments.md E3).
 
-use ticklab_schema::experiment::e3::Config;
+use ticklab_schema::experiment::e3::{CONFIGS, Config};
 use ticklab_twin::experiments::e3;
 
+fn row(
+    r: &ticklab_schema::experiment::e3::Results,
+    c: Config,
+) -> &ticklab_schema::experiment::e3::Row {
+    r.rows.iter().find(|x| x.config == c).expect("row")
+}
+
 #[test]
-fn print_table() {
+fn e3_rows_follow_the_mechanism() {
     let r = e3::results(20_000);
-    for row in &r.rows {
-        eprintln!(
-            "{:45} {:8.1} hlt {:.2} tsc {:.2} icr {:.2} skip {:5.1}% busy {:5.1}% host {:5.1}% hpoll {:5.1}% pub {:?}",
-            row.label, row.ns_per_switch, row.hlt_exits, row.tsc_deadline_exits, row.icr_exits,
-            row.ipi_skipped_pct, row.guest_busy_pct, row.host_cpu_pct, row.host_poll_pct, row.published_ns
-        );
+    assert_eq!(r.rows.len(), CONFIGS.len());
+    let hlt = row(&r, Config::Hlt);
+    // Every HLT switch: the target halts (HLT exit), the waker writes the ICR, the target's
+    // tick is stopped and restarted (two TSC-deadline exits).
+    assert!((hlt.hlt_exits - 1.0).abs() < 1e-3, "{hlt:?}");
+    assert!((hlt.icr_exits - 1.0).abs() < 1e-3);
+    assert!((hlt.tsc_deadline_exits - 2.0).abs() < 1e-3);
+    // Only the first wake finds its target still on the way into HLT.
+    assert!(hlt.ipi_skipped_pct < 0.01, "{hlt:?}");
+    for ns in [10_000, 20_000, 30_000, 500_000] {
+        let p = row(&r, Config::GuestPoll { ns });
+        // Guest polling: no HLT, no IPI, faster than HLT, burns more host CPU.
+        assert_eq!(p.hlt_exits, 0.0);
+        assert_eq!(p.icr_exits, 0.0);
+        assert!(p.ipi_skipped_pct > 99.9);
+        assert!(p.ns_per_switch < hlt.ns_per_switch);
+        assert!(p.host_cpu_pct > hlt.host_cpu_pct);
     }
-    for c in &r.checks {
-        eprintln!("{} {:.0} vs {:.0} {}", c.what, c.value, c.target, c.ok);
+    // Host polling keeps the guest-side exits; its CPU shows as host polling.
+    let host = row(&r, Config::HostPoll { ns: 500_000 });
+    assert_eq!(host.hlt_exits, hlt.hlt_exits);
+    assert!(host.host_poll_pct > 0.0);
+    // idle=poll and cpuidle-haltpoll with its defaults never exit; guest_halt_poll_ns=0 is HLT.
+    for c in [Config::IdlePoll, Config::Haltpoll { ns: 200_000 }] {
+        let x = row(&r, c);
+        assert!(x.hlt_exits < 0.01 && x.tsc_deadline_exits < 0.01, "{x:?}");
     }
-    let _ = Config::Hlt;
+    let zero = row(&r, Config::Haltpoll { ns: 0 });
+    assert_eq!(zero.ns_per_switch, hlt.ns_per_switch);
+    // One vCPU: no idle on the switch path, no exits but the other vCPU's single idle entry.
+    let one = row(&r, Config::HltOneCpu);
+    assert_eq!(one.hlt_exits + one.icr_exits, 0.0);
+    assert!(one.tsc_deadline_exits * 20_000.0 <= 1.0 + 1e-9);
+    // The checks compare HLT − poll against the published difference, one per poll row.
+    assert_eq!(r.checks.len(), 4);
+}
+
+#[test]
+fn e3_is_deterministic() {
+    assert_eq!(e3::results(4_000), e3::results(4_000));
 }

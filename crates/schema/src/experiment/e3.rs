@@ -190,7 +190,10 @@ mod tests {
 
     #[test]
     fn every_published_figure_is_in_the_table() {
-        let with: Vec<_> = CONFIGS.iter().filter(|c| published(**c).is_some()).collect();
+        let with: Vec<_> = CONFIGS
+            .iter()
+            .filter(|c| published(**c).is_some())
+            .collect();
         assert_eq!(with.len(), 10);
         assert_eq!(published(Config::Hlt).map(|p| p.0), Some(2493.14));
         assert_eq!(

@@ -19,9 +19,7 @@
 //!   compares against it), and the cpuidle-haltpoll driver switches it off anyway.
 
 use ticklab_cmdline::HaltpollParams;
-use ticklab_schema::experiment::e3::{
-    CONFIGS, Config, CostRow, Results, Row, SWITCHES, published,
-};
+use ticklab_schema::experiment::e3::{CONFIGS, Config, CostRow, Results, Row, SWITCHES, published};
 use ticklab_schema::machine::{Costs, xps13_7390};
 
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
@@ -121,9 +119,18 @@ pub fn cost_rows(kvm: &KvmCosts, costs: &Costs) -> Vec<CostRow> {
     for (name, ns) in [
         ("guest one-way context switch", costs.context_switch_ns),
         ("guest interrupt entry + exit", costs.irq_entry_exit_ns),
-        ("guest tick stop (without the msr write)", costs.tick_stop_ns),
-        ("guest tick restart (without the msr write)", costs.tick_restart_ns),
-        ("cache-line transfer (poller notices)", costs.cacheline_local_ns),
+        (
+            "guest tick stop (without the msr write)",
+            costs.tick_stop_ns,
+        ),
+        (
+            "guest tick restart (without the msr write)",
+            costs.tick_restart_ns,
+        ),
+        (
+            "cache-line transfer (poller notices)",
+            costs.cacheline_local_ns,
+        ),
     ] {
         rows.push(CostRow {
             name: name.into(),

@@ -224,7 +224,10 @@ pub struct VcpuHostTime {
 impl VcpuHostTime {
     /// Host CPU the vCPU thread consumed.
     pub fn host_cpu_ns(&self) -> u64 {
-        self.guest_busy_ns + self.guest_idle_ns + self.exits_ns + self.host_poll_ns
+        self.guest_busy_ns
+            + self.guest_idle_ns
+            + self.exits_ns
+            + self.host_poll_ns
             + self.host_sched_ns
     }
 }
@@ -255,10 +258,7 @@ mod tests {
             assert_eq!(h.window_ns(), after, "window {before}, halt {halt}");
         }
         let mut h = HostHaltPoll {
-            params: HostHaltPollParams {
-                shrink: 2,
-                ..p
-            },
+            params: HostHaltPollParams { shrink: 2, ..p },
             window_ns: 20_000,
         };
         h.after_halt(100_000);

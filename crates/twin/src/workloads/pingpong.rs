@@ -329,7 +329,11 @@ impl GuestPingPong {
             self.exit(w, ExitReason::MsrIcr, kvm.msr_write_exit_ns);
             self.vcpus[w].busy_exits_ns += kvm.msr_write_exit_ns;
         }
-        if let Phase::Running { idle_at: ref mut at, .. } = self.vcpus[w].phase {
+        if let Phase::Running {
+            idle_at: ref mut at,
+            ..
+        } = self.vcpus[w].phase
+        {
             *at = idle_at;
         }
         self.vcpus[x].phase = Phase::Running {
@@ -400,6 +404,126 @@ impl GuestPingPong {
             host_polled_wakes: self.host_polled_wakes,
             blocked_wakes: self.blocked_wakes,
             host: [self.vcpus[0].time, self.vcpus[1].time],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::machine::xps13_7390;
+
+    fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
+        GuestPingPong::new(GuestSetup {
+            costs: xps13_7390().costs,
+            kvm: KvmCosts::skylake_2017(),
+            host_poll,
+            idle,
+            tick_period_ns: 4_000_000,
+        })
+        .unwrap()
+    }
+
+    /// vCPU 1 goes idle at 0 through the 2017 path with a 10 µs threshold; vCPU 0 wakes it
+    /// at `t`. Returns (ICR exits, HLT exits, IPIs skipped).
+    fn wake_threshold_guest_at(t: u64) -> (u64, u64, u64) {
+        let mut g = guest(
+            GuestIdlePath::PollThenHlt {
+                threshold_ns: 10_000,
+            },
+            HostHaltPollParams::off(),
+        );
+        g.vcpus[1].phase = Phase::Running {
+            since: 0,
+            idle_at: 0,
+        };
+        g.wake(0, t);
+        (
+            g.exits[ExitReason::MsrIcr.index()],
+            g.exits[ExitReason::Hlt.index()],
+            g.ipis_skipped,
+        )
+    }
+
+    #[test]
+    fn ipi_is_skipped_exactly_while_the_target_polls() {
+        let c = xps13_7390().costs;
+        // The tick stop (work + TSC-deadline exit) comes first; polling starts after it.
+        let poll_from = c.tick_stop_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
+        let poll_end = poll_from + 10_000;
+        // (wake time, ICR exits, HLT exits, skipped)
+        let table = [
+            (0, 0, 0, 1),                 // during the tick stop: flag set, no IPI
+            (poll_from, 0, 0, 1),         // first instant of the spin
+            (poll_end - 1, 0, 0, 1),      // last instant of the spin
+            (poll_end, 1, 1, 0),          // the spin ran out: HLT executed, IPI needed
+            (poll_end + 50_000, 1, 1, 0), // long halted
+        ];
+        for (t, icr, hlt, skipped) in table {
+            assert_eq!(
+                wake_threshold_guest_at(t),
+                (icr, hlt, skipped),
+                "wake at {t} ns"
+            );
+        }
+    }
+
+    #[test]
+    fn host_polling_burns_host_cpu_not_guest_cpu() {
+        let n = 5_000;
+        let hlt = guest(GuestIdlePath::Hlt, HostHaltPollParams::off()).run(n, false);
+        let polled = guest(GuestIdlePath::Hlt, HostHaltPollParams::with_max(500_000)).run(n, false);
+        let busy = |o: &PingPongOutcome| o.host.iter().map(|h| h.guest_busy_ns).sum::<u64>();
+        let poll = |o: &PingPongOutcome| o.host.iter().map(|h| h.host_poll_ns).sum::<u64>();
+        assert_eq!(poll(&hlt), 0);
+        assert!(poll(&polled) > 0, "the host polled");
+        assert!(polled.host_polled_wakes > 0);
+        // The guest runs the same code either way: same busy time, same exits.
+        assert_eq!(busy(&hlt), busy(&polled));
+        assert_eq!(hlt.exits, polled.exits);
+        // Only each vCPU's first halt blocks: the window starts at 0, then grows.
+        assert!(polled.blocked_wakes <= 2, "{}", polled.blocked_wakes);
+        assert!(polled.host_cpu_pct() > hlt.host_cpu_pct());
+        // Per switch, the host-polled wake is cheaper by the block/wake it avoids.
+        assert!(polled.ns_per_switch() < hlt.ns_per_switch());
+    }
+
+    #[test]
+    fn haltpoll_driver_switches_host_polling_off() {
+        let p = ticklab_cmdline::HaltpollParams {
+            guest_halt_poll_ns: 0,
+            ..Default::default()
+        };
+        let o = guest(
+            GuestIdlePath::haltpoll(p),
+            HostHaltPollParams::with_max(500_000),
+        )
+        .run(1_000, false);
+        assert_eq!(
+            o.host_poll_pct(),
+            0.0,
+            "the poll-control MSR turned host polling off"
+        );
+        // Every wake but the first (its target was still on the way into HLT) blocked.
+        assert_eq!(o.blocked_wakes, o.switches - 1);
+        assert_eq!(o.exits[ExitReason::MsrIcr.index()], o.blocked_wakes);
+    }
+
+    #[test]
+    fn accounting_adds_up() {
+        for idle in [
+            GuestIdlePath::Hlt,
+            GuestIdlePath::IdlePoll,
+            GuestIdlePath::PollThenHlt {
+                threshold_ns: 1_000,
+            },
+        ] {
+            let o = guest(idle.clone(), HostHaltPollParams::with_max(20_000)).run(2_000, false);
+            for h in &o.host {
+                assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+            }
+            assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
+            assert!(o.guest_busy_pct() <= o.host_cpu_pct());
         }
     }
 }

@@ -197,7 +197,10 @@ mod tests {
     #[test]
     fn each_path_steps_by_its_rule() {
         let mut hlt = GuestIdle::new(GuestIdlePath::Hlt).unwrap();
-        assert_eq!(hlt.step(&input(), false), IdleStep::Halt { stop_tick: true });
+        assert_eq!(
+            hlt.step(&input(), false),
+            IdleStep::Halt { stop_tick: true }
+        );
         let mut poll = GuestIdle::new(GuestIdlePath::IdlePoll).unwrap();
         assert_eq!(
             poll.step(&input(), false),

@@ -200,8 +200,7 @@ impl Governor for Teo {
             if n < 3 && input.utilized {
                 // Utilised with two states: assume a short idle period.
                 duration = Self::middle_of_bin(states, 0);
-                if (idx == Some(0) && !states[0].polling && time_ok(duration))
-                    || states[1].disabled
+                if (idx == Some(0) && !states[0].polling && time_ok(duration)) || states[1].disabled
                 {
                     return keep(0);
                 }
@@ -243,8 +242,7 @@ impl Governor for Teo {
                 duration = states[idx].target_residency_ns;
                 break 'pick idx;
             }
-            let alt_intercepts =
-                2 * idx_intercept_sum > self.total.saturating_sub(idx_hit_sum);
+            let alt_intercepts = 2 * idx_intercept_sum > self.total.saturating_sub(idx_hit_sum);
             let alt_recent = idx_recent_sum > (NR_RECENT / 2) as u32;
             if alt_recent || alt_intercepts {
                 let mut first_span = duration;
@@ -300,8 +298,7 @@ impl Governor for Teo {
             };
         }
         let first_enabled = (0..n).find(|&i| !states[i].disabled).unwrap_or(0);
-        let idx = if idx > first_enabled && states[idx].target_residency_ns > input.delta_next_ns
-        {
+        let idx = if idx > first_enabled && states[idx].target_residency_ns > input.delta_next_ns {
             Self::find_shallower(states, idx, input.delta_next_ns, false)
         } else {
             idx
