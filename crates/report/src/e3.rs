@@ -25,7 +25,7 @@
 //! [`json`] is the `--json` form: the [`Results`] plus `schema_version` and `experiment`.
 
 use std::fmt::Write;
-use ticklab_schema::experiment::e3::Results;
+use ticklab_schema::experiment::e3::{LiveSweep, Results};
 use ticklab_schema::report::REPORT_SCHEMA_VERSION;
 
 /// The E3 tables as plain text (see the module documentation for the layout).
@@ -99,6 +99,85 @@ pub fn e3_report(r: &Results) -> String {
     s
 }
 
+/// The live sweep on this host (`ticklab host haltpoll-sweep`) beside the calibrated twin:
+///
+/// ```text
+/// E3 live — futex ping-pong across CPUs A,B on this guest, guest_halt_poll_ns swept
+/// cpuidle driver <d>, governor <g>: <verdict>
+///
+/// guest_halt_poll_ns | ns/switch measured | twin | error | busy % | idle-state usage
+/// ...                   (one line per point; "calibration" instead of an error at 0)
+///
+/// one CPU (both tasks on A): <ns> ns/switch
+/// Twin calibration (guest_halt_poll_ns=0 only):
+///   <name> <ns> ns  <how>
+/// Parameters before / after:
+///   <name> <before> <after>
+/// ```
+pub fn live_report(l: &LiveSweep) -> String {
+    let mut s = String::from(
+        "E3 live — futex ping-pong across two CPUs on this guest, guest_halt_poll_ns swept\n",
+    );
+    let _ = writeln!(
+        s,
+        "cpuidle driver {}, governor {}: {}\n",
+        l.driver, l.governor, l.verdict
+    );
+    let _ = writeln!(
+        s,
+        "{:>18} | {:>10} | {:>10} | {:>11} | {:>6} | idle-state usage",
+        "guest_halt_poll_ns", "measured", "twin", "error", "busy %"
+    );
+    let _ = writeln!(s, "{}", "-".repeat(86));
+    for p in &l.points {
+        let twin = p
+            .predicted_ns
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let err = if p.calibration_point {
+            "calibration".to_string()
+        } else {
+            p.error_pct()
+                .map_or_else(|| "-".to_string(), |e| format!("{e:+.1} %"))
+        };
+        let usage = if p.idle_usage.is_empty() {
+            "none in sysfs".to_string()
+        } else {
+            p.idle_usage
+                .iter()
+                .map(|(n, u)| format!("{n} {u}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "{:>18} | {:>10.1} | {:>10} | {:>11} | {:>6.1} | {}",
+            p.guest_halt_poll_ns, p.ns_per_switch, twin, err, p.busy_pct, usage
+        );
+    }
+    if l.interrupted {
+        s.push_str("(interrupted: the points above are those completed)\n");
+    }
+    let _ = writeln!(
+        s,
+        "\none CPU (both tasks on the first CPU): {:.1} ns/switch",
+        l.same_cpu_ns
+    );
+    s.push_str("Twin calibration (guest_halt_poll_ns=0 only):\n");
+    for (name, ns, how) in &l.calibration {
+        let _ = writeln!(s, "  {name:<36} {ns:>8} ns  {how}");
+    }
+    s.push_str("Parameters before / after the sweep:\n");
+    for (name, before) in &l.params_before {
+        let after = l
+            .params_after
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("-", |(_, v)| v.as_str());
+        let _ = writeln!(s, "  {name:<40} {before:>10} {after:>10}");
+    }
+    s
+}
+
 /// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows`, `costs`,
 /// `checks`, `assumptions`.
 pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
@@ -153,6 +232,35 @@ mod tests {
     #[test]
     fn e3_report_snapshot() {
         insta::assert_snapshot!(e3_report(&results()));
+    }
+
+    #[test]
+    fn live_report_snapshot() {
+        use ticklab_schema::experiment::e3::LivePoint;
+        let point = |ns: u64, measured: f64, twin: f64, cal: bool| LivePoint {
+            guest_halt_poll_ns: ns,
+            round_trips: 1000,
+            ns_per_switch: measured,
+            busy_pct: 55.0,
+            idle_usage: Vec::new(),
+            predicted_ns: Some(twin),
+            calibration_point: cal,
+        };
+        let l = LiveSweep {
+            driver: "none".into(),
+            governor: "menu".into(),
+            verdict: "no haltpoll driver: no effect expected".into(),
+            params_before: vec![("haltpoll.guest_halt_poll_ns".into(), "200000".into())],
+            params_after: vec![("haltpoll.guest_halt_poll_ns".into(), "200000".into())],
+            same_cpu_ns: 1500.0,
+            calibration: vec![("host wake of a blocked vcpu".into(), 4000, "CAL".into())],
+            points: vec![
+                point(0, 9000.0, 9000.0, true),
+                point(50_000, 9500.0, 9000.0, false),
+            ],
+            interrupted: false,
+        };
+        insta::assert_snapshot!(live_report(&l));
     }
 
     #[test]

@@ -184,6 +184,60 @@ impl Results {
     }
 }
 
+/// One `guest_halt_poll_ns` value of the live sweep on this host, with the calibrated twin's
+/// prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LivePoint {
+    /// The value written to `haltpoll.guest_halt_poll_ns` for this point.
+    pub guest_halt_poll_ns: u64,
+    /// Round trips measured.
+    pub round_trips: u64,
+    /// Measured ns per switch (futex ping-pong across the two CPUs).
+    pub ns_per_switch: f64,
+    /// Measured guest CPU busy % of the two CPUs (mean).
+    pub busy_pct: f64,
+    /// cpuidle state usage during the point, summed over the two CPUs: (state, entries);
+    /// empty when sysfs has no cpuidle states (no driver).
+    pub idle_usage: Vec<(String, u64)>,
+    /// The twin's prediction, ns per switch (`None` where the twin was not built).
+    pub predicted_ns: Option<f64>,
+    /// This point was the calibration point (not a prediction).
+    pub calibration_point: bool,
+}
+
+impl LivePoint {
+    /// Prediction error, % of the measurement.
+    pub fn error_pct(&self) -> Option<f64> {
+        self.predicted_ns
+            .map(|p| 100.0 * (p - self.ns_per_switch) / self.ns_per_switch)
+    }
+}
+
+/// The live part of E3 on this host: the sweep of `guest_halt_poll_ns`, the parameters
+/// before and after, and the twin calibrated at `guest_halt_poll_ns=0`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveSweep {
+    /// `current_driver` (e.g. `none`, `haltpoll`).
+    pub driver: String,
+    /// `current_governor`.
+    pub governor: String,
+    /// What the sweep can show here, one sentence (e.g. that without the haltpoll driver the
+    /// parameter has no effect).
+    pub verdict: String,
+    /// Known writable parameters before the sweep: (name, value).
+    pub params_before: Vec<(String, String)>,
+    /// The same after the sweep (restored).
+    pub params_after: Vec<(String, String)>,
+    /// Measured ns per switch with both tasks on one CPU (calibration input).
+    pub same_cpu_ns: f64,
+    /// The calibrated costs: (name, ns, how obtained).
+    pub calibration: Vec<(String, u64, String)>,
+    /// The sweep points, in the order run.
+    pub points: Vec<LivePoint>,
+    /// The run was interrupted (Ctrl-C): the points are those completed.
+    pub interrupted: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,3 +163,164 @@ pub fn results(switches: u64) -> Results {
 pub fn published_results() -> Results {
     results(SWITCHES)
 }
+
+/// The twin of a live guest, calibrated from two measurements at `guest_halt_poll_ns=0`.
+///
+/// What is learnt (**CAL**, from this host's own ping-pong, never from the predicted points):
+/// * the guest's one-way context switch = the measured one-CPU ping-pong ns per switch;
+/// * the host's wake-up of a blocked vCPU ([`KvmCosts::host_wake_ns`]) = the value that makes
+///   the twin's two-CPU ping-pong equal the measured one (bisection: the model's ns per
+///   switch does not fall as the wake-up grows); a measurement below what the other costs
+///   already explain leaves it at 0 and shows as the residual.
+///
+/// Everything else stays at the estimates of [`KvmCosts::skylake_2017`] and the native guest
+/// costs; host halt polling is taken as off (it is invisible from inside the guest, and the
+/// fitted wake-up absorbs whatever the host does).
+#[derive(Debug, Clone)]
+pub struct HostTwin {
+    costs: Costs,
+    kvm: KvmCosts,
+    driver: String,
+    governor: String,
+    tick_period_ns: u64,
+    /// Calibrated ns per switch minus measured, at the calibration point.
+    pub residual_ns: f64,
+}
+
+/// Switches per twin run when calibrating and predicting.
+pub const HOST_TWIN_SWITCHES: u64 = 20_000;
+
+impl HostTwin {
+    /// Calibrates from the one-CPU and two-CPU ns per switch measured at
+    /// `guest_halt_poll_ns=0`, for a guest whose cpuidle driver and governor are as given
+    /// (`none` or `haltpoll`) at `hz`. Err names an unsupported setup.
+    pub fn calibrate(
+        same_cpu_ns: f64,
+        cross_cpu_ns: f64,
+        driver: &str,
+        governor: &str,
+        hz: u32,
+    ) -> Result<HostTwin, String> {
+        if !(same_cpu_ns.is_finite() && same_cpu_ns > 0.0 && cross_cpu_ns.is_finite()) {
+            return Err(format!(
+                "calibration needs positive measurements (one CPU {same_cpu_ns}, two CPUs {cross_cpu_ns})"
+            ));
+        }
+        if !matches!(driver, "none" | "haltpoll") {
+            return Err(format!(
+                "cpuidle driver {driver:?}: the guest twin models `none` (HLT) and `haltpoll`"
+            ));
+        }
+        let mut costs = xps13_7390().costs;
+        costs.context_switch_ns = same_cpu_ns.round() as u64;
+        let mut twin = HostTwin {
+            costs,
+            kvm: KvmCosts::skylake_2017(),
+            driver: driver.into(),
+            governor: governor.into(),
+            tick_period_ns: 1_000_000_000 / u64::from(hz.max(1)),
+            residual_ns: 0.0,
+        };
+        let at = |t: &mut HostTwin, wake: u64| {
+            t.kvm.host_wake_ns = wake;
+            t.predict(0).ns_per_switch()
+        };
+        // ns per switch does not fall as the wake-up grows: bisect for the measured value.
+        let (mut lo, mut hi) = (
+            0u64,
+            (cross_cpu_ns.max(0.0) as u64).saturating_mul(2) + 1_000,
+        );
+        let wake = if at(&mut twin, 0) >= cross_cpu_ns {
+            0
+        } else {
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if at(&mut twin, mid) < cross_cpu_ns {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let (flo, fhi) = (at(&mut twin, lo), at(&mut twin, hi));
+            if (cross_cpu_ns - flo).abs() <= (fhi - cross_cpu_ns).abs() {
+                lo
+            } else {
+                hi
+            }
+        };
+        let fitted = at(&mut twin, wake);
+        twin.residual_ns = fitted - cross_cpu_ns;
+        Ok(twin)
+    }
+
+    /// The guest idle path this host takes with `guest_halt_poll_ns` = `ns`.
+    pub fn idle_path(&self, ns: u64) -> GuestIdlePath {
+        if self.driver == "haltpoll" {
+            GuestIdlePath::Cpuidle {
+                governor: self.governor.clone(),
+                params: HaltpollParams {
+                    guest_halt_poll_ns: ns,
+                    ..HaltpollParams::default()
+                },
+            }
+        } else {
+            GuestIdlePath::Hlt
+        }
+    }
+
+    /// The twin's ping-pong across two vCPUs at `guest_halt_poll_ns` = `ns`.
+    pub fn predict(&self, ns: u64) -> PingPongOutcome {
+        let setup = GuestSetup {
+            costs: self.costs.clone(),
+            kvm: self.kvm,
+            host_poll: HostHaltPollParams::off(),
+            idle: self.idle_path(ns),
+            tick_period_ns: self.tick_period_ns,
+        };
+        match GuestPingPong::new(setup) {
+            Some(m) => m.run(HOST_TWIN_SWITCHES / 2, false),
+            // An unknown governor: the driver's own one.
+            None => GuestPingPong::new(GuestSetup {
+                idle: GuestIdlePath::haltpoll(HaltpollParams {
+                    guest_halt_poll_ns: ns,
+                    ..HaltpollParams::default()
+                }),
+                costs: self.costs.clone(),
+                kvm: self.kvm,
+                host_poll: HostHaltPollParams::off(),
+                tick_period_ns: self.tick_period_ns,
+            })
+            .expect("haltpoll is a known governor")
+            .run(HOST_TWIN_SWITCHES / 2, false),
+        }
+    }
+
+    /// The calibrated costs: (name, ns, how obtained).
+    pub fn calibration(&self) -> Vec<(String, u64, String)> {
+        vec![
+            (
+                "guest one-way context switch".into(),
+                self.costs.context_switch_ns,
+                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
+            ),
+            (
+                "host wake of a blocked vcpu".into(),
+                self.kvm.host_wake_ns,
+                format!(
+                    "CAL: two-CPU futex ping-pong, guest_halt_poll_ns=0 (residual {:+.1} ns)",
+                    self.residual_ns
+                ),
+            ),
+            (
+                "msr-write exit (tsc deadline, icr)".into(),
+                self.kvm.msr_write_exit_ns,
+                "E: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+            (
+                "vm exit + entry (bare)".into(),
+                self.kvm.exit_entry_ns,
+                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+        ]
+    }
+}
