@@ -2,8 +2,8 @@
 //! guest (docs/experiments.md E3).
 //!
 //! For each value the sweep sets `haltpoll.guest_halt_poll_ns` through a
-//! [`ParamGuard`](super::sysfs_params::ParamGuard) (restored after the point, and on error or
-//! Ctrl-C), runs `pingpong:futex@A,B:n=ROUNDS` with [`run_workload`](super::run_workload) and
+//! [`ParamGuard`] (restored after the point, and on error or
+//! Ctrl-C), runs `pingpong:futex@A,B:n=ROUNDS` with [`run_workload`] and
 //! keeps ns per switch, the two CPUs' busy % and the cpuidle state usage from sysfs. It also
 //! measures the ping-pong with both tasks on CPU A once (at the first value), the
 //! one-CPU switch cost the twin's calibration needs.
@@ -87,15 +87,26 @@ pub struct SweepOutcome {
     pub hz: u32,
 }
 
-/// One ping-pong run: (round trips, ns per switch, mean busy % of its CPUs, idle usage, the
-/// report's HZ).
+/// What one ping-pong run measured.
+struct Measured {
+    round_trips: u64,
+    ns_per_switch: f64,
+    /// Mean busy % of its CPUs.
+    busy_pct: f64,
+    /// cpuidle usage summed over its CPUs.
+    idle_usage: Vec<(String, u64)>,
+    /// The report's HZ.
+    hz: u32,
+}
+
+/// One futex ping-pong run between CPUs `a` and `b`.
 fn pingpong(
     a: u32,
     b: u32,
     round_trips: u64,
     config: &RunConfig,
     stop: &Stop,
-) -> Result<(u64, f64, f64, Vec<(String, u64)>, u32), HarnessError> {
+) -> Result<Measured, HarnessError> {
     let workload = Workload {
         groups: vec![TaskGroup::PingPong {
             method: PingPongMethod::Futex,
@@ -130,7 +141,13 @@ fn pingpong(
             }
         }
     }
-    Ok((pp.round_trips, pp.ns_per_switch, busy_pct, usage, r.hz))
+    Ok(Measured {
+        round_trips: pp.round_trips,
+        ns_per_switch: pp.ns_per_switch,
+        busy_pct,
+        idle_usage: usage,
+        hz: r.hz,
+    })
 }
 
 /// Runs the sweep (needs root for the parameter writes). `progress` hears one line per point.
@@ -159,13 +176,13 @@ pub fn sweep(
         let setting = ParamSetting::parse(&format!("haltpoll.guest_halt_poll_ns={v}"))?;
         let mut guard = ParamGuard::apply(std::slice::from_ref(&setting))?;
         if i == 0 {
-            let (_, ns, _, _, _) = pingpong(a, a, cfg.round_trips, &config, stop)?;
+            let ns = pingpong(a, a, cfg.round_trips, &config, stop)?.ns_per_switch;
             same_cpu_ns = ns;
             progress(&format!("one CPU (cpu {a}): {ns:.1} ns/switch"));
         }
-        let (round_trips, ns, busy_pct, idle_usage, run_hz) =
-            pingpong(a, b, cfg.round_trips, &config, stop)?;
-        hz = run_hz;
+        let m = pingpong(a, b, cfg.round_trips, &config, stop)?;
+        hz = m.hz;
+        let (ns, busy_pct) = (m.ns_per_switch, m.busy_pct);
         let failed = guard.restore();
         if !failed.is_empty() {
             return Err(HarnessError::Input(format!(
@@ -178,10 +195,10 @@ pub fn sweep(
         ));
         points.push(LivePoint {
             guest_halt_poll_ns: v,
-            round_trips,
+            round_trips: m.round_trips,
             ns_per_switch: ns,
             busy_pct,
-            idle_usage,
+            idle_usage: m.idle_usage,
             predicted_ns: None,
             calibration_point: false,
         });

@@ -210,12 +210,11 @@ impl Governor for Teo {
             let (mut idx_intercept_sum, mut idx_hit_sum, mut idx_recent_sum) = (0, 0, 0);
             let mut idx0 = 0;
             let mut constraint_idx = 0;
-            for i in 1..n {
+            for (i, s) in states.iter().enumerate().take(n).skip(1) {
                 let prev = self.bins[i - 1];
                 intercept_sum += prev.intercepts;
                 hit_sum += prev.hits;
                 recent_sum += prev.recent;
-                let s = &states[i];
                 if s.disabled {
                     continue;
                 }
