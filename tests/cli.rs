@@ -28,7 +28,13 @@ fn bad_input_exits_2_and_names_the_input() {
         ),
         (&["experiment", "e9"], "e9"),
         // A bad experiment name lists the ones there are.
-        (&["experiment", "e9"], "[possible values: e1, e2]"),
+        (&["experiment", "e9"], "[possible values: e1, e2, e3]"),
+        // A parameter ticklab does not know is refused before anything is written.
+        (
+            &["host", "run", "--workload", "idle", "--set", "nope=1"],
+            "--set \"nope=1\"",
+        ),
+        (&["host", "haltpoll-sweep", "--cpus", "0"], "--cpus"),
         // Every duration flag goes through the one parser, and its error names the flag.
         (&["experiment", "e1", "--duration", "30"], "--duration"),
         (&["experiment", "e1", "--duration", "30"], "duration \"30\""),
