@@ -70,4 +70,5 @@ fn host_twin_reproduces_its_calibration_point_and_follows_the_driver() {
     assert!(low.residual_ns > 0.0);
     assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "intel_idle", "menu", 250).is_err());
     assert!(e3::HostTwin::calibrate(f64::NAN, 9000.0, "none", "menu", 250).is_err());
+    assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "haltpoll", "performance", 250).is_err());
 }

@@ -6,7 +6,8 @@
 //! Ctrl-C), runs `pingpong:futex@A,B:n=ROUNDS` with [`run_workload`] and
 //! keeps ns per switch, the two CPUs' busy % and the cpuidle state usage from sysfs. It also
 //! measures the ping-pong with both tasks on CPU A once (at the first value), the
-//! one-CPU switch cost the twin's calibration needs.
+//! one-CPU switch cost the twin's calibration needs. A point cut short by Ctrl-C is dropped,
+//! not reported as a partial measurement.
 //!
 //! Whether the parameter can matter is read from sysfs first ([`IdleSetup`]): the haltpoll
 //! governor only runs under the cpuidle-haltpoll driver. Without it the sweep still runs and
@@ -177,10 +178,17 @@ pub fn sweep(
         let mut guard = ParamGuard::apply(std::slice::from_ref(&setting))?;
         if i == 0 {
             let ns = pingpong(a, a, cfg.round_trips, &config, stop)?.ns_per_switch;
+            if stop.is_set() {
+                break;
+            }
             same_cpu_ns = ns;
             progress(&format!("one CPU (cpu {a}): {ns:.1} ns/switch"));
         }
         let m = pingpong(a, b, cfg.round_trips, &config, stop)?;
+        if stop.is_set() {
+            // An interrupted point is partial: it is not reported (the guard restores).
+            break;
+        }
         hz = m.hz;
         let (ns, busy_pct) = (m.ns_per_switch, m.busy_pct);
         let failed = guard.restore();

@@ -22,6 +22,7 @@ use ticklab_cmdline::HaltpollParams;
 use ticklab_schema::experiment::e3::{CONFIGS, Config, CostRow, Results, Row, SWITCHES, published};
 use ticklab_schema::machine::{Costs, xps13_7390};
 
+use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
 use crate::kernel::kvm::{ExitReason, HostHaltPollParams, KvmCosts};
 use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
@@ -211,6 +212,11 @@ impl HostTwin {
                 "cpuidle driver {driver:?}: the guest twin models `none` (HLT) and `haltpoll`"
             ));
         }
+        if driver == "haltpoll" && governor_by_name(governor, HaltpollParams::default()).is_none() {
+            return Err(format!(
+                "cpuidle governor {governor:?}: the guest twin models haltpoll, teo, menu and ladder"
+            ));
+        }
         let mut costs = xps13_7390().costs;
         costs.context_switch_ns = same_cpu_ns.round() as u64;
         let mut twin = HostTwin {
@@ -277,22 +283,9 @@ impl HostTwin {
             idle: self.idle_path(ns),
             tick_period_ns: self.tick_period_ns,
         };
-        match GuestPingPong::new(setup) {
-            Some(m) => m.run(HOST_TWIN_SWITCHES / 2, false),
-            // An unknown governor: the driver's own one.
-            None => GuestPingPong::new(GuestSetup {
-                idle: GuestIdlePath::haltpoll(HaltpollParams {
-                    guest_halt_poll_ns: ns,
-                    ..HaltpollParams::default()
-                }),
-                costs: self.costs.clone(),
-                kvm: self.kvm,
-                host_poll: HostHaltPollParams::off(),
-                tick_period_ns: self.tick_period_ns,
-            })
-            .expect("haltpoll is a known governor")
-            .run(HOST_TWIN_SWITCHES / 2, false),
-        }
+        GuestPingPong::new(setup)
+            .expect("calibrate checked the governor")
+            .run(HOST_TWIN_SWITCHES / 2, false)
     }
 
     /// The calibrated costs: (name, ns, how obtained).

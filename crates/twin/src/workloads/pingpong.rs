@@ -39,6 +39,7 @@
 //! convention).
 
 use ticklab_schema::machine::Costs;
+use ticklab_schema::workload::TaskGroup;
 
 use crate::kernel::cpuidle::SelectInput;
 use crate::kernel::cpuidle::guest_idle::{GuestIdle, GuestIdlePath, IdleStep};
@@ -264,9 +265,13 @@ impl GuestPingPong {
         let mut ipi = false;
         let resume = match self.vcpus[x].phase {
             // Not asleep yet: its wait finds the word changed and returns without sleeping.
-            Phase::Running { idle_at, .. } => {
+            Phase::Running { since, idle_at } => {
                 self.ipis_skipped += 1;
-                idle_at.max(t)
+                let r = idle_at.max(t);
+                // It never went idle: its busy time runs on.
+                let cpu = &mut self.vcpus[x];
+                cpu.time.guest_busy_ns += (r - since) - std::mem::take(&mut cpu.busy_exits_ns);
+                r
             }
             Phase::Poll {
                 step_at, poll_from, ..
@@ -341,6 +346,28 @@ impl GuestPingPong {
             idle_at: u64::MAX,
         };
         run_from + half
+    }
+
+    /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
+    /// the host lab runs): A = B puts both tasks on one vCPU; the guest has two vCPUs, so A
+    /// and B must be 0 or 1. The pipe variant is costed like the futex one.
+    pub fn run_group(self, group: &TaskGroup) -> Result<PingPongOutcome, String> {
+        let TaskGroup::PingPong {
+            cpu_a,
+            cpu_b,
+            round_trips,
+            ..
+        } = group
+        else {
+            return Err(format!("{}: not a ping-pong group", group.label()));
+        };
+        if *cpu_a > 1 || *cpu_b > 1 {
+            return Err(format!(
+                "{}: the modelled guest has vCPUs 0 and 1",
+                group.label()
+            ));
+        }
+        Ok(self.run(*round_trips, cpu_a == cpu_b))
     }
 
     /// Runs `round_trips` round trips between vCPU 0 and vCPU 1 (or on vCPU 0 alone when
@@ -507,6 +534,23 @@ mod tests {
         // Every wake but the first (its target was still on the way into HLT) blocked.
         assert_eq!(o.blocked_wakes, o.switches - 1);
         assert_eq!(o.exits[ExitReason::MsrIcr.index()], o.blocked_wakes);
+    }
+
+    #[test]
+    fn runs_the_host_labs_spec() {
+        let spec = |s: &str| {
+            ticklab_schema::workload::Workload::parse(s, 2)
+                .unwrap()
+                .groups[0]
+                .clone()
+        };
+        let g = || guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+        let cross = g().run_group(&spec("pingpong:futex@0,1:n=1000")).unwrap();
+        assert_eq!(cross.switches, 2000);
+        assert!(cross.exits[ExitReason::Hlt.index()] > 0);
+        let one = g().run_group(&spec("pingpong:pipe@1,1:n=1000")).unwrap();
+        assert_eq!(one.exits[ExitReason::Hlt.index()], 0);
+        assert!(g().run_group(&spec("hogs:1")).is_err());
     }
 
     #[test]
