@@ -83,19 +83,7 @@ pub fn e3_report(r: &Results) -> String {
         let _ = writeln!(s, "  - {a}");
     }
     s.push_str("\nHLT-versus-polling difference against the published rows:\n");
-    for c in &r.checks {
-        let _ = writeln!(
-            s,
-            "  {:<4} {:<48} {:>8.1}  target {:>8.1}  {}",
-            if c.ok { "ok" } else { "FAIL" },
-            c.what,
-            c.value,
-            c.target,
-            c.band
-        );
-    }
-    let ok = r.checks.iter().filter(|c| c.ok).count();
-    let _ = writeln!(s, "{ok} of {} checks inside their bands", r.checks.len());
+    crate::format::band_checks(&mut s, &r.checks, 48, 8, 1);
     s
 }
 
