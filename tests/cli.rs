@@ -35,6 +35,8 @@ fn bad_input_exits_2_and_names_the_input() {
             "--set \"nope=1\"",
         ),
         (&["host", "haltpoll-sweep", "--cpus", "0"], "--cpus"),
+        // The ping-pong is modelled in a KVM guest only.
+        (&["sim", "--workload", "pingpong:futex@0,1"], "kvm-guest-2"),
         // Every duration flag goes through the one parser, and its error names the flag.
         (&["experiment", "e1", "--duration", "30"], "--duration"),
         (&["experiment", "e1", "--duration", "30"], "duration \"30\""),

@@ -317,3 +317,67 @@ impl HostTwin {
         ]
     }
 }
+
+/// A scenario whose workload is one ping-pong group, run in the modelled KVM guest (what
+/// `ticklab sim --machine kvm-guest-2 --workload pingpong:…` does).
+///
+/// The scenario decides the guest's idle path: the machine's cpuidle driver (`haltpoll` or
+/// `none`), and from the command line `idle=poll`, `cpuidle.off=1`, `cpuidle.governor=` and
+/// the `haltpoll.*` parameters; its HZ gives the tick period. The costs are those of
+/// [`results`]: the guest's native estimates and [`KvmCosts::skylake_2017`] (the `kvm-guest`
+/// preset's own costs fold exits into interrupt and timer costs, so they are not used here).
+/// Err names what is not modelled.
+pub fn simulate_pingpong(
+    scenario: &ticklab_schema::scenario::Scenario,
+) -> Result<PingPongOutcome, String> {
+    use ticklab_cmdline::{IdleOverride, KernelBuild, KernelCmdline, TickConfig};
+    let [group @ ticklab_schema::workload::TaskGroup::PingPong { .. }] =
+        &scenario.workload.groups[..]
+    else {
+        return Err(format!(
+            "workload {}: the guest model runs one ping-pong group alone",
+            scenario.workload.label()
+        ));
+    };
+    let m = &scenario.machine;
+    if !matches!(m.cpuidle_driver.as_str(), "haltpoll" | "none") {
+        return Err(format!(
+            "machine {}: the ping-pong is modelled in a KVM guest (cpuidle driver haltpoll or none, e.g. --machine kvm-guest-2), not on driver {:?}",
+            m.name, m.cpuidle_driver
+        ));
+    }
+    let k = &scenario.kernel;
+    let nr = m.topology.nr_cpus();
+    let cmd = KernelCmdline::parse(&k.cmdline, nr).map_err(|e| e.to_string())?;
+    let build = KernelBuild {
+        nohz: k.nohz,
+        high_res: k.high_res,
+        version: k.version_tuple()?,
+        skew_tick_backport: k.skew_tick_backport,
+    };
+    let (cfg, _) = TickConfig::resolve(&cmd, &build, nr, 0);
+    let idle = if cfg.idle == IdleOverride::Poll {
+        GuestIdlePath::IdlePoll
+    } else if cfg.cpuidle_off || m.cpuidle_driver == "none" {
+        GuestIdlePath::Hlt
+    } else {
+        let governor = cfg.governor.clone().unwrap_or_else(|| "haltpoll".into());
+        if governor_by_name(&governor, cfg.haltpoll).is_none() {
+            return Err(format!("cpuidle.governor={governor}: not modelled"));
+        }
+        GuestIdlePath::Cpuidle {
+            governor,
+            params: cfg.haltpoll,
+        }
+    };
+    let setup = GuestSetup {
+        costs: xps13_7390().costs,
+        kvm: KvmCosts::skylake_2017(),
+        host_poll: HostHaltPollParams::off(),
+        idle,
+        tick_period_ns: k.tick_nsec(),
+    };
+    GuestPingPong::new(setup)
+        .ok_or_else(|| "unknown governor".to_string())?
+        .run_group(group)
+}
