@@ -266,6 +266,9 @@ impl GuestPingPong {
         let resume = match self.vcpus[x].phase {
             // Not asleep yet: its wait finds the word changed and returns without sleeping.
             Phase::Running { since, idle_at } => {
+                // Invariant: a task is woken only after it woke the other one, which set when
+                // it goes idle.
+                debug_assert!(idle_at != u64::MAX, "woken before its own wake point");
                 self.ipis_skipped += 1;
                 let r = idle_at.max(t);
                 // It never went idle: its busy time runs on.
