@@ -48,24 +48,23 @@ pub const DECAY_SHIFT: u32 = 3;
 /// Recent wakeups that count for early-wakeup pattern detection.
 pub const NR_RECENT: usize = 9;
 
-/// The metrics of one bin.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Bin {
-    intercepts: u32,
-    hits: u32,
-    recent: u32,
-}
+/// `recent_idx` entry of a wake that was a hit.
+const NO_BIN: u8 = u8::MAX;
 
-/// Per-CPU state of the teo governor.
+/// Per-CPU state of the teo governor. The metrics are kept as parallel arrays (not one struct
+/// per bin) so that the governor is no larger than menu inside the per-CPU governor enum.
 ///
 /// Invariant: `total` is the sum of every bin's hits and intercepts after the last update, and
 /// each bin's `recent` equals the number of `recent_idx` entries naming it.
 #[derive(Clone, Debug)]
 pub struct Teo {
-    bins: [Bin; CPUIDLE_STATE_MAX],
+    hits: [u32; CPUIDLE_STATE_MAX],
+    intercepts: [u32; CPUIDLE_STATE_MAX],
+    recent: [u8; CPUIDLE_STATE_MAX],
+    /// The bins of the last [`NR_RECENT`] intercepts ([`NO_BIN`] for a hit).
+    recent_idx: [u8; NR_RECENT],
+    next_recent: u8,
     total: u32,
-    recent_idx: [Option<u8>; NR_RECENT],
-    next_recent: usize,
     /// Sleep length at the last selection.
     sleep_length_ns: u64,
     tick_period_ns: u64,
@@ -81,10 +80,12 @@ impl Teo {
     /// A governor as enabled on a CPU: every metric 0.
     pub fn new() -> Self {
         Teo {
-            bins: [Bin::default(); CPUIDLE_STATE_MAX],
-            total: 0,
-            recent_idx: [None; NR_RECENT],
+            hits: [0; CPUIDLE_STATE_MAX],
+            intercepts: [0; CPUIDLE_STATE_MAX],
+            recent: [0; CPUIDLE_STATE_MAX],
+            recent_idx: [NO_BIN; NR_RECENT],
             next_recent: 0,
+            total: 0,
             sleep_length_ns: u64::MAX,
             tick_period_ns: 0,
         }
@@ -92,8 +93,7 @@ impl Teo {
 
     /// The (hits, intercepts, recent) of bin `i` (for tests and tables).
     pub fn bin(&self, i: usize) -> (u32, u32, u32) {
-        let b = self.bins[i];
-        (b.hits, b.intercepts, b.recent)
+        (self.hits[i], self.intercepts[i], u32::from(self.recent[i]))
     }
 
     /// Middle of bin `i`: halfway between state `i`'s and state `i + 1`'s target residency.
@@ -137,10 +137,9 @@ impl Teo {
         self.total = 0;
         let (mut idx_timer, mut idx_duration) = (0, 0);
         for (i, s) in states.iter().enumerate().take(CPUIDLE_STATE_MAX) {
-            let b = &mut self.bins[i];
-            b.hits -= b.hits >> DECAY_SHIFT;
-            b.intercepts -= b.intercepts >> DECAY_SHIFT;
-            self.total += b.hits + b.intercepts;
+            self.hits[i] -= self.hits[i] >> DECAY_SHIFT;
+            self.intercepts[i] -= self.intercepts[i] >> DECAY_SHIFT;
+            self.total += self.hits[i] + self.intercepts[i];
             if s.target_residency_ns <= self.sleep_length_ns {
                 idx_timer = i;
                 if s.target_residency_ns <= measured {
@@ -148,23 +147,24 @@ impl Teo {
                 }
             }
         }
-        let slot = self.next_recent;
-        self.next_recent = (self.next_recent + 1) % NR_RECENT;
-        if let Some(old) = self.recent_idx[slot] {
-            self.bins[old as usize].recent -= 1;
+        let slot = usize::from(self.next_recent);
+        self.next_recent = ((slot + 1) % NR_RECENT) as u8;
+        let old = self.recent_idx[slot];
+        if old != NO_BIN {
+            self.recent[usize::from(old)] -= 1;
         }
         if idx_timer == idx_duration {
-            self.bins[idx_timer].hits += PULSE;
-            self.recent_idx[slot] = None;
+            self.hits[idx_timer] += PULSE;
+            self.recent_idx[slot] = NO_BIN;
         } else {
-            self.bins[idx_duration].intercepts += PULSE;
-            self.bins[idx_duration].recent += 1;
-            self.recent_idx[slot] = Some(idx_duration as u8);
+            self.intercepts[idx_duration] += PULSE;
+            self.recent[idx_duration] += 1;
+            self.recent_idx[slot] = idx_duration as u8;
         }
         self.total += PULSE;
         debug_assert_eq!(
-            self.bins.iter().map(|b| b.recent as usize).sum::<usize>(),
-            self.recent_idx.iter().flatten().count(),
+            self.recent.iter().map(|&r| usize::from(r)).sum::<usize>(),
+            self.recent_idx.iter().filter(|&&b| b != NO_BIN).count(),
             "recent counts match the ring"
         );
     }
@@ -211,10 +211,9 @@ impl Governor for Teo {
             let mut idx0 = 0;
             let mut constraint_idx = 0;
             for (i, s) in states.iter().enumerate().take(n).skip(1) {
-                let prev = self.bins[i - 1];
-                intercept_sum += prev.intercepts;
-                hit_sum += prev.hits;
-                recent_sum += prev.recent;
+                intercept_sum += self.intercepts[i - 1];
+                hit_sum += self.hits[i - 1];
+                recent_sum += u32::from(self.recent[i - 1]);
                 if s.disabled {
                     continue;
                 }
@@ -248,9 +247,8 @@ impl Governor for Teo {
                 let mut first_idx = idx;
                 let (mut isum, mut rsum) = (0u32, 0u32);
                 for i in (0..idx).rev() {
-                    let b = self.bins[i];
-                    isum += b.intercepts;
-                    rsum += b.recent;
+                    isum += self.intercepts[i];
+                    rsum += u32::from(self.recent[i]);
                     let span = Self::middle_of_bin(states, i);
                     if (!alt_recent || 2 * rsum > idx_recent_sum)
                         && (!alt_intercepts || 2 * isum > idx_intercept_sum)
