@@ -28,12 +28,20 @@ fn bad_input_exits_2_and_names_the_input() {
         ),
         (&["experiment", "e9"], "e9"),
         // A bad experiment name lists the ones there are.
-        (&["experiment", "e9"], "[possible values: e1, e2, e4]"),
+        (&["experiment", "e9"], "[possible values: e1, e2, e3, e4]"),
         // e4 runs each point to the end of its loop: no --duration.
         (
             &["experiment", "e4", "--duration", "30s"],
             "--duration: e4 runs each point",
         ),
+        // A parameter ticklab does not know is refused before anything is written.
+        (
+            &["host", "run", "--workload", "idle", "--set", "nope=1"],
+            "--set \"nope=1\"",
+        ),
+        (&["host", "haltpoll-sweep", "--cpus", "0"], "--cpus"),
+        // The ping-pong is modelled in a KVM guest only.
+        (&["sim", "--workload", "pingpong:futex@0,1"], "kvm-guest-2"),
         // Every duration flag goes through the one parser, and its error names the flag.
         (&["experiment", "e1", "--duration", "30"], "--duration"),
         (&["experiment", "e1", "--duration", "30"], "duration \"30\""),

@@ -101,7 +101,7 @@ impl From<NohzArg> for NohzBuild {
     }
 }
 
-/// The published experiments the twin reproduces (E3–E6 are not built into the twin yet).
+/// The published experiments the twin reproduces (E5 is a benchmark script, E6 the host lab).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Experiment {
     /// nohz_full_aggressive on a Dell XPS 13 7390: irq/s and watts, idle to 8 hogs, against
@@ -112,6 +112,10 @@ pub(crate) enum Experiment {
     /// skew
     #[value(alias = "skew-tick")]
     E2,
+    /// Context switches in a KVM guest (futex ping-pong): HLT, guest polling (2017),
+    /// host halt_poll_ns, idle=poll, cpuidle-haltpoll, against the 2017 figures
+    #[value(alias = "guest-poll")]
+    E3,
     /// what NO_HZ_FULL costs a getpid() loop on three servers (Xeon, arm64, EPYC), four
     /// kernel configurations, unpinned and pinned
     #[value(alias = "syscall")]
@@ -119,11 +123,21 @@ pub(crate) enum Experiment {
 }
 
 impl Experiment {
+    /// The name the user types (`e1` …).
+    pub(crate) fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
+    }
+
     /// Measured simulated time per point when `--duration` is not given.
     pub(crate) fn default_duration(self) -> DurationArg {
         let secs = match self {
             Experiment::E1 => 30,
             Experiment::E2 => 3_600,
+            // E3 counts switches (`--switches`), not simulated time: never read for E3, but
+            // a duration is at least 1 ns.
+            Experiment::E3 => 1,
             Experiment::E4 => 59,
         };
         DurationArg {

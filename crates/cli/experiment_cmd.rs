@@ -7,7 +7,7 @@ use crate::progress::with_progress;
 use clap::Args;
 use std::time::Instant;
 use ticklab_schema::scenario::Run;
-use ticklab_twin::experiments::{e1, e2, e4};
+use ticklab_twin::experiments::{e1, e2, e3, e4};
 
 /// `ticklab experiment` arguments.
 #[derive(Debug, Args)]
@@ -32,6 +32,9 @@ pub(crate) struct ExperimentArgs {
     /// the ablation table (default duration 60 s per point).
     #[arg(long)]
     pub(crate) ablate: bool,
+    /// E3: context switches per configuration (the published benchmark ran 2 000 000).
+    #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..))]
+    pub(crate) switches: u64,
 }
 
 impl ExperimentArgs {
@@ -44,6 +47,7 @@ impl ExperimentArgs {
             seed: 1,
             json: false,
             ablate: false,
+            switches: ticklab_schema::experiment::e3::SWITCHES,
         }
     }
 
@@ -77,14 +81,35 @@ fn parse_flier_us(s: &str) -> Result<f64, String> {
 /// Runs `ticklab experiment NAME`.
 pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name {
-        Experiment::E1 if a.ablate => Err(input_error(
-            "--ablate: expected experiment e2 (e1 has no ablation)".to_string(),
-        )),
-        Experiment::E1 => experiment_e1(a),
         Experiment::E2 if a.ablate => experiment_e2_ablation(a),
+        other if a.ablate => Err(input_error(format!(
+            "--ablate: expected experiment e2 ({} has no ablation)",
+            other.name()
+        ))),
+        Experiment::E1 => experiment_e1(a),
         Experiment::E2 => experiment_e2(a),
+        Experiment::E3 => experiment_e3(a),
         Experiment::E4 => experiment_e4(a),
     }
+}
+
+fn experiment_e3(a: &ExperimentArgs) -> anyhow::Result<()> {
+    if a.duration.is_some() {
+        return Err(input_error(
+            "--duration: e3 counts context switches, not simulated time; use --switches"
+                .to_string(),
+        ));
+    }
+    let results = e3::results(a.switches);
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&ticklab_report::e3::json(&results)?)?
+        );
+    } else {
+        print!("{}", ticklab_report::e3_report(&results));
+    }
+    Ok(())
 }
 
 fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {

@@ -8,6 +8,7 @@
 use std::io::Write;
 
 use clap::Args;
+use ticklab_host::harness::sysfs_params::{self, ParamGuard, ParamSetting};
 use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
@@ -51,6 +52,12 @@ pub(crate) struct RunArgs {
     /// Run ping-pong side B as a thread instead of a forked process (`perf bench sched pipe -T`).
     #[arg(long)]
     pub(crate) pingpong_threads: bool,
+    /// Set a cpuidle / halt-polling parameter for the run (`haltpoll.guest_halt_poll_ns=0`,
+    /// `kvm.halt_poll_ns=…`, `cpuidle.governor=…`; repeatable). Needs root; the old values
+    /// are restored at the end, on error and on Ctrl-C (a restore record under /run covers a
+    /// killed run: the next run applies it).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub(crate) set: Vec<String>,
 }
 
 /// `host calibrate` arguments.
@@ -84,8 +91,15 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         .map_err(|e| input_error(e.to_string()))?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
+    let settings = parse_settings(&args.set)?;
     let stop = Stop::on_signals()?;
+    restore_leftover_params()?;
+    let mut guard = ParamGuard::apply(&settings).map_err(harness_error)?;
+    for (name, old, new) in guard.changes() {
+        eprintln!("ticklab: {name}: {old} -> {new} for this run");
+    }
     let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
+    restore_params(&mut guard);
     let prediction = syscall_prediction(&run.report);
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -201,6 +215,47 @@ fn syscall_prediction(report: &Report) -> Option<HostPrediction> {
             eprintln!("ticklab: no twin prediction: {e}");
             None
         }
+    }
+}
+
+/// `--set` values, parsed (bad input → exit code 2 before anything runs).
+pub(crate) fn parse_settings(specs: &[String]) -> anyhow::Result<Vec<ParamSetting>> {
+    specs
+        .iter()
+        .map(|s| ParamSetting::parse(s).map_err(harness_error))
+        .collect()
+}
+
+/// Applies a restore record a killed run left under /run, saying what it restored.
+pub(crate) fn restore_leftover_params() -> anyhow::Result<()> {
+    let record = std::path::Path::new(sysfs_params::RESTORE_RECORD);
+    if !record.exists() {
+        return Ok(());
+    }
+    for (path, value) in sysfs_params::restore_leftover(record).map_err(harness_error)? {
+        eprintln!("ticklab: restored {path} = {value} (left by a killed run)");
+    }
+    Ok(())
+}
+
+/// Restores the parameters a run set, saying so (the guard's drop would too, but a run that
+/// ends by signal leaves through `process::exit`, which runs no destructors).
+pub(crate) fn restore_params(guard: &mut ParamGuard) {
+    let changed: Vec<(String, String)> = guard
+        .changes()
+        .iter()
+        .map(|(n, old, _)| (n.clone(), old.clone()))
+        .collect();
+    let failed = guard.restore();
+    for (name, old) in changed {
+        if failed.is_empty() {
+            eprintln!("ticklab: {name} restored to {old}");
+        }
+    }
+    for f in failed {
+        eprintln!(
+            "ticklab: could not restore {f}; the restore record under /run stays for the next run"
+        );
     }
 }
 

@@ -10,6 +10,7 @@ mod args;
 mod bench_cmd;
 mod error;
 mod experiment_cmd;
+mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
@@ -32,8 +33,10 @@ enum Command {
     Sim(twin_cmd::SimArgs),
     /// Simulate several kernel command lines side by side.
     Compare(twin_cmd::CompareArgs),
-    /// Reproduce a published experiment (e1, e2; listed below).
-    #[command(after_help = "E3-E6 are not built into the twin yet.")]
+    /// Reproduce a published experiment (e1-e4; listed below).
+    #[command(
+        after_help = "E5 is a benchmark of the twin's hrtimer core (scripts/hrtimer-callgrind.sh); E6 is the host lab (ticklab host ...)."
+    )]
     Experiment(experiment_cmd::ExperimentArgs),
     /// Measure the twin's speed (simulated events per second).
     Bench(bench_cmd::BenchArgs),
@@ -56,6 +59,9 @@ enum HostCommand {
     Run(host_run_cmd::RunArgs),
     /// Fit the twin to this host and print a scenario file.
     Calibrate(host_run_cmd::CalibrateArgs),
+    /// E3 live: futex ping-pong at several guest_halt_poll_ns values (root), beside the twin
+    /// calibrated at 0.
+    HaltpollSweep(host_e3_cmd::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +78,7 @@ fn main() -> ExitCode {
             HostCommand::Why(a) => host_probe_cmd::why(&a),
             HostCommand::Run(a) => host_run_cmd::run(&a),
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
+            HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
     };
     match result {

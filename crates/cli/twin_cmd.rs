@@ -10,7 +10,7 @@ use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
-use ticklab_schema::workload::Workload;
+use ticklab_schema::workload::{TaskGroup, Workload};
 
 /// What to simulate: a scenario file, or a machine preset plus flags.
 #[derive(Debug, Clone, Args)]
@@ -143,6 +143,9 @@ fn simulate_with_progress(s: &Scenario) -> anyhow::Result<Report> {
 /// Runs `ticklab sim`.
 pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let s = build_scenario(&a.scenario, a.cmdline.as_deref())?;
+    if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
+        return sim_pingpong(&s, a.json);
+    }
     let r = simulate_with_progress(&s)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -157,6 +160,51 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
         );
         print!("{}", ticklab_report::cpu_table(&r));
     }
+    Ok(())
+}
+
+/// `ticklab sim` with a ping-pong workload: the E3 guest model
+/// (`ticklab_twin::experiments::e3::simulate_pingpong`), one summary line per measure.
+fn sim_pingpong(s: &Scenario, json: bool) -> anyhow::Result<()> {
+    use ticklab_twin::kernel::kvm::ExitReason;
+    let o = ticklab_twin::experiments::e3::simulate_pingpong(s).map_err(input_error)?;
+    let exits: Vec<(&str, f64)> = ExitReason::ALL
+        .iter()
+        .map(|&r| (r.name(), o.exits_per_switch(r)))
+        .collect();
+    if json {
+        let v = serde_json::json!({
+            "workload": s.workload.label(),
+            "machine": s.machine.name,
+            "cmdline": s.kernel.cmdline,
+            "switches": o.switches,
+            "ns_per_switch": o.ns_per_switch(),
+            "exits_per_switch": exits.iter().map(|(n, v)| (n.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
+            "guest_busy_pct": o.guest_busy_pct(),
+            "host_cpu_pct": o.host_cpu_pct(),
+            "host_poll_pct": o.host_poll_pct(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "{} — {} — HZ={} — cmdline: {:?} — workload: {} (E3 guest model)",
+        s.name,
+        s.machine.description,
+        s.kernel.hz,
+        s.kernel.cmdline,
+        s.workload.label()
+    );
+    println!(
+        "{} switches: {:.1} ns/switch; guest busy {:.1} %, host CPU {:.1} % (host polling {:.1} %)",
+        o.switches,
+        o.ns_per_switch(),
+        o.guest_busy_pct(),
+        o.host_cpu_pct(),
+        o.host_poll_pct()
+    );
+    let list: Vec<String> = exits.iter().map(|(n, v)| format!("{n} {v:.2}")).collect();
+    println!("VM exits per switch: {}", list.join(", "));
     Ok(())
 }
 

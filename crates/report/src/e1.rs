@@ -141,23 +141,7 @@ fn costs(s: &mut String, r: &Results) {
 
 fn bands(s: &mut String, r: &Results) {
     s.push_str("\nAcceptance bands:\n");
-    for c in &r.checks {
-        let _ = writeln!(
-            s,
-            "  {:<4} {:<36} {:>10.3}  target {:>10.3}  {}",
-            if c.ok { "ok" } else { "FAIL" },
-            c.what,
-            c.value,
-            c.target,
-            c.band
-        );
-    }
-    let passed = r.checks.iter().filter(|c| c.ok).count();
-    let _ = writeln!(
-        s,
-        "{passed} of {} checks inside their bands",
-        r.checks.len()
-    );
+    crate::format::band_checks(s, &r.checks, 36, 10, 3);
 }
 
 #[cfg(test)]

@@ -73,6 +73,32 @@ pub fn right_align_from(t: &mut Table, from: usize) {
     }
 }
 
+/// Band-check lines: `  ok   <what>  <value>  target <target>  <band>` (`FAIL` when outside),
+/// `what` padded to `what_width`, values `value_width` wide with `decimals` decimals, then
+/// `<n> of <m> checks inside their bands`.
+pub fn band_checks(
+    s: &mut String,
+    checks: &[ticklab_schema::experiment::BandCheck],
+    what_width: usize,
+    value_width: usize,
+    decimals: usize,
+) {
+    use std::fmt::Write;
+    for c in checks {
+        let _ = writeln!(
+            s,
+            "  {:<4} {:<what_width$} {:>value_width$.decimals$}  target {:>value_width$.decimals$}  {}",
+            if c.ok { "ok" } else { "FAIL" },
+            c.what,
+            c.value,
+            c.target,
+            c.band
+        );
+    }
+    let passed = checks.iter().filter(|c| c.ok).count();
+    let _ = writeln!(s, "{passed} of {} checks inside their bands", checks.len());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

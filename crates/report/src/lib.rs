@@ -20,6 +20,9 @@
 //!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
 //! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,
 //!   per-group summary and the tick-time lock section; [`e2::json`] is its `--json`.
+//! * [`e3_report`] ([`e3`]) — `ticklab experiment e3`: the ping-pong in a KVM guest per idle
+//!   path beside the published figures, the costs, the assumptions and the difference checks;
+//!   [`e3::json`] is its `--json`.
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
@@ -34,6 +37,7 @@ pub mod compare;
 pub mod cpu;
 pub mod e1;
 pub mod e2;
+pub mod e3;
 pub mod e4;
 pub mod format;
 pub mod frames;
@@ -44,6 +48,7 @@ pub use compare::{compare_table, workload_label};
 pub use cpu::cpu_table;
 pub use e1::e1_report;
 pub use e2::{ablation_report, e2_report};
+pub use e3::e3_report;
 pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
 pub use host_run::{HostRunExtras, host_run_report};

@@ -19,6 +19,10 @@
 //! * `pingpong.rs` — futex or pipe ping-pong between two processes (or threads);
 //! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads;
 //! * `sample.rs` — `/proc` snapshots, contamination and energy;
+//! * [`haltpoll_sweep`] — E3's live part: the futex ping-pong at several
+//!   `guest_halt_poll_ns` values, with the cpuidle driver/governor check;
+//! * [`sysfs_params`] — cpuidle / halt-polling parameters set for a run and always restored
+//!   (restore record under `/run` for a killed run);
 //! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU
 //!   lists). Run lengths are parsed by the one duration parser of `ticklab-schema`.
 //!
@@ -27,6 +31,7 @@
 
 pub(crate) mod frames;
 pub(crate) mod gate;
+pub mod haltpoll_sweep;
 pub(crate) mod hogs;
 pub mod os;
 pub(crate) mod pingpong;
@@ -38,6 +43,7 @@ pub(crate) mod sample;
 pub(crate) mod stats;
 pub mod stop;
 pub(crate) mod syscall;
+pub mod sysfs_params;
 pub(crate) mod work;
 
 pub use pingpong::PingPongMode;

@@ -10,6 +10,9 @@
 //! * [`e2`] — `skew_tick=1` on a 64-CPU server: one [`e2::Outcome`] (the full report) per
 //!   configuration, summarised per frame group by [`e2::GroupSummary`], gathered in
 //!   [`e2::Results`].
+//! * [`e3`] — context switches in a KVM guest with polling before idle: one [`e3::Row`] per
+//!   configuration beside the published figures, the costs used and the band checks of the
+//!   HLT-versus-polling difference, gathered in [`e3::Results`].
 //! * [`e4`] — what NO_HZ_FULL costs a getpid loop on three servers: one [`e4::Row`] per
 //!   (server, kernel, case, pinning) with the per-call breakdown, in [`e4::Results`].
 //!
@@ -21,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod e1;
 pub mod e2;
+pub mod e3;
 pub mod e4;
 
 /// One band check: a modelled value against a target.

@@ -6,6 +6,7 @@
 
 pub mod e1;
 pub mod e2;
+pub mod e3;
 pub mod e4;
 
 pub use ticklab_schema::experiment::BandCheck;

@@ -13,6 +13,8 @@
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
 //!   `on_tick_stop`), staleness statistics.
 //! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors.
+//! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
+//!   (grow/shrink), waking a blocked vCPU, host CPU time per path (E3).
 //! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
 //!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
@@ -27,6 +29,7 @@ pub mod cpuidle;
 pub(crate) mod cpupri;
 pub(crate) mod hrtimer;
 pub mod hrtimer_bench;
+pub mod kvm;
 pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;
 pub(crate) mod rcu;

@@ -149,6 +149,9 @@ impl<O: Observer> Sim<O> {
                 tick_stopped: cpu.ts.is_stopped(),
                 latency_req_ns: u64::MAX,
                 tick_period_ns: self.tick_nsec,
+                // PELT utilisation is not modelled by the event loop: teo's util-awareness
+                // does not fire here (docs/model.md).
+                utilized: false,
             };
             let states = &self.states;
             let sel = self.cpus[c].gov.select(states, &input);

@@ -341,7 +341,7 @@ fn lay_out_cpus(
     for ((c, rng), delivery) in rngs.drain(..).enumerate().zip(deliveries) {
         let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
             SimError::Config(format!(
-                "cpuidle.governor={gov_name}: expected menu, ladder or haltpoll"
+                "cpuidle.governor={gov_name}: expected menu, teo, ladder or haltpoll"
             ))
         })?;
         let mut hrt = HrtimerCpuBase::new(HRTIMER_CAPACITY);

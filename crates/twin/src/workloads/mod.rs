@@ -1,7 +1,8 @@
-//! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]) and the
-//! syscall loop ([`syscall`]).
+//! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]), the
+//! syscall loop ([`syscall`]) and the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3).
 
 pub mod frames;
+pub mod pingpong;
 pub mod syscall;
 
 use ticklab_schema::machine::Topology;

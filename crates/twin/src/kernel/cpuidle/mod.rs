@@ -15,8 +15,12 @@
 //!   per-magnitude correction factors and a repeating-interval detector.
 //! * [`haltpoll`]: for KVM guests; an adaptive poll window in front of HLT.
 //! * [`ladder`]: for periodic-tick systems; steps one state deeper or shallower at a time.
+//! * [`teo`]: timer-events oriented (Linux 6.6 rules): the sleep length, corrected by how
+//!   often the CPU was woken earlier ("intercepts").
+//! * [`guest_idle`]: not a governor: the idle paths a KVM guest can take (HLT, `idle=poll`,
+//!   the 2017 poll-before-HLT proposal, a cpuidle driver with a governor), for the E3 model.
 //!
-//! [`AnyGovernor`] dispatches statically over the three. [`default_governor`] applies the
+//! [`AnyGovernor`] dispatches statically over the four governors. [`default_governor`] applies the
 //! kernel's rating rule.
 //!
 //! Governors are deterministic and never allocate in `select` or `reflect`. All times are in
@@ -27,15 +31,18 @@
 //! State tables are ordered shallowest first, as drivers register them. On x86 state 0 is the
 //! POLL state ([`IdleStateParams::poll`]).
 
+pub mod guest_idle;
 pub mod haltpoll;
 pub mod ladder;
 pub mod menu;
+pub mod teo;
 
 use std::borrow::Cow;
 
 pub use haltpoll::Haltpoll;
 pub use ladder::Ladder;
 pub use menu::Menu;
+pub use teo::Teo;
 use ticklab_cmdline::HaltpollParams;
 
 /// The most states a cpuidle driver may register (`CPUIDLE_STATE_MAX`).
@@ -114,6 +121,9 @@ pub struct SelectInput {
     pub latency_req_ns: u64,
     /// The tick period (`TICK_NSEC`).
     pub tick_period_ns: u64,
+    /// The scheduler's utilisation of this CPU is above 1/64 of its capacity (teo's
+    /// util-awareness, `sched_cpu_util`); the other governors ignore it.
+    pub utilized: bool,
 }
 
 /// A governor's answer.
@@ -177,6 +187,8 @@ pub enum AnyGovernor {
     Haltpoll(Haltpoll),
     /// The ladder governor.
     Ladder(Ladder),
+    /// The teo governor.
+    Teo(Teo),
 }
 
 impl Governor for AnyGovernor {
@@ -185,6 +197,7 @@ impl Governor for AnyGovernor {
             AnyGovernor::Menu(g) => g.name(),
             AnyGovernor::Haltpoll(g) => g.name(),
             AnyGovernor::Ladder(g) => g.name(),
+            AnyGovernor::Teo(g) => g.name(),
         }
     }
 
@@ -193,6 +206,7 @@ impl Governor for AnyGovernor {
             AnyGovernor::Menu(g) => g.select(states, input),
             AnyGovernor::Haltpoll(g) => g.select(states, input),
             AnyGovernor::Ladder(g) => g.select(states, input),
+            AnyGovernor::Teo(g) => g.select(states, input),
         }
     }
 
@@ -201,6 +215,7 @@ impl Governor for AnyGovernor {
             AnyGovernor::Menu(g) => g.reflect(states, r),
             AnyGovernor::Haltpoll(g) => g.reflect(states, r),
             AnyGovernor::Ladder(g) => g.reflect(states, r),
+            AnyGovernor::Teo(g) => g.reflect(states, r),
         }
     }
 
@@ -209,17 +224,19 @@ impl Governor for AnyGovernor {
             AnyGovernor::Menu(g) => g.poll_limit_ns(states, tick_period_ns),
             AnyGovernor::Haltpoll(g) => g.poll_limit_ns(states, tick_period_ns),
             AnyGovernor::Ladder(g) => g.poll_limit_ns(states, tick_period_ns),
+            AnyGovernor::Teo(g) => g.poll_limit_ns(states, tick_period_ns),
         }
     }
 }
 
-/// A fresh governor by name (`menu`, `haltpoll`, `ladder`); `haltpoll` takes its module
-/// parameters from `haltpoll`. `None` for unknown or unimplemented governors (e.g. `teo`).
+/// A fresh governor by name (`menu`, `haltpoll`, `ladder`, `teo`); `haltpoll` takes its module
+/// parameters from `haltpoll`. `None` for unknown governors.
 pub fn governor_by_name(name: &str, haltpoll: HaltpollParams) -> Option<AnyGovernor> {
     match name {
         "menu" => Some(AnyGovernor::Menu(Menu::new())),
         "haltpoll" => Some(AnyGovernor::Haltpoll(Haltpoll::new(haltpoll))),
         "ladder" => Some(AnyGovernor::Ladder(Ladder::new())),
+        "teo" => Some(AnyGovernor::Teo(Teo::new())),
         _ => None,
     }
 }
@@ -265,6 +282,7 @@ pub(crate) mod fixtures {
             tick_stopped: false,
             latency_req_ns: latency,
             tick_period_ns: TICK,
+            utilized: false,
         }
     }
 
@@ -316,11 +334,11 @@ mod tests {
 
     #[test]
     fn governors_by_name() {
-        for name in ["menu", "haltpoll", "ladder"] {
+        for name in ["menu", "haltpoll", "ladder", "teo"] {
             let g = governor_by_name(name, HaltpollParams::default()).expect(name);
             assert_eq!(g.name(), name);
         }
-        assert!(governor_by_name("teo", HaltpollParams::default()).is_none());
+        assert!(governor_by_name("performance", HaltpollParams::default()).is_none());
         assert!(governor_by_name("", HaltpollParams::default()).is_none());
     }
 

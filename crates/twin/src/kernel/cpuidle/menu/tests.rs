@@ -22,6 +22,7 @@ fn input(sleep: u64, delta_next: u64, tick_stopped: bool, latency: u64) -> Selec
         tick_stopped,
         latency_req_ns: latency,
         tick_period_ns: TICK,
+        utilized: false,
     }
 }
 

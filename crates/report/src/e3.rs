@@ -1,0 +1,261 @@
+//! The E3 report: the futex ping-pong in a KVM guest under every idle path, beside the
+//! published figures of the 2017 proposal's later revision.
+//!
+//! Layout of [`e3_report`]:
+//!
+//! ```text
+//! E3 — context switches in a KVM guest (contextswitch, futex), twin: <n> switches per row
+//!
+//! configuration              | ns/switch  published | exits/switch hlt  tsc  icr  ext | ipi skip | guest busy | host cpu (poll)
+//! ...                          (one line per configuration, published "-" when none)
+//!
+//! Costs (ns):
+//!   <name>  <ns>             (one line per cost)
+//!
+//! Assumptions:
+//!   - <sentence>
+//!
+//! HLT-versus-polling difference against the published rows:
+//!   ok   <what>  <value>  target <target>  <band>    (FAIL when outside)
+//! <n> of <m> checks inside their bands
+//! ```
+//!
+//! ns per switch has one decimal, exits two, percentages one.
+//!
+//! [`json`] is the `--json` form: the [`Results`] plus `schema_version` and `experiment`.
+
+use std::fmt::Write;
+use ticklab_schema::experiment::e3::{LiveSweep, Results};
+use ticklab_schema::report::REPORT_SCHEMA_VERSION;
+
+/// The E3 tables as plain text (see the module documentation for the layout).
+pub fn e3_report(r: &Results) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row\n",
+        r.switches
+    );
+    let _ = writeln!(
+        s,
+        "{:<42} | {:>9} {:>9} | exits/switch {:>4} {:>4} {:>4} {:>4} | {:>8} | {:>10} | {:>8} {:>7} | published cpu",
+        "configuration",
+        "ns/switch",
+        "published",
+        "hlt",
+        "tsc",
+        "icr",
+        "ext",
+        "ipi skip",
+        "guest busy",
+        "host cpu",
+        "(poll)"
+    );
+    let width = 42 + 3 + 19 + 3 + 32 + 3 + 8 + 3 + 10 + 3 + 16 + 16;
+    let _ = writeln!(s, "{}", "-".repeat(width));
+    for row in &r.rows {
+        let published = row
+            .published_ns
+            .map_or_else(|| "-".to_string(), |p| format!("{p:.1}"));
+        let _ = writeln!(
+            s,
+            "{:<42} | {:>9.1} {:>9} | {:>16.2} {:>4.2} {:>4.2} {:>4.2} | {:>7.1}% | {:>9.1}% | {:>7.1}% {:>6.1}% | {}",
+            row.label,
+            row.ns_per_switch,
+            published,
+            row.hlt_exits,
+            row.tsc_deadline_exits,
+            row.icr_exits,
+            row.ext_int_exits,
+            row.ipi_skipped_pct,
+            row.guest_busy_pct,
+            row.host_cpu_pct,
+            row.host_poll_pct,
+            row.published_cpu.as_deref().unwrap_or("-"),
+        );
+    }
+    s.push_str("\nCosts (ns):\n");
+    for c in &r.costs {
+        let _ = writeln!(s, "  {:<46} {:>6}", c.name, c.ns);
+    }
+    s.push_str("\nAssumptions:\n");
+    for a in &r.assumptions {
+        let _ = writeln!(s, "  - {a}");
+    }
+    s.push_str("\nHLT-versus-polling difference against the published rows:\n");
+    crate::format::band_checks(&mut s, &r.checks, 48, 8, 1);
+    s
+}
+
+/// The live sweep on this host (`ticklab host haltpoll-sweep`) beside the calibrated twin:
+///
+/// ```text
+/// E3 live — futex ping-pong across CPUs A,B on this guest, guest_halt_poll_ns swept
+/// cpuidle driver <d>, governor <g>: <verdict>
+///
+/// guest_halt_poll_ns | ns/switch measured | twin | error | busy % | idle-state usage
+/// ...                   (one line per point; "calibration" instead of an error at 0)
+///
+/// one CPU (both tasks on A): <ns> ns/switch
+/// Twin calibration (guest_halt_poll_ns=0 only):
+///   <name> <ns> ns  <how>
+/// Parameters before / after:
+///   <name> <before> <after>
+/// ```
+pub fn live_report(l: &LiveSweep) -> String {
+    let mut s = String::from(
+        "E3 live — futex ping-pong across two CPUs on this guest, guest_halt_poll_ns swept\n",
+    );
+    let _ = writeln!(
+        s,
+        "cpuidle driver {}, governor {}: {}\n",
+        l.driver, l.governor, l.verdict
+    );
+    let _ = writeln!(
+        s,
+        "{:>18} | {:>10} | {:>10} | {:>11} | {:>6} | idle-state usage",
+        "guest_halt_poll_ns", "measured", "twin", "error", "busy %"
+    );
+    let _ = writeln!(s, "{}", "-".repeat(86));
+    for p in &l.points {
+        let twin = p
+            .predicted_ns
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let err = if p.calibration_point {
+            "calibration".to_string()
+        } else {
+            p.error_pct()
+                .map_or_else(|| "-".to_string(), |e| format!("{e:+.1} %"))
+        };
+        let usage = if p.idle_usage.is_empty() {
+            "none in sysfs".to_string()
+        } else {
+            p.idle_usage
+                .iter()
+                .map(|(n, u)| format!("{n} {u}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "{:>18} | {:>10.1} | {:>10} | {:>11} | {:>6.1} | {}",
+            p.guest_halt_poll_ns, p.ns_per_switch, twin, err, p.busy_pct, usage
+        );
+    }
+    if l.interrupted {
+        s.push_str("(interrupted: the points above are those completed)\n");
+    }
+    let _ = writeln!(
+        s,
+        "\none CPU (both tasks on the first CPU): {:.1} ns/switch",
+        l.same_cpu_ns
+    );
+    s.push_str("Twin calibration (guest_halt_poll_ns=0 only):\n");
+    for (name, ns, how) in &l.calibration {
+        let _ = writeln!(s, "  {name:<36} {ns:>8} ns  {how}");
+    }
+    s.push_str("Parameters before / after the sweep:\n");
+    for (name, before) in &l.params_before {
+        let after = l
+            .params_after
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("-", |(_, v)| v.as_str());
+        let _ = writeln!(s, "  {name:<40} {before:>10} {after:>10}");
+    }
+    s
+}
+
+/// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows`, `costs`,
+/// `checks`, `assumptions`.
+pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(r)?;
+    v["schema_version"] = REPORT_SCHEMA_VERSION.into();
+    v["experiment"] = "e3".into();
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::experiment::BandCheck;
+    use ticklab_schema::experiment::e3::{Config, CostRow, Row, published};
+
+    fn results() -> Results {
+        let row = |config: Config, ns: f64, hlt: f64| Row {
+            config,
+            label: config.label(),
+            ns_per_switch: ns,
+            hlt_exits: hlt,
+            tsc_deadline_exits: 2.0 * hlt,
+            icr_exits: hlt,
+            ext_int_exits: 0.0,
+            ipi_skipped_pct: 100.0 * (1.0 - hlt),
+            guest_busy_pct: 40.0,
+            host_cpu_pct: 180.0,
+            host_poll_pct: 0.0,
+            published_ns: published(config).map(|p| p.0),
+            published_cpu: published(config)
+                .and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
+        };
+        let rows = vec![
+            row(Config::Hlt, 3000.0, 1.0),
+            row(Config::GuestPoll { ns: 10_000 }, 2000.0, 0.0),
+            row(Config::HostPoll { ns: 10_000 }, 2500.0, 1.0),
+            row(Config::HaltpollTeo, 2600.0, 1.0),
+        ];
+        let checks: Vec<BandCheck> = Results::difference_checks(&rows);
+        Results {
+            switches: 2000,
+            rows,
+            costs: vec![CostRow {
+                name: "vm exit + entry (bare)".into(),
+                ns: 544,
+            }],
+            checks,
+            assumptions: vec!["2-vCPU guest.".into()],
+        }
+    }
+
+    #[test]
+    fn e3_report_snapshot() {
+        insta::assert_snapshot!(e3_report(&results()));
+    }
+
+    #[test]
+    fn live_report_snapshot() {
+        use ticklab_schema::experiment::e3::LivePoint;
+        let point = |ns: u64, measured: f64, twin: f64, cal: bool| LivePoint {
+            guest_halt_poll_ns: ns,
+            round_trips: 1000,
+            ns_per_switch: measured,
+            busy_pct: 55.0,
+            idle_usage: Vec::new(),
+            predicted_ns: Some(twin),
+            calibration_point: cal,
+        };
+        let l = LiveSweep {
+            driver: "none".into(),
+            governor: "menu".into(),
+            verdict: "no haltpoll driver: no effect expected".into(),
+            params_before: vec![("haltpoll.guest_halt_poll_ns".into(), "200000".into())],
+            params_after: vec![("haltpoll.guest_halt_poll_ns".into(), "200000".into())],
+            same_cpu_ns: 1500.0,
+            calibration: vec![("host wake of a blocked vcpu".into(), 4000, "CAL".into())],
+            points: vec![
+                point(0, 9000.0, 9000.0, true),
+                point(50_000, 9500.0, 9000.0, false),
+            ],
+            interrupted: false,
+        };
+        insta::assert_snapshot!(live_report(&l));
+    }
+
+    #[test]
+    fn json_adds_version_and_name() {
+        let v = json(&results()).unwrap();
+        assert_eq!(v["schema_version"], REPORT_SCHEMA_VERSION);
+        assert_eq!(v["experiment"], "e3");
+        assert_eq!(v["rows"].as_array().map(Vec::len), Some(4));
+    }
+}

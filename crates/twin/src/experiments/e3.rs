@@ -1,0 +1,385 @@
+//! E3: the futex ping-pong in a KVM guest under every idle path, against the published
+//! figures of the 2017 proposal's later revision (docs/experiments.md E3, docs/costs.md §3b).
+//!
+//! Each [`Config`] becomes a [`GuestSetup`] — the guest's own costs, the host's exit and
+//! wake-up costs, host halt polling, the guest idle path — and runs
+//! [`SWITCHES`] context switches in [`GuestPingPong`]. Nothing here is fitted to the published
+//! rows: the costs are those of [`KvmCosts::skylake_2017`] and the guest's native estimates.
+//!
+//! Assumptions (also printed with the table, [`assumptions`]):
+//! * a 2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (the publication
+//!   gives neither);
+//! * the guest is quiet: no timer but the tick, so every idle entry that may stop the tick
+//!   does, and every idle exit restarts it (two TSC-deadline exits);
+//! * the 2017 kernel stopped the tick before polling (§9.7, unverified);
+//! * the guest's own costs are the project's native estimates (`xps13-7390` preset, a
+//!   Skylake-family core); the host's are [`KvmCosts::skylake_2017`];
+//! * the host's `halt_poll_ns` rows use the 4.x grow/shrink defaults (grow 2, start 10 µs,
+//!   shrink 0); host polling is off in every other row (the baseline of the publication
+//!   compares against it), and the cpuidle-haltpoll driver switches it off anyway.
+
+use ticklab_cmdline::HaltpollParams;
+use ticklab_schema::experiment::e3::{CONFIGS, Config, CostRow, Results, Row, SWITCHES, published};
+use ticklab_schema::machine::{Costs, xps13_7390};
+
+use crate::kernel::cpuidle::governor_by_name;
+use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
+use crate::kernel::kvm::{ExitReason, HostHaltPollParams, KvmCosts};
+use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
+
+/// The guest's tick period: HZ=250, the commonest distribution setting (E: not published).
+pub const TICK_NSEC: u64 = 4_000_000;
+
+/// The assumptions behind the rows, one sentence each.
+pub fn assumptions() -> Vec<String> {
+    [
+        "2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (not published).",
+        "Quiet guest: no timer but the tick; every idle entry that may stop the tick does, every idle exit restarts it.",
+        "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified).",
+        "Guest code costs: the project's native estimates (xps13-7390); host costs: KvmCosts::skylake_2017 at an assumed 2.5 GHz.",
+        "Host halt_poll_ns rows: 4.x defaults grow 2, grow_start 10 us, shrink 0; host polling off in every other row.",
+        "Periodic tick interrupts while the tasks run are not modelled (< 0.1 % of a switch at HZ=250).",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The guest and host of one configuration, with the given host costs and guest costs.
+pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
+    let (idle, host_poll) = match config {
+        Config::Hlt | Config::HltOneCpu | Config::HltPipe => {
+            (GuestIdlePath::Hlt, HostHaltPollParams::off())
+        }
+        Config::GuestPoll { ns } => (
+            GuestIdlePath::PollThenHlt { threshold_ns: ns },
+            HostHaltPollParams::off(),
+        ),
+        Config::HostPoll { ns } => (GuestIdlePath::Hlt, HostHaltPollParams::with_max(ns)),
+        Config::IdlePoll => (GuestIdlePath::IdlePoll, HostHaltPollParams::off()),
+        Config::Haltpoll { ns } => (
+            GuestIdlePath::haltpoll(HaltpollParams {
+                guest_halt_poll_ns: ns,
+                ..HaltpollParams::default()
+            }),
+            HostHaltPollParams::off(),
+        ),
+        Config::HaltpollTeo => (
+            GuestIdlePath::Cpuidle {
+                governor: "teo".into(),
+                params: HaltpollParams::default(),
+            },
+            HostHaltPollParams::off(),
+        ),
+    };
+    GuestSetup {
+        costs,
+        kvm,
+        host_poll,
+        idle,
+        tick_period_ns: TICK_NSEC,
+    }
+}
+
+/// Runs one configuration for `switches` switches.
+pub fn run_config(config: Config, kvm: KvmCosts, costs: Costs, switches: u64) -> PingPongOutcome {
+    let model = GuestPingPong::new(setup(config, kvm, costs))
+        .expect("every E3 configuration names a known governor");
+    model.run(switches / 2, config == Config::HltOneCpu)
+}
+
+/// One table row from an outcome.
+pub fn row(config: Config, o: &PingPongOutcome) -> Row {
+    let p = published(config);
+    Row {
+        config,
+        label: config.label(),
+        ns_per_switch: o.ns_per_switch(),
+        hlt_exits: o.exits_per_switch(ExitReason::Hlt),
+        tsc_deadline_exits: o.exits_per_switch(ExitReason::MsrTscDeadline),
+        icr_exits: o.exits_per_switch(ExitReason::MsrIcr),
+        ext_int_exits: o.exits_per_switch(ExitReason::ExternalInterrupt),
+        ipi_skipped_pct: 100.0 * o.ipis_skipped as f64 / o.switches.max(1) as f64,
+        guest_busy_pct: o.guest_busy_pct(),
+        host_cpu_pct: o.host_cpu_pct(),
+        host_poll_pct: o.host_poll_pct(),
+        published_ns: p.map(|p| p.0),
+        published_cpu: p.and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
+    }
+}
+
+/// The cost table of a run: the host's costs and the guest costs the model charges.
+pub fn cost_rows(kvm: &KvmCosts, costs: &Costs) -> Vec<CostRow> {
+    let mut rows: Vec<CostRow> = kvm
+        .rows()
+        .into_iter()
+        .map(|(name, ns)| CostRow {
+            name: name.into(),
+            ns,
+        })
+        .collect();
+    for (name, ns) in [
+        ("guest one-way context switch", costs.context_switch_ns),
+        ("guest interrupt entry + exit", costs.irq_entry_exit_ns),
+        (
+            "guest tick stop (without the msr write)",
+            costs.tick_stop_ns,
+        ),
+        (
+            "guest tick restart (without the msr write)",
+            costs.tick_restart_ns,
+        ),
+        (
+            "cache-line transfer (poller notices)",
+            costs.cacheline_local_ns,
+        ),
+    ] {
+        rows.push(CostRow {
+            name: name.into(),
+            ns,
+        });
+    }
+    rows
+}
+
+/// Runs E3: every configuration with [`SWITCHES`] switches (or `switches`), the published host
+/// costs and the native guest costs.
+pub fn results(switches: u64) -> Results {
+    // Whole round trips: an odd count runs one switch fewer.
+    let switches = switches / 2 * 2;
+    let kvm = KvmCosts::skylake_2017();
+    let costs = xps13_7390().costs;
+    let rows: Vec<Row> = CONFIGS
+        .iter()
+        .map(|&c| row(c, &run_config(c, kvm, costs.clone(), switches)))
+        .collect();
+    let checks = Results::difference_checks(&rows);
+    Results {
+        switches,
+        rows,
+        costs: cost_rows(&kvm, &costs),
+        checks,
+        assumptions: assumptions(),
+    }
+}
+
+/// [`results`] with the published switch count.
+pub fn published_results() -> Results {
+    results(SWITCHES)
+}
+
+/// The twin of a live guest, calibrated from two measurements at `guest_halt_poll_ns=0`.
+///
+/// What is learnt (**CAL**, from this host's own ping-pong, never from the predicted points):
+/// * the guest's one-way context switch = the measured one-CPU ping-pong ns per switch;
+/// * the host's wake-up of a blocked vCPU ([`KvmCosts::host_wake_ns`]) = the value that makes
+///   the twin's two-CPU ping-pong equal the measured one (bisection: the model's ns per
+///   switch does not fall as the wake-up grows); a measurement below what the other costs
+///   already explain leaves it at 0 and shows as the residual.
+///
+/// Everything else stays at the estimates of [`KvmCosts::skylake_2017`] and the native guest
+/// costs; host halt polling is taken as off (it is invisible from inside the guest, and the
+/// fitted wake-up absorbs whatever the host does).
+#[derive(Debug, Clone)]
+pub struct HostTwin {
+    costs: Costs,
+    kvm: KvmCosts,
+    driver: String,
+    governor: String,
+    tick_period_ns: u64,
+    /// Calibrated ns per switch minus measured, at the calibration point.
+    pub residual_ns: f64,
+}
+
+/// Switches per twin run when calibrating and predicting.
+pub const HOST_TWIN_SWITCHES: u64 = 20_000;
+
+impl HostTwin {
+    /// Calibrates from the one-CPU and two-CPU ns per switch measured at
+    /// `guest_halt_poll_ns=0`, for a guest whose cpuidle driver and governor are as given
+    /// (`none` or `haltpoll`) at `hz`. Err names an unsupported setup.
+    pub fn calibrate(
+        same_cpu_ns: f64,
+        cross_cpu_ns: f64,
+        driver: &str,
+        governor: &str,
+        hz: u32,
+    ) -> Result<HostTwin, String> {
+        if !(same_cpu_ns.is_finite() && same_cpu_ns > 0.0 && cross_cpu_ns.is_finite()) {
+            return Err(format!(
+                "calibration needs positive measurements (one CPU {same_cpu_ns}, two CPUs {cross_cpu_ns})"
+            ));
+        }
+        if !matches!(driver, "none" | "haltpoll") {
+            return Err(format!(
+                "cpuidle driver {driver:?}: the guest twin models `none` (HLT) and `haltpoll`"
+            ));
+        }
+        if driver == "haltpoll" && governor_by_name(governor, HaltpollParams::default()).is_none() {
+            return Err(format!(
+                "cpuidle governor {governor:?}: the guest twin models haltpoll, teo, menu and ladder"
+            ));
+        }
+        let mut costs = xps13_7390().costs;
+        costs.context_switch_ns = same_cpu_ns.round() as u64;
+        let mut twin = HostTwin {
+            costs,
+            kvm: KvmCosts::skylake_2017(),
+            driver: driver.into(),
+            governor: governor.into(),
+            tick_period_ns: 1_000_000_000 / u64::from(hz.max(1)),
+            residual_ns: 0.0,
+        };
+        let at = |t: &mut HostTwin, wake: u64| {
+            t.kvm.host_wake_ns = wake;
+            t.predict(0).ns_per_switch()
+        };
+        // ns per switch does not fall as the wake-up grows: bisect for the measured value.
+        let (mut lo, mut hi) = (
+            0u64,
+            (cross_cpu_ns.max(0.0) as u64).saturating_mul(2) + 1_000,
+        );
+        let wake = if at(&mut twin, 0) >= cross_cpu_ns {
+            0
+        } else {
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if at(&mut twin, mid) < cross_cpu_ns {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let (flo, fhi) = (at(&mut twin, lo), at(&mut twin, hi));
+            if (cross_cpu_ns - flo).abs() <= (fhi - cross_cpu_ns).abs() {
+                lo
+            } else {
+                hi
+            }
+        };
+        let fitted = at(&mut twin, wake);
+        twin.residual_ns = fitted - cross_cpu_ns;
+        Ok(twin)
+    }
+
+    /// The guest idle path this host takes with `guest_halt_poll_ns` = `ns`.
+    pub fn idle_path(&self, ns: u64) -> GuestIdlePath {
+        if self.driver == "haltpoll" {
+            GuestIdlePath::Cpuidle {
+                governor: self.governor.clone(),
+                params: HaltpollParams {
+                    guest_halt_poll_ns: ns,
+                    ..HaltpollParams::default()
+                },
+            }
+        } else {
+            GuestIdlePath::Hlt
+        }
+    }
+
+    /// The twin's ping-pong across two vCPUs at `guest_halt_poll_ns` = `ns`.
+    pub fn predict(&self, ns: u64) -> PingPongOutcome {
+        let setup = GuestSetup {
+            costs: self.costs.clone(),
+            kvm: self.kvm,
+            host_poll: HostHaltPollParams::off(),
+            idle: self.idle_path(ns),
+            tick_period_ns: self.tick_period_ns,
+        };
+        GuestPingPong::new(setup)
+            .expect("calibrate checked the governor")
+            .run(HOST_TWIN_SWITCHES / 2, false)
+    }
+
+    /// The calibrated costs: (name, ns, how obtained).
+    pub fn calibration(&self) -> Vec<(String, u64, String)> {
+        vec![
+            (
+                "guest one-way context switch".into(),
+                self.costs.context_switch_ns,
+                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
+            ),
+            (
+                "host wake of a blocked vcpu".into(),
+                self.kvm.host_wake_ns,
+                format!(
+                    "CAL: two-CPU futex ping-pong, guest_halt_poll_ns=0 (residual {:+.1} ns)",
+                    self.residual_ns
+                ),
+            ),
+            (
+                "msr-write exit (tsc deadline, icr)".into(),
+                self.kvm.msr_write_exit_ns,
+                "E: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+            (
+                "vm exit + entry (bare)".into(),
+                self.kvm.exit_entry_ns,
+                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+        ]
+    }
+}
+
+/// A scenario whose workload is one ping-pong group, run in the modelled KVM guest (what
+/// `ticklab sim --machine kvm-guest-2 --workload pingpong:…` does).
+///
+/// The scenario decides the guest's idle path: the machine's cpuidle driver (`haltpoll` or
+/// `none`), and from the command line `idle=poll`, `cpuidle.off=1`, `cpuidle.governor=` and
+/// the `haltpoll.*` parameters; its HZ gives the tick period. The costs are those of
+/// [`results`]: the guest's native estimates and [`KvmCosts::skylake_2017`] (the `kvm-guest`
+/// preset's own costs fold exits into interrupt and timer costs, so they are not used here).
+/// Err names what is not modelled.
+pub fn simulate_pingpong(
+    scenario: &ticklab_schema::scenario::Scenario,
+) -> Result<PingPongOutcome, String> {
+    use ticklab_cmdline::{IdleOverride, KernelBuild, KernelCmdline, TickConfig};
+    let [group @ ticklab_schema::workload::TaskGroup::PingPong { .. }] =
+        &scenario.workload.groups[..]
+    else {
+        return Err(format!(
+            "workload {}: the guest model runs one ping-pong group alone",
+            scenario.workload.label()
+        ));
+    };
+    let m = &scenario.machine;
+    if !matches!(m.cpuidle_driver.as_str(), "haltpoll" | "none") {
+        return Err(format!(
+            "machine {}: the ping-pong is modelled in a KVM guest (cpuidle driver haltpoll or none, e.g. --machine kvm-guest-2), not on driver {:?}",
+            m.name, m.cpuidle_driver
+        ));
+    }
+    let k = &scenario.kernel;
+    let nr = m.topology.nr_cpus();
+    let cmd = KernelCmdline::parse(&k.cmdline, nr).map_err(|e| e.to_string())?;
+    let build = KernelBuild {
+        nohz: k.nohz,
+        high_res: k.high_res,
+        version: k.version_tuple()?,
+        skew_tick_backport: k.skew_tick_backport,
+    };
+    let (cfg, _) = TickConfig::resolve(&cmd, &build, nr, 0);
+    let idle = if cfg.idle == IdleOverride::Poll {
+        GuestIdlePath::IdlePoll
+    } else if cfg.cpuidle_off || m.cpuidle_driver == "none" {
+        GuestIdlePath::Hlt
+    } else {
+        let governor = cfg.governor.clone().unwrap_or_else(|| "haltpoll".into());
+        if governor_by_name(&governor, cfg.haltpoll).is_none() {
+            return Err(format!("cpuidle.governor={governor}: not modelled"));
+        }
+        GuestIdlePath::Cpuidle {
+            governor,
+            params: cfg.haltpoll,
+        }
+    };
+    let setup = GuestSetup {
+        costs: xps13_7390().costs,
+        kvm: KvmCosts::skylake_2017(),
+        host_poll: HostHaltPollParams::off(),
+        idle,
+        tick_period_ns: k.tick_nsec(),
+    };
+    GuestPingPong::new(setup)
+        .ok_or_else(|| "unknown governor".to_string())?
+        .run_group(group)
+}

@@ -1,0 +1,576 @@
+//! The ping-pong workload in a KVM guest: two tasks that wake each other through a futex (the
+//! `contextswitch` benchmark of E3) or a pipe, on two vCPUs or on one
+//! (docs/experiments.md E3; the workload spec `pingpong:futex|pipe@A,B[:n=ROUNDS]`, the same
+//! definition the host lab runs).
+//!
+//! # Design note
+//!
+//! The two tasks strictly alternate: task A reaches its wake call (the *wake point*), wakes
+//! B, finishes its syscall, waits and its vCPU goes idle; B's vCPU leaves its idle state, B
+//! is switched in, returns to user space and reaches its own wake point, and so on. One
+//! switch is the time from one wake point to the next, so the run is a chain of such steps
+//! and the model walks it in order ([`GuestPingPong::run`]) instead of queuing events: each
+//! vCPU's idle loop, governor and host halt-polling window is advanced to the moment it is
+//! woken. This is a dedicated model of the two vCPUs, not the general event loop of
+//! `crate::sim`; it models no tick interrupts while the tasks run (at HZ=250 that is two
+//! exits per 4 ms, under 0.1 % of a switch), no other timers and no other tasks.
+//!
+//! What one wake costs depends on the target's idle state at the wake point:
+//!
+//! * **polling flag set** (spinning in a poll, or still on the way into HLT): the waker only
+//!   sets NEED_RESCHED, no IPI; a spinning target notices after one cache-line transfer, a
+//!   target on its way into HLT aborts the HLT at its last check;
+//! * **halted**: the waker writes the ICR (an MSR-write exit on the waker); the IPI is
+//!   pending at the target when that exit's handler has run. The target went through its HLT
+//!   exit into the host; the host polls for its window (if on and not switched off by the
+//!   guest), else the vCPU thread blocked and must be woken ([`KvmCosts::host_wake_ns`]).
+//!   Then the VM entry, the injected interrupt (guest interrupt entry/exit), the idle exit.
+//!
+//! On every idle exit a stopped tick is restarted, and every tick stop or restart programs the
+//! TSC deadline: an MSR-write exit each. The time around the wake point splits the guest's
+//! one-way context switch (`Costs::context_switch_ns`, a pipe ping-pong half round trip, which
+//! includes both syscalls) in two halves: switch in → wake point, and wake point → idle. That
+//! even split is an estimate (**E**). The pipe variant is costed like the futex one: no
+//! published figure separates them.
+//!
+//! Accounting: guest busy is time outside the idle task; host CPU is every nanosecond a
+//! vCPU thread is not blocked (guest code, polling on either side, exits, host scheduling).
+//! Both are given as a percentage of one CPU summed over the two vCPUs (the published "CPU %"
+//! convention).
+
+use ticklab_schema::machine::Costs;
+use ticklab_schema::workload::TaskGroup;
+
+use crate::kernel::cpuidle::SelectInput;
+use crate::kernel::cpuidle::guest_idle::{GuestIdle, GuestIdlePath, IdleStep};
+use crate::kernel::kvm::{ExitReason, HostHaltPoll, HostHaltPollParams, KvmCosts, VcpuHostTime};
+
+/// A KVM guest of two vCPUs, each pinned 1:1 on an otherwise idle host CPU (an assumption:
+/// the publication gives neither the vCPU count nor the placement).
+#[derive(Debug, Clone)]
+pub struct GuestSetup {
+    /// The guest's own (native) code costs.
+    pub costs: Costs,
+    /// The host's exit and wake-up costs.
+    pub kvm: KvmCosts,
+    /// Host halt polling.
+    pub host_poll: HostHaltPollParams,
+    /// The guest's idle path.
+    pub idle: GuestIdlePath,
+    /// The guest's tick period (`TICK_NSEC`).
+    pub tick_period_ns: u64,
+}
+
+/// What a ping-pong run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PingPongOutcome {
+    /// Context switches (two per round trip).
+    pub switches: u64,
+    /// From the first to the last wake point.
+    pub elapsed_ns: u64,
+    /// VM exits by reason, indexed by [`ExitReason::index`].
+    pub exits: [u64; 4],
+    /// Wakes that needed no IPI (the target's polling flag was set).
+    pub ipis_skipped: u64,
+    /// Wakes whose target the host had been polling for.
+    pub host_polled_wakes: u64,
+    /// Wakes whose target's thread had blocked.
+    pub blocked_wakes: u64,
+    /// Per vCPU: where its thread's host CPU time went.
+    pub host: [VcpuHostTime; 2],
+}
+
+impl PingPongOutcome {
+    /// Nanoseconds per context switch.
+    pub fn ns_per_switch(&self) -> f64 {
+        self.elapsed_ns as f64 / self.switches.max(1) as f64
+    }
+
+    /// VM exits of one reason per switch.
+    pub fn exits_per_switch(&self, r: ExitReason) -> f64 {
+        self.exits[r.index()] as f64 / self.switches.max(1) as f64
+    }
+
+    /// Guest busy time, % of one CPU summed over the vCPUs.
+    pub fn guest_busy_pct(&self) -> f64 {
+        let busy: u64 = self.host.iter().map(|h| h.guest_busy_ns).sum();
+        100.0 * busy as f64 / self.elapsed_ns.max(1) as f64
+    }
+
+    /// Host CPU the vCPU threads consumed, % of one CPU summed over the vCPUs.
+    pub fn host_cpu_pct(&self) -> f64 {
+        let cpu: u64 = self.host.iter().map(VcpuHostTime::host_cpu_ns).sum();
+        100.0 * cpu as f64 / self.elapsed_ns.max(1) as f64
+    }
+
+    /// Host CPU spent in host halt polling, % of one CPU.
+    pub fn host_poll_pct(&self) -> f64 {
+        let p: u64 = self.host.iter().map(|h| h.host_poll_ns).sum();
+        100.0 * p as f64 / self.elapsed_ns.max(1) as f64
+    }
+}
+
+/// Where a vCPU is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Running a task since `since`; it goes idle at `idle_at` (`u64::MAX`: not yet known).
+    Running { since: u64, idle_at: u64 },
+    /// In a poll step begun at `step_at`: the tick work ends and spinning starts at
+    /// `poll_from`; the limit runs out at `until`. The polling flag is set throughout.
+    Poll {
+        step_at: u64,
+        poll_from: u64,
+        until: u64,
+    },
+    /// In a halt step begun at `step_at`; HLT executes at `hlt_at` (flag set until then).
+    Halt { step_at: u64, hlt_at: u64 },
+}
+
+/// One vCPU.
+#[derive(Debug, Clone)]
+struct Vcpu {
+    idle: GuestIdle,
+    host: HostHaltPoll,
+    time: VcpuHostTime,
+    tick_stopped: bool,
+    phase: Phase,
+    /// Time the thread spent blocked in the host (neither guest nor host CPU).
+    blocked_ns: u64,
+    /// Exit time inside the current busy period (not guest busy time).
+    busy_exits_ns: u64,
+}
+
+/// The two-vCPU guest running one ping-pong.
+#[derive(Debug, Clone)]
+pub struct GuestPingPong {
+    setup: GuestSetup,
+    vcpus: [Vcpu; 2],
+    exits: [u64; 4],
+    ipis_skipped: u64,
+    host_polled_wakes: u64,
+    blocked_wakes: u64,
+    host_polling: bool,
+}
+
+impl GuestPingPong {
+    /// A guest with both vCPUs idle at time 0; `None` if the idle path names an unknown
+    /// governor.
+    pub fn new(setup: GuestSetup) -> Option<Self> {
+        let vcpu = || -> Option<Vcpu> {
+            Some(Vcpu {
+                idle: GuestIdle::new(setup.idle.clone())?,
+                host: HostHaltPoll::new(setup.host_poll),
+                time: VcpuHostTime::default(),
+                tick_stopped: false,
+                phase: Phase::Running {
+                    since: 0,
+                    idle_at: u64::MAX,
+                },
+                blocked_ns: 0,
+                busy_exits_ns: 0,
+            })
+        };
+        let host_polling = !setup.idle.disables_host_polling();
+        Some(GuestPingPong {
+            vcpus: [vcpu()?, vcpu()?],
+            setup,
+            exits: [0; 4],
+            ipis_skipped: 0,
+            host_polled_wakes: 0,
+            blocked_wakes: 0,
+            host_polling,
+        })
+    }
+
+    fn exit(&mut self, v: usize, r: ExitReason, ns: u64) {
+        self.exits[r.index()] += 1;
+        self.vcpus[v].time.exits_ns += ns;
+    }
+
+    /// Starts one step of `v`'s idle loop at `t`.
+    fn begin_step(&mut self, v: usize, t: u64, after_poll_timeout: bool) {
+        let tick = self.setup.tick_period_ns;
+        let c = &self.setup.costs;
+        let (tick_stop_ns, msr) = (c.tick_stop_ns, self.setup.kvm.msr_write_exit_ns);
+        let cpu = &mut self.vcpus[v];
+        let input = SelectInput {
+            // A quiet guest: no timer but the tick.
+            sleep_length_ns: u64::MAX,
+            delta_next_ns: if cpu.tick_stopped {
+                u64::MAX
+            } else {
+                tick - t % tick
+            },
+            tick_stopped: cpu.tick_stopped,
+            latency_req_ns: u64::MAX,
+            tick_period_ns: tick,
+            // The ping-pong keeps each vCPU about half busy, far above 1/64 of capacity.
+            utilized: true,
+        };
+        let step = cpu.idle.step(&input, after_poll_timeout);
+        let stop = match step {
+            IdleStep::Poll { stop_tick, .. } | IdleStep::Halt { stop_tick } => {
+                stop_tick && !cpu.tick_stopped
+            }
+        };
+        let mut now = t;
+        if stop {
+            cpu.tick_stopped = true;
+            now += tick_stop_ns + msr;
+            self.exit(v, ExitReason::MsrTscDeadline, msr);
+        }
+        self.vcpus[v].phase = match step {
+            IdleStep::Poll { limit_ns, .. } => Phase::Poll {
+                step_at: t,
+                poll_from: now,
+                until: now.saturating_add(limit_ns.max(1)),
+            },
+            IdleStep::Halt { .. } => Phase::Halt {
+                step_at: t,
+                hlt_at: now,
+            },
+        };
+    }
+
+    /// Brings `v` up to time `t`: a pending idle entry, poll steps that ran out.
+    fn advance(&mut self, v: usize, t: u64) {
+        if let Phase::Running { since, idle_at } = self.vcpus[v].phase
+            && idle_at <= t
+        {
+            let cpu = &mut self.vcpus[v];
+            cpu.time.guest_busy_ns += (idle_at - since) - std::mem::take(&mut cpu.busy_exits_ns);
+            self.begin_step(v, idle_at, false);
+        }
+        while let Phase::Poll { step_at, until, .. } = self.vcpus[v].phase
+            && until <= t
+        {
+            self.vcpus[v].idle.reflect(until - step_at, true);
+            self.begin_step(v, until, true);
+        }
+    }
+
+    /// The waker on `w` reaches its wake point at `t`. Returns when the woken task on the
+    /// other vCPU reaches its own wake point.
+    fn wake(&mut self, w: usize, t: u64) -> u64 {
+        let x = 1 - w;
+        self.advance(x, t);
+        let kvm = self.setup.kvm;
+        let c = &self.setup.costs;
+        let (notice, irq, restart, half) = (
+            c.cacheline_local_ns,
+            c.irq_entry_exit_ns,
+            c.tick_restart_ns,
+            c.context_switch_ns / 2,
+        );
+        let mut ipi = false;
+        let resume = match self.vcpus[x].phase {
+            // Not asleep yet: its wait finds the word changed and returns without sleeping.
+            Phase::Running { since, idle_at } => {
+                // Invariant: a task is woken only after it woke the other one, which set when
+                // it goes idle.
+                debug_assert!(idle_at != u64::MAX, "woken before its own wake point");
+                self.ipis_skipped += 1;
+                let r = idle_at.max(t);
+                // It never went idle: its busy time runs on.
+                let cpu = &mut self.vcpus[x];
+                cpu.time.guest_busy_ns += (r - since) - std::mem::take(&mut cpu.busy_exits_ns);
+                r
+            }
+            Phase::Poll {
+                step_at, poll_from, ..
+            } => {
+                self.ipis_skipped += 1;
+                let r = t.max(poll_from) + notice;
+                self.vcpus[x].idle.reflect(r - step_at, false);
+                r
+            }
+            Phase::Halt { step_at, hlt_at } if t < hlt_at => {
+                // Flag still set: the last check before HLT sees NEED_RESCHED.
+                self.ipis_skipped += 1;
+                self.vcpus[x].idle.reflect(hlt_at - step_at, false);
+                hlt_at
+            }
+            Phase::Halt { step_at, hlt_at } => {
+                ipi = true;
+                let pending = t + kvm.icr_delivery_ns;
+                let in_host = hlt_at + kvm.exit_entry_ns / 2;
+                let window = if self.host_polling {
+                    self.vcpus[x].host.window_ns()
+                } else {
+                    0
+                };
+                let poll_end = in_host + window;
+                let running = if pending <= poll_end {
+                    let back = pending.max(in_host);
+                    self.vcpus[x].time.host_poll_ns += back - in_host;
+                    if window > 0 {
+                        self.host_polled_wakes += 1;
+                    }
+                    back
+                } else {
+                    self.blocked_wakes += 1;
+                    let blocked = poll_end + kvm.host_block_ns;
+                    let cpu = &mut self.vcpus[x];
+                    cpu.blocked_ns += pending.saturating_sub(blocked);
+                    cpu.time.host_poll_ns += window;
+                    cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_wake_ns;
+                    pending.max(blocked) + kvm.host_wake_ns
+                };
+                self.vcpus[x].host.after_halt(running - in_host);
+                self.exit(x, ExitReason::Hlt, kvm.exit_entry_ns);
+                let r = running + kvm.exit_entry_ns / 2 + irq;
+                self.vcpus[x].idle.reflect(r - step_at, false);
+                r
+            }
+        };
+        // Idle exit on the target: restart a stopped tick, switch the task in.
+        let mut run_from = resume;
+        if self.vcpus[x].tick_stopped {
+            self.vcpus[x].tick_stopped = false;
+            run_from += restart + kvm.msr_write_exit_ns;
+            self.exit(x, ExitReason::MsrTscDeadline, kvm.msr_write_exit_ns);
+        }
+        // The waker finishes its syscall (with the ICR exit if it sent an IPI) and waits.
+        let mut idle_at = t + half;
+        if ipi {
+            idle_at += kvm.msr_write_exit_ns;
+            self.exit(w, ExitReason::MsrIcr, kvm.msr_write_exit_ns);
+            self.vcpus[w].busy_exits_ns += kvm.msr_write_exit_ns;
+        }
+        if let Phase::Running {
+            idle_at: ref mut at,
+            ..
+        } = self.vcpus[w].phase
+        {
+            *at = idle_at;
+        }
+        self.vcpus[x].phase = Phase::Running {
+            since: run_from,
+            idle_at: u64::MAX,
+        };
+        run_from + half
+    }
+
+    /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
+    /// the host lab runs): A = B puts both tasks on one vCPU; the guest has two vCPUs, so A
+    /// and B must be 0 or 1. The pipe variant is costed like the futex one.
+    pub fn run_group(self, group: &TaskGroup) -> Result<PingPongOutcome, String> {
+        let TaskGroup::PingPong {
+            cpu_a,
+            cpu_b,
+            round_trips,
+            ..
+        } = group
+        else {
+            return Err(format!("{}: not a ping-pong group", group.label()));
+        };
+        if *cpu_a > 1 || *cpu_b > 1 {
+            return Err(format!(
+                "{}: the modelled guest has vCPUs 0 and 1",
+                group.label()
+            ));
+        }
+        Ok(self.run(*round_trips, cpu_a == cpu_b))
+    }
+
+    /// Runs `round_trips` round trips between vCPU 0 and vCPU 1 (or on vCPU 0 alone when
+    /// `same_cpu`), and returns what was measured.
+    pub fn run(mut self, round_trips: u64, same_cpu: bool) -> PingPongOutcome {
+        let switches = 2 * round_trips;
+        if same_cpu {
+            // One vCPU switches between the tasks directly; the other idles throughout.
+            let elapsed = switches * self.setup.costs.context_switch_ns;
+            self.vcpus[0].time.guest_busy_ns = elapsed;
+            self.vcpus[1].phase = Phase::Running {
+                since: 0,
+                idle_at: 0,
+            };
+            self.advance(1, elapsed);
+            let idle_host = match self.vcpus[1].phase {
+                Phase::Poll { .. } => elapsed,
+                Phase::Halt { hlt_at, .. } => hlt_at.min(elapsed),
+                Phase::Running { .. } => 0,
+            };
+            self.vcpus[1].time.guest_idle_ns = idle_host;
+            return self.outcome(switches, elapsed);
+        }
+        // vCPU 1's task starts asleep; vCPU 0's task reaches its first wake point at 0.
+        self.vcpus[1].phase = Phase::Running {
+            since: 0,
+            idle_at: 0,
+        };
+        self.advance(1, 0);
+        self.vcpus[0].phase = Phase::Running {
+            since: 0,
+            idle_at: u64::MAX,
+        };
+        let mut t = 0;
+        let mut w = 0;
+        for _ in 0..switches {
+            t = self.wake(w, t);
+            w = 1 - w;
+        }
+        // Close the busy period of the task that holds the last wake point.
+        if let Phase::Running { since, .. } = self.vcpus[w].phase {
+            self.vcpus[w].time.guest_busy_ns += t.saturating_sub(since);
+        }
+        // Guest idle time is what remains of each vCPU's time once busy, exits, host work
+        // and blocked time are taken out.
+        for cpu in &mut self.vcpus {
+            let time = &mut cpu.time;
+            let accounted =
+                time.guest_busy_ns + time.exits_ns + time.host_poll_ns + time.host_sched_ns;
+            time.guest_idle_ns = t.saturating_sub(accounted + cpu.blocked_ns);
+        }
+        self.outcome(switches, t)
+    }
+
+    fn outcome(&self, switches: u64, elapsed_ns: u64) -> PingPongOutcome {
+        PingPongOutcome {
+            switches,
+            elapsed_ns,
+            exits: self.exits,
+            ipis_skipped: self.ipis_skipped,
+            host_polled_wakes: self.host_polled_wakes,
+            blocked_wakes: self.blocked_wakes,
+            host: [self.vcpus[0].time, self.vcpus[1].time],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::machine::xps13_7390;
+
+    fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
+        GuestPingPong::new(GuestSetup {
+            costs: xps13_7390().costs,
+            kvm: KvmCosts::skylake_2017(),
+            host_poll,
+            idle,
+            tick_period_ns: 4_000_000,
+        })
+        .unwrap()
+    }
+
+    /// vCPU 1 goes idle at 0 through the 2017 path with a 10 µs threshold; vCPU 0 wakes it
+    /// at `t`. Returns (ICR exits, HLT exits, IPIs skipped).
+    fn wake_threshold_guest_at(t: u64) -> (u64, u64, u64) {
+        let mut g = guest(
+            GuestIdlePath::PollThenHlt {
+                threshold_ns: 10_000,
+            },
+            HostHaltPollParams::off(),
+        );
+        g.vcpus[1].phase = Phase::Running {
+            since: 0,
+            idle_at: 0,
+        };
+        g.wake(0, t);
+        (
+            g.exits[ExitReason::MsrIcr.index()],
+            g.exits[ExitReason::Hlt.index()],
+            g.ipis_skipped,
+        )
+    }
+
+    #[test]
+    fn ipi_is_skipped_exactly_while_the_target_polls() {
+        let c = xps13_7390().costs;
+        // The tick stop (work + TSC-deadline exit) comes first; polling starts after it.
+        let poll_from = c.tick_stop_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
+        let poll_end = poll_from + 10_000;
+        // (wake time, ICR exits, HLT exits, skipped)
+        let table = [
+            (0, 0, 0, 1),                 // during the tick stop: flag set, no IPI
+            (poll_from, 0, 0, 1),         // first instant of the spin
+            (poll_end - 1, 0, 0, 1),      // last instant of the spin
+            (poll_end, 1, 1, 0),          // the spin ran out: HLT executed, IPI needed
+            (poll_end + 50_000, 1, 1, 0), // long halted
+        ];
+        for (t, icr, hlt, skipped) in table {
+            assert_eq!(
+                wake_threshold_guest_at(t),
+                (icr, hlt, skipped),
+                "wake at {t} ns"
+            );
+        }
+    }
+
+    #[test]
+    fn host_polling_burns_host_cpu_not_guest_cpu() {
+        let n = 5_000;
+        let hlt = guest(GuestIdlePath::Hlt, HostHaltPollParams::off()).run(n, false);
+        let polled = guest(GuestIdlePath::Hlt, HostHaltPollParams::with_max(500_000)).run(n, false);
+        let busy = |o: &PingPongOutcome| o.host.iter().map(|h| h.guest_busy_ns).sum::<u64>();
+        let poll = |o: &PingPongOutcome| o.host.iter().map(|h| h.host_poll_ns).sum::<u64>();
+        assert_eq!(poll(&hlt), 0);
+        assert!(poll(&polled) > 0, "the host polled");
+        assert!(polled.host_polled_wakes > 0);
+        // The guest runs the same code either way: same busy time, same exits.
+        assert_eq!(busy(&hlt), busy(&polled));
+        assert_eq!(hlt.exits, polled.exits);
+        // Only each vCPU's first halt blocks: the window starts at 0, then grows.
+        assert!(polled.blocked_wakes <= 2, "{}", polled.blocked_wakes);
+        assert!(polled.host_cpu_pct() > hlt.host_cpu_pct());
+        // Per switch, the host-polled wake is cheaper by the block/wake it avoids.
+        assert!(polled.ns_per_switch() < hlt.ns_per_switch());
+    }
+
+    #[test]
+    fn haltpoll_driver_switches_host_polling_off() {
+        let p = ticklab_cmdline::HaltpollParams {
+            guest_halt_poll_ns: 0,
+            ..Default::default()
+        };
+        let o = guest(
+            GuestIdlePath::haltpoll(p),
+            HostHaltPollParams::with_max(500_000),
+        )
+        .run(1_000, false);
+        assert_eq!(
+            o.host_poll_pct(),
+            0.0,
+            "the poll-control MSR turned host polling off"
+        );
+        // Every wake but the first (its target was still on the way into HLT) blocked.
+        assert_eq!(o.blocked_wakes, o.switches - 1);
+        assert_eq!(o.exits[ExitReason::MsrIcr.index()], o.blocked_wakes);
+    }
+
+    #[test]
+    fn runs_the_host_labs_spec() {
+        let spec = |s: &str| {
+            ticklab_schema::workload::Workload::parse(s, 2)
+                .unwrap()
+                .groups[0]
+                .clone()
+        };
+        let g = || guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+        let cross = g().run_group(&spec("pingpong:futex@0,1:n=1000")).unwrap();
+        assert_eq!(cross.switches, 2000);
+        assert!(cross.exits[ExitReason::Hlt.index()] > 0);
+        let one = g().run_group(&spec("pingpong:pipe@1,1:n=1000")).unwrap();
+        assert_eq!(one.exits[ExitReason::Hlt.index()], 0);
+        assert!(g().run_group(&spec("hogs:1")).is_err());
+    }
+
+    #[test]
+    fn accounting_adds_up() {
+        for idle in [
+            GuestIdlePath::Hlt,
+            GuestIdlePath::IdlePoll,
+            GuestIdlePath::PollThenHlt {
+                threshold_ns: 1_000,
+            },
+        ] {
+            let o = guest(idle.clone(), HostHaltPollParams::with_max(20_000)).run(2_000, false);
+            for h in &o.host {
+                assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+            }
+            assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
+            assert!(o.guest_busy_pct() <= o.host_cpu_pct());
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! E3: the futex ping-pong in a KVM guest under every idle path (docs/experiments.md E3).
+
+use ticklab_schema::experiment::e3::{CONFIGS, Config};
+use ticklab_twin::experiments::e3;
+
+fn row(
+    r: &ticklab_schema::experiment::e3::Results,
+    c: Config,
+) -> &ticklab_schema::experiment::e3::Row {
+    r.rows.iter().find(|x| x.config == c).expect("row")
+}
+
+#[test]
+fn e3_rows_follow_the_mechanism() {
+    let r = e3::results(20_000);
+    assert_eq!(r.rows.len(), CONFIGS.len());
+    let hlt = row(&r, Config::Hlt);
+    // Every HLT switch: the target halts (HLT exit), the waker writes the ICR, the target's
+    // tick is stopped and restarted (two TSC-deadline exits).
+    assert!((hlt.hlt_exits - 1.0).abs() < 1e-3, "{hlt:?}");
+    assert!((hlt.icr_exits - 1.0).abs() < 1e-3);
+    assert!((hlt.tsc_deadline_exits - 2.0).abs() < 1e-3);
+    // Only the first wake finds its target still on the way into HLT.
+    assert!(hlt.ipi_skipped_pct < 0.01, "{hlt:?}");
+    for ns in [10_000, 20_000, 30_000, 500_000] {
+        let p = row(&r, Config::GuestPoll { ns });
+        // Guest polling: no HLT, no IPI, faster than HLT, burns more host CPU.
+        assert_eq!(p.hlt_exits, 0.0);
+        assert_eq!(p.icr_exits, 0.0);
+        assert!(p.ipi_skipped_pct > 99.9);
+        assert!(p.ns_per_switch < hlt.ns_per_switch);
+        assert!(p.host_cpu_pct > hlt.host_cpu_pct);
+    }
+    // Host polling keeps the guest-side exits; its CPU shows as host polling.
+    let host = row(&r, Config::HostPoll { ns: 500_000 });
+    assert_eq!(host.hlt_exits, hlt.hlt_exits);
+    assert!(host.host_poll_pct > 0.0);
+    // idle=poll and cpuidle-haltpoll with its defaults never exit; guest_halt_poll_ns=0 is HLT.
+    for c in [Config::IdlePoll, Config::Haltpoll { ns: 200_000 }] {
+        let x = row(&r, c);
+        assert!(x.hlt_exits < 0.01 && x.tsc_deadline_exits < 0.01, "{x:?}");
+    }
+    let zero = row(&r, Config::Haltpoll { ns: 0 });
+    assert_eq!(zero.ns_per_switch, hlt.ns_per_switch);
+    // One vCPU: no idle on the switch path, no exits but the other vCPU's single idle entry.
+    let one = row(&r, Config::HltOneCpu);
+    assert_eq!(one.hlt_exits + one.icr_exits, 0.0);
+    assert!(one.tsc_deadline_exits * 20_000.0 <= 1.0 + 1e-9);
+    // The checks compare HLT − poll against the published difference, one per poll row.
+    assert_eq!(r.checks.len(), 4);
+}
+
+#[test]
+fn e3_is_deterministic() {
+    assert_eq!(e3::results(4_000), e3::results(4_000));
+}
+
+#[test]
+fn host_twin_reproduces_its_calibration_point_and_follows_the_driver() {
+    // A guest without a cpuidle driver (HLT): guest_halt_poll_ns is read by nothing.
+    let t = e3::HostTwin::calibrate(1500.0, 9000.0, "none", "menu", 250).unwrap();
+    assert!(t.residual_ns.abs() < 5.0, "{}", t.residual_ns);
+    let at0 = t.predict(0).ns_per_switch();
+    assert_eq!(t.predict(200_000).ns_per_switch(), at0);
+    // With the haltpoll driver and governor a window makes the ping-pong poll: faster.
+    let h = e3::HostTwin::calibrate(1500.0, 9000.0, "haltpoll", "haltpoll", 250).unwrap();
+    assert!(h.predict(200_000).ns_per_switch() < h.predict(0).ns_per_switch());
+    // A measurement below what the fixed costs explain: wake-up 0, a positive residual.
+    let low = e3::HostTwin::calibrate(1500.0, 100.0, "none", "menu", 250).unwrap();
+    assert!(low.residual_ns > 0.0);
+    assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "intel_idle", "menu", 250).is_err());
+    assert!(e3::HostTwin::calibrate(f64::NAN, 9000.0, "none", "menu", 250).is_err());
+    assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "haltpoll", "performance", 250).is_err());
+}
