@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -14,6 +14,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
 mod twin_cmd;
+mod vm_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +43,8 @@ enum Command {
         #[command(subcommand)]
         cmd: HostCommand,
     },
+    /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
+    Vm(vm_cmd::VmArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
             HostCommand::Run(a) => host_run_cmd::run(&a),
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
         },
+        Some(Command::Vm(a)) => vm_cmd::vm(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
