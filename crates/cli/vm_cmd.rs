@@ -57,6 +57,22 @@ pub(crate) struct TableArgs {
     /// `ticklab vm compare --json` output files, in table order.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Print only the one-line description of the kernel and accelerator (for the doc's
+    /// header) instead of the table.
+    #[arg(long)]
+    header: bool,
+    /// Exit with code 1 when a judged CPU is outside its band.
+    #[arg(long)]
+    check: bool,
+    /// Re-run the twin of each recorded guest with this build (the kernel's measurement is
+    /// kept; the kernel config is read again from --kernel-config), and write the records
+    /// back: for checking a twin change against guests already measured.
+    #[arg(long)]
+    retwin: bool,
+    /// The guest kernel's config file for --retwin (default: that of the newest
+    /// /boot/vmlinuz-*).
+    #[arg(long, value_name = "PATH")]
+    kernel_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -243,16 +259,47 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     let p = prepare(b, probe)?;
     let boot = boot_guest(&p.options)?;
     let run = boot.host_run().map_err(anyhow::Error::msg)?;
-    let kernel = &p.options.kernel;
-    let has_driver = run.report.cpus.iter().any(|c| !c.idle_states.is_empty());
-    let scenario = guest_scenario(&GuestPoint {
-        config: &kernel.config,
+    let point = Point {
+        config: &p.options.kernel.config,
         cmdline: &b.cmdline,
         vcpus: b.vcpus,
+        workload_spec: &b.workload,
         workload: &p.workload,
+        accel: boot.output.accel,
+        kvm_fallback: boot.output.kvm_fallback.clone(),
+        wall_s: boot.output.wall_s,
+    };
+    let record = with_twin(&point, run)?;
+    if a.json {
+        emit(&(serde_json::to_string_pretty(&record)? + "\n"))
+    } else {
+        emit(&ticklab_vm::render::comparison_text(&record.comparison))
+    }
+}
+
+/// One guest boot's parameters, as the twin of the guest needs them.
+struct Point<'a> {
+    config: &'a ticklab_vm::KernelConfig,
+    cmdline: &'a str,
+    vcpus: u32,
+    workload_spec: &'a str,
+    workload: &'a Workload,
+    accel: Accel,
+    kvm_fallback: Option<String>,
+    wall_s: f64,
+}
+
+/// Simulates the twin of the guest and sets it beside the guest's report.
+fn with_twin(p: &Point<'_>, run: ticklab_host::harness::HostRun) -> anyhow::Result<CompareRecord> {
+    let has_driver = run.report.cpus.iter().any(|c| !c.idle_states.is_empty());
+    let scenario = guest_scenario(&GuestPoint {
+        config: p.config,
+        cmdline: p.cmdline,
+        vcpus: p.vcpus,
+        workload: p.workload,
         duration_ns: run.report.duration_ns,
         guest_has_cpuidle_driver: has_driver,
-        accel: boot.output.accel,
+        accel: p.accel,
     });
     let twin = ticklab_twin::simulate(&scenario, |_| {}).map_err(|e| input_error(e.to_string()))?;
     let release = match &run.report.source {
@@ -261,27 +308,54 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     };
     let comparison = VmComparison {
         kernel_release: release,
-        kernel_version: kernel.config.version.clone(),
-        hz: kernel.config.hz,
-        accel: boot.output.accel,
-        kvm_fallback: boot.output.kvm_fallback.clone(),
-        vcpus: b.vcpus,
-        cmdline: b.cmdline.clone(),
+        kernel_version: p.config.version.clone(),
+        hz: p.config.hz,
+        accel: p.accel,
+        kvm_fallback: p.kvm_fallback.clone(),
+        vcpus: p.vcpus,
+        cmdline: p.cmdline.to_string(),
         workload: ticklab_report::workload_label(&twin),
+        workload_spec: p.workload_spec.to_string(),
         kernel_seconds: run.report.seconds(),
         cpus: compare_cpus(&run.report, &twin),
-        wall_s: boot.output.wall_s,
+        wall_s: p.wall_s,
     };
-    if a.json {
-        let out = CompareRecord {
-            comparison,
-            kernel: run,
-            twin,
-        };
-        emit(&(serde_json::to_string_pretty(&out)? + "\n"))
-    } else {
-        emit(&ticklab_vm::render::comparison_text(&comparison))
-    }
+    Ok(CompareRecord {
+        comparison,
+        kernel: run,
+        twin,
+    })
+}
+
+/// The record with its twin simulated again by this build.
+fn retwin(c: CompareRecord, config: Option<&std::path::Path>) -> anyhow::Result<CompareRecord> {
+    let kernel = match config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| input_error(format!("--kernel-config {}: {e}", path.display())))?;
+            ticklab_vm::KernelConfig::parse(&text, &path.display().to_string())
+                .map_err(input_error)?
+        }
+        None => {
+            GuestKernel::default_installed(std::path::Path::new("/boot"))
+                .map_err(input_error)?
+                .config
+        }
+    };
+    let v = &c.comparison;
+    let workload = Workload::parse(&v.workload_spec, v.vcpus)
+        .map_err(|e| input_error(format!("workload {:?}: {e}", v.workload_spec)))?;
+    let point = Point {
+        config: &kernel,
+        cmdline: &v.cmdline,
+        vcpus: v.vcpus,
+        workload_spec: &v.workload_spec,
+        workload: &workload,
+        accel: v.accel,
+        kvm_fallback: v.kvm_fallback.clone(),
+        wall_s: v.wall_s,
+    };
+    with_twin(&point, c.kernel)
 }
 
 /// Runs `ticklab vm table`.
@@ -290,13 +364,27 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
     for f in &a.files {
         let text = std::fs::read_to_string(f)
             .map_err(|e| input_error(format!("{}: cannot read: {e}", f.display())))?;
-        let c: CompareRecord = serde_json::from_str(&text).map_err(|e| {
+        let mut c: CompareRecord = serde_json::from_str(&text).map_err(|e| {
             input_error(format!(
                 "{}: not `ticklab vm compare --json` output: {e}",
                 f.display()
             ))
         })?;
+        if a.retwin {
+            c = retwin(c, a.kernel_config.as_deref())
+                .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
+            std::fs::write(f, serde_json::to_string_pretty(&c)? + "\n")
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", f.display()))?;
+        }
         points.push(c.comparison);
     }
-    emit(&ticklab_vm::render::validation_markdown(&points))
+    if a.header {
+        return emit(&(ticklab_vm::render::validation_header(&points) + "\n"));
+    }
+    emit(&ticklab_vm::render::validation_markdown(&points))?;
+    let misses = points.iter().flat_map(VmComparison::misses).count();
+    if a.check && misses > 0 {
+        anyhow::bail!("{misses} CPU(s) outside their band");
+    }
+    Ok(())
 }

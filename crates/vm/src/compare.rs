@@ -112,6 +112,8 @@ pub struct VmComparison {
     pub cmdline: String,
     /// Workload label.
     pub workload: String,
+    /// The workload spec as given (`hogs:1@1`), so the twin can be re-run from a record.
+    pub workload_spec: String,
     /// Measured window of the guest, s.
     pub kernel_seconds: f64,
     /// Per CPU.

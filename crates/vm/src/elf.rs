@@ -50,7 +50,11 @@ pub fn interpreter_of(image: &[u8]) -> Result<Option<String>, &'static str> {
     if image[4] != 2 || image[5] != 1 {
         return Err("not ELFCLASS64 / little-endian");
     }
-    let u16_at = |o: usize| image.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u16_at = |o: usize| {
+        image
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32_at = |o: usize| {
         image
             .get(o..o + 4)

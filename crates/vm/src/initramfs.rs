@@ -143,7 +143,15 @@ pub fn build(spec: &InitramfsSpec<'_>) -> Result<Vec<u8>, InitramfsError> {
     let libs = elf::shared_libraries(spec.ticklab)?;
     let mut a = NewcArchive::new();
     let mut dirs = std::collections::BTreeSet::new();
-    for d in ["bin", "dev", "proc", "sys", "tmp", "sys/kernel", "sys/kernel/tracing"] {
+    for d in [
+        "bin",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "sys/kernel",
+        "sys/kernel/tracing",
+    ] {
         dirs.insert(d.to_string());
     }
     for lib in &libs {

@@ -214,7 +214,10 @@ mod tests {
         assert!(c.high_res);
         assert_eq!(c.rcu_fanout_leaf, None);
         let k = c.twin_kernel("nohz_full=1");
-        assert_eq!((k.version.as_str(), k.hz, k.cmdline.as_str()), ("6.1", 250, "nohz_full=1"));
+        assert_eq!(
+            (k.version.as_str(), k.hz, k.cmdline.as_str()),
+            ("6.1", 250, "nohz_full=1")
+        );
     }
 
     #[test]
@@ -249,7 +252,11 @@ mod tests {
 
     #[test]
     fn newest_release_sorts_last() {
-        let mut v = vec!["vmlinuz-6.1.0-9-amd64", "vmlinuz-6.1.0-57-amd64", "vmlinuz-5.10.0-30-amd64"];
+        let mut v = vec![
+            "vmlinuz-6.1.0-9-amd64",
+            "vmlinuz-6.1.0-57-amd64",
+            "vmlinuz-5.10.0-30-amd64",
+        ];
         v.sort_by_key(|s| release_key(s));
         assert_eq!(v.last(), Some(&"vmlinuz-6.1.0-57-amd64"));
     }

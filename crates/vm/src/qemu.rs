@@ -150,8 +150,10 @@ pub fn qemu_command(spec: &VmSpec<'_>, accel: Accel) -> Command {
         format!("{FIXED_CMDLINE} {}", spec.cmdline.trim())
     };
     c.args(["-append", &line]);
-    c.arg("-serial")
-        .arg(format!("file:{}", spec.workdir.join("console.log").display()));
+    c.arg("-serial").arg(format!(
+        "file:{}",
+        spec.workdir.join("console.log").display()
+    ));
     c.arg("-serial")
         .arg(format!("file:{}", spec.workdir.join("data.txt").display()));
     c
@@ -235,7 +237,20 @@ fn boot_once(
         })?;
     }
     let started = Instant::now();
-    let mut child = qemu_command(spec, accel)
+    let mut cmd = qemu_command(spec, accel);
+    // QEMU dies with ticklab (Ctrl-C, a killed validation run): no guest outlives its boot.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of the
+    // parent; it runs in the forked child before exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -274,7 +289,10 @@ fn boot_once(
             let what = if stuck_before_marker {
                 format!("no begin marker after {:.0} s", elapsed.as_secs_f64())
             } else {
-                format!("killed after the {:.0} s timeout", spec.timeout.as_secs_f64())
+                format!(
+                    "killed after the {:.0} s timeout",
+                    spec.timeout.as_secs_f64()
+                )
             };
             return Err(no_result(what, &err));
         }

@@ -103,6 +103,25 @@ pub fn comparison_text(v: &VmComparison) -> String {
     s
 }
 
+/// One line naming the kernels and accelerators of a validation run (`kernel
+/// 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG`), each distinct one once.
+pub fn validation_header(points: &[VmComparison]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for v in points {
+        let d = format!(
+            "kernel {} (config {}, HZ={}), QEMU {}",
+            v.kernel_release,
+            v.kernel_version,
+            v.hz,
+            v.accel.name().to_uppercase()
+        );
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+    }
+    seen.join("; ")
+}
+
 /// The Markdown validation table over many points, in the given order.
 pub fn validation_markdown(points: &[VmComparison]) -> String {
     let mut s = String::from(
@@ -185,6 +204,7 @@ mod tests {
             vcpus: 2,
             cmdline: "nohz_full=1".into(),
             workload: "hogs x1".into(),
+            workload_spec: "hogs:1@1".into(),
             kernel_seconds: 5.0,
             cpus: vec![
                 cpu(0, CpuRole::Timekeeping, 259.0, 251.2),
@@ -204,6 +224,10 @@ mod tests {
         let mut idle = sample();
         idle.cmdline = String::new();
         idle.workload = "idle".into();
-        insta::assert_snapshot!(validation_markdown(&[sample(), idle]));
+        insta::assert_snapshot!(validation_markdown(&[sample(), idle.clone()]));
+        assert_eq!(
+            validation_header(&[sample(), idle]),
+            "kernel 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG"
+        );
     }
 }

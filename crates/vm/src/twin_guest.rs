@@ -64,7 +64,12 @@ pub fn guest_machine(vcpus: u32, accel: Accel, cpuidle_driver: bool) -> Machine 
 }
 
 /// One wheel timer of the bare kernel: one stream, on a housekeeping CPU.
-fn kernel_wheel(name: &str, period_ns: u64, wakes_task: bool, provenance: &str) -> BackgroundSource {
+fn kernel_wheel(
+    name: &str,
+    period_ns: u64,
+    wakes_task: bool,
+    provenance: &str,
+) -> BackgroundSource {
     BackgroundSource {
         name: name.into(),
         kind: TimerKind::Wheel,
