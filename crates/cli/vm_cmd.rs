@@ -96,7 +96,7 @@ pub(crate) struct BootArgs {
     /// Kernel image (default: the newest /boot/vmlinuz-*, which scripts/setup.sh installs).
     #[arg(long, value_name = "PATH")]
     kernel: Option<PathBuf>,
-    /// Its config file (default: config-<release> beside a vmlinuz-<release> image).
+    /// Its config file (default: config-RELEASE beside a vmlinuz-RELEASE image).
     #[arg(long, value_name = "PATH")]
     kernel_config: Option<PathBuf>,
     /// The guest's boot line, in the kernel's syntax (ticklab adds only the console).
@@ -268,6 +268,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         accel: boot.output.accel,
         kvm_fallback: boot.output.kvm_fallback.clone(),
         wall_s: boot.output.wall_s,
+        host_wait: boot.output.host_wait,
     };
     let record = with_twin(&point, run)?;
     if a.json {
@@ -287,6 +288,7 @@ struct Point<'a> {
     accel: Accel,
     kvm_fallback: Option<String>,
     wall_s: f64,
+    host_wait: Option<ticklab_vm::qemu::HostWait>,
 }
 
 /// Simulates the twin of the guest and sets it beside the guest's report.
@@ -300,6 +302,7 @@ fn with_twin(p: &Point<'_>, run: ticklab_host::harness::HostRun) -> anyhow::Resu
         duration_ns: run.report.duration_ns,
         guest_has_cpuidle_driver: has_driver,
         accel: p.accel,
+        guest: &run.report,
     });
     let twin = ticklab_twin::simulate(&scenario, |_| {}).map_err(|e| input_error(e.to_string()))?;
     let release = match &run.report.source {
@@ -319,6 +322,7 @@ fn with_twin(p: &Point<'_>, run: ticklab_host::harness::HostRun) -> anyhow::Resu
         kernel_seconds: run.report.seconds(),
         cpus: compare_cpus(&run.report, &twin),
         wall_s: p.wall_s,
+        host_wait: p.host_wait,
     };
     Ok(CompareRecord {
         comparison,
@@ -354,6 +358,7 @@ fn retwin(c: CompareRecord, config: Option<&std::path::Path>) -> anyhow::Result<
         accel: v.accel,
         kvm_fallback: v.kvm_fallback.clone(),
         wall_s: v.wall_s,
+        host_wait: v.host_wait,
     };
     with_twin(&point, c.kernel)
 }

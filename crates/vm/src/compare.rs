@@ -120,6 +120,10 @@ pub struct VmComparison {
     pub cpus: Vec<CpuComparison>,
     /// Boot to power-off, wall-clock seconds.
     pub wall_s: f64,
+    /// QEMU's host run-queue wait during the window (TCG tick loss; see
+    /// [`crate::qemu::HostWait`]).
+    #[serde(default)]
+    pub host_wait: Option<crate::qemu::HostWait>,
 }
 
 impl VmComparison {

@@ -90,7 +90,7 @@ impl NewcArchive {
 
     /// Pads with NULs to the next multiple of 4 (the archive starts aligned).
     fn pad(&mut self) {
-        while self.bytes.len() % 4 != 0 {
+        while !self.bytes.len().is_multiple_of(4) {
             self.bytes.push(0);
         }
     }
@@ -122,7 +122,7 @@ mod tests {
         a.file("init", 0o755, b"#!/bin/sh\n");
         a.symlink("bin/sh", "busybox");
         let b = a.finish();
-        assert_eq!(b.len() % 4, 0);
+        assert!(b.len().is_multiple_of(4));
         // (name, mode, size)
         let want = [
             ("bin", 0o040_755, 0),

@@ -4,7 +4,7 @@
 //! directory (or `--keep DIR`, which is then left in place with `console.log` and
 //! `data.txt`), boots, and removes the directory afterwards unless asked to keep it.
 //! [`GuestBoot::host_run`] reads the data port's JSON as the host lab's
-//! [`HostRun`](ticklab_host::harness::HostRun).
+//! [`ticklab_host::harness::HostRun`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

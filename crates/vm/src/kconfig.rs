@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn newest_release_sorts_last() {
-        let mut v = vec![
+        let mut v = [
             "vmlinuz-6.1.0-9-amd64",
             "vmlinuz-6.1.0-57-amd64",
             "vmlinuz-5.10.0-30-amd64",

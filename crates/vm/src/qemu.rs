@@ -101,6 +101,45 @@ pub struct VmOutput {
     pub wall_s: f64,
     /// The whole console log (kernel messages and ticklab's stderr).
     pub console: String,
+    /// How long QEMU's threads waited for a host CPU while the probe ran, when it could be
+    /// read (see [`HostWait`]).
+    pub host_wait: Option<HostWait>,
+}
+
+/// QEMU's threads' host run-queue wait (`/proc/<pid>/task/*/schedstat`, second field: time
+/// runnable but not running) between the begin and end markers. Under TCG a vCPU thread
+/// that waits for a host CPU delivers the guest's timer interrupts late, and the guest's
+/// `hrtimer_forward` then skips the periods it missed: ticks are lost. This is the measure of
+/// how much the host let the emulator down during the window.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostWait {
+    /// Wall-clock seconds between the markers (to the 100 ms the runner polls at).
+    pub wall_s: f64,
+    /// Run-queue wait summed over QEMU's threads in that time, seconds.
+    pub run_delay_s: f64,
+}
+
+impl HostWait {
+    /// Milliseconds of run-queue wait per second of window, summed over QEMU's threads.
+    pub fn ms_per_s(&self) -> f64 {
+        self.run_delay_s * 1e3 / self.wall_s.max(1e-9)
+    }
+}
+
+/// The second field of a `schedstat` line (run-queue wait, ns).
+fn schedstat_run_delay(line: &str) -> Option<u64> {
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Run-queue wait of every live thread of `pid`, summed, ns.
+fn run_delay_ns(pid: u32) -> Option<u64> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut sum = 0u64;
+    for t in dir.filter_map(Result::ok) {
+        let text = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
+        sum += schedstat_run_delay(&text).unwrap_or(0);
+    }
+    Some(sum)
 }
 
 /// Why a boot gave no result.
@@ -260,6 +299,10 @@ fn boot_once(
             source,
         })?;
     let mut stderr = child.stderr.take();
+    // (wall, run delay) when the begin marker was first seen, then the latest sample before
+    // the end marker.
+    let mut wait_start: Option<(Instant, u64)> = None;
+    let mut wait_end: Option<(Instant, u64)> = None;
     let no_result = |what: String, qemu_err: &str| VmError::NoResult {
         accel: accel.name(),
         what,
@@ -277,8 +320,17 @@ fn boot_once(
             break st;
         }
         let elapsed = started.elapsed();
-        let stuck_before_marker = marker_deadline
-            .is_some_and(|d| elapsed > d && !read_lossy(&data_path).contains(BEGIN_MARKER));
+        let data_now = read_lossy(&data_path);
+        let begun = data_now.contains(BEGIN_MARKER);
+        if begun
+            && !data_now.contains(END_MARKER)
+            && let Some(d) = run_delay_ns(child.id())
+        {
+            let sample = (Instant::now(), d);
+            wait_start.get_or_insert(sample);
+            wait_end = Some(sample);
+        }
+        let stuck_before_marker = marker_deadline.is_some_and(|d| elapsed > d && !begun);
         if elapsed > spec.timeout || stuck_before_marker {
             let _ = child.kill();
             let _ = child.wait();
@@ -304,6 +356,13 @@ fn boot_once(
         let _ = s.read_to_string(&mut err);
     }
     let console = read_lossy(&console_path);
+    let host_wait = match (wait_start, wait_end) {
+        (Some((t0, d0)), Some((t1, d1))) if t1 > t0 => Some(HostWait {
+            wall_s: (t1 - t0).as_secs_f64(),
+            run_delay_s: d1.saturating_sub(d0) as f64 / 1e9,
+        }),
+        _ => None,
+    };
     match parse_data(&read_lossy(&data_path)) {
         Some((data, guest_rc)) => Ok(VmOutput {
             accel,
@@ -312,6 +371,7 @@ fn boot_once(
             guest_rc,
             wall_s,
             console,
+            host_wait,
         }),
         None => Err(no_result(
             format!("QEMU exited ({status}) without the end marker"),
@@ -338,6 +398,25 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(parse_data(text), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn schedstat_table() {
+        // (line, run delay)
+        let cases = [
+            ("123456 7890 12\n", Some(7890)),
+            ("1 2 3", Some(2)),
+            ("1", None),
+            ("", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(schedstat_run_delay(line), want, "{line:?}");
+        }
+        let w = HostWait {
+            wall_s: 5.0,
+            run_delay_s: 0.5,
+        };
+        assert!((w.ms_per_s() - 100.0).abs() < 1e-9);
     }
 
     #[test]

@@ -39,6 +39,10 @@ fn error_pct(c: &CpuComparison) -> String {
     opt_fixed(c.rel_error.map(|e| e * 100.0), 1)
 }
 
+fn wait(v: &VmComparison) -> String {
+    opt_fixed(v.host_wait.map(|w| w.ms_per_s()), 0)
+}
+
 fn accel_line(v: &VmComparison) -> String {
     let mut s = format!("QEMU {}", v.accel.name().to_uppercase());
     if let Some(f) = &v.kvm_fallback {
@@ -59,8 +63,12 @@ pub fn comparison_text(v: &VmComparison) -> String {
     );
     let _ = writeln!(
         s,
-        "boot line {:?}, workload {}, window {:.2} s, boot to power-off {:.1} s",
-        v.cmdline, v.workload, v.kernel_seconds, v.wall_s
+        "boot line {:?}, workload {}, window {:.2} s, boot to power-off {:.1} s, QEMU waited {} ms/s for a host CPU",
+        v.cmdline,
+        v.workload,
+        v.kernel_seconds,
+        v.wall_s,
+        wait(v)
     );
     let header = [
         "CPU",
@@ -125,8 +133,8 @@ pub fn validation_header(points: &[VmComparison]) -> String {
 /// The Markdown validation table over many points, in the given order.
 pub fn validation_markdown(points: &[VmComparison]) -> String {
     let mut s = String::from(
-        "| vCPUs | boot line | workload | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict |\n\
-         |---:|---|---|---:|---|---:|---:|---:|---:|---|---|\n",
+        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict |\n\
+         |---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|\n",
     );
     for v in points {
         for c in &v.cpus {
@@ -137,10 +145,11 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 v.vcpus,
                 line,
                 v.workload,
+                wait(v),
                 c.cpu,
                 role_name(c.kernel_role),
                 fixed(c.kernel_loc_per_s, 1),
@@ -211,6 +220,10 @@ mod tests {
                 cpu(1, CpuRole::NohzFull, 0.0, 12.5),
             ],
             wall_s: 13.2,
+            host_wait: Some(crate::qemu::HostWait {
+                wall_s: 5.1,
+                run_delay_s: 0.051,
+            }),
         }
     }
 
