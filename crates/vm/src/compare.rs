@@ -24,6 +24,34 @@ pub const QUIET_LOC_PER_S: f64 = 20.0;
 /// A quiet CPU's twin value must be within this many LOC/s.
 pub const QUIET_TOLERANCE_LOC_PER_S: f64 = 10.0;
 
+/// QEMU run-queue wait (ms per second of window, summed over its threads) from which a
+/// ticking CPU's shortfall is put down to the emulator: a tenth of a host CPU. Below it the
+/// vCPU threads ran when their guest timers fired, as far as the host could tell.
+pub const EMULATOR_WAIT_MS_PER_S: f64 = 100.0;
+
+/// Why a CPU is outside its band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissReason {
+    /// A ticking CPU counts fewer interrupts than the twin while QEMU waited at least
+    /// [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: guest ticks were lost in the emulator.
+    EmulatorTickLoss,
+    /// Nothing on the host side explains it: the twin and the kernel differ.
+    Twin,
+}
+
+impl MissReason {
+    /// The reason for a miss, from the band, the two values and QEMU's wait.
+    pub fn of(band: Band, kernel: f64, twin: f64, wait_ms_per_s: Option<f64>) -> MissReason {
+        let starved = wait_ms_per_s.is_some_and(|w| w >= EMULATOR_WAIT_MS_PER_S);
+        if band == Band::Ticking && kernel < twin && starved {
+            MissReason::EmulatorTickLoss
+        } else {
+            MissReason::Twin
+        }
+    }
+}
+
 /// Which band a CPU falls in, from the kernel's LOC/s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -211,6 +239,31 @@ mod tests {
         for (k, t, band, within) in cases {
             assert_eq!(Band::of(k), band, "{k}");
             assert_eq!(band.within(k, t), within, "{k} vs {t}");
+        }
+    }
+
+    #[test]
+    fn miss_reasons_table() {
+        // (band, kernel, twin, QEMU wait ms/s, reason)
+        let cases = [
+            (
+                Band::Ticking,
+                180.0,
+                250.0,
+                Some(400.0),
+                MissReason::EmulatorTickLoss,
+            ),
+            (Band::Ticking, 180.0, 250.0, Some(99.0), MissReason::Twin),
+            (Band::Ticking, 180.0, 250.0, None, MissReason::Twin),
+            (Band::Ticking, 300.0, 250.0, Some(400.0), MissReason::Twin),
+            (Band::Quiet, 5.0, 16.0, Some(400.0), MissReason::Twin),
+        ];
+        for (band, k, t, w, want) in cases {
+            assert_eq!(
+                MissReason::of(band, k, t, w),
+                want,
+                "{band:?} {k} {t} {w:?}"
+            );
         }
     }
 }

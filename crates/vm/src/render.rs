@@ -17,7 +17,7 @@ use std::fmt::Write;
 use ticklab_report::cpu::role_name;
 use ticklab_report::format::{MISSING, fixed, new_table, opt_fixed, right_align_from};
 
-use crate::compare::{Band, CpuComparison, VmComparison};
+use crate::compare::{Band, CpuComparison, MissReason, VmComparison};
 
 fn band_name(b: Band) -> &'static str {
     match b {
@@ -32,6 +32,22 @@ fn verdict(c: &CpuComparison) -> &'static str {
         Some(true) => "ok",
         Some(false) => "MISS",
         None => MISSING,
+    }
+}
+
+/// The reason column: empty unless the CPU missed its band.
+fn reason(v: &VmComparison, c: &CpuComparison) -> &'static str {
+    if c.within != Some(false) {
+        return "";
+    }
+    match MissReason::of(
+        c.band,
+        c.kernel_loc_per_s,
+        c.twin_loc_per_s,
+        v.host_wait.map(|w| w.ms_per_s()),
+    ) {
+        MissReason::EmulatorTickLoss => "emulator: ticks lost while QEMU waited for a host CPU",
+        MissReason::Twin => "twin differs",
     }
 }
 
@@ -133,8 +149,8 @@ pub fn validation_header(points: &[VmComparison]) -> String {
 /// The Markdown validation table over many points, in the given order.
 pub fn validation_markdown(points: &[VmComparison]) -> String {
     let mut s = String::from(
-        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict |\n\
-         |---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|\n",
+        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | reason |\n\
+         |---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|---|\n",
     );
     for v in points {
         for c in &v.cpus {
@@ -145,7 +161,7 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 v.vcpus,
                 line,
                 v.workload,
@@ -157,7 +173,8 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
                 fixed(c.diff_loc_per_s, 1),
                 error_pct(c),
                 band_name(c.band),
-                verdict(c)
+                verdict(c),
+                reason(v, c)
             );
         }
     }
@@ -167,11 +184,18 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
         .filter(|c| c.within.is_some())
         .count();
     let misses = points.iter().flat_map(VmComparison::misses).count();
+    let emulator = points
+        .iter()
+        .flat_map(|v| v.misses().map(move |c| reason(v, c)))
+        .filter(|r| r.starts_with("emulator"))
+        .count();
     let _ = writeln!(
         s,
-        "\n{} points, {judged} CPUs judged, {} within their band, {misses} missed.",
+        "\n{} points, {judged} CPUs judged, {} within their band, {misses} missed \
+         ({emulator} of them with ticks lost in the emulator, {} where the twin differs).",
         points.len(),
-        judged - misses
+        judged - misses,
+        misses - emulator
     );
     s
 }
