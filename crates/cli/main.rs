@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -15,6 +15,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
 mod twin_cmd;
+mod vm_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -45,6 +46,8 @@ enum Command {
         #[command(subcommand)]
         cmd: HostCommand,
     },
+    /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
+    Vm(vm_cmd::VmArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
+        Some(Command::Vm(a)) => vm_cmd::vm(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,270 @@
+//! Plain-text and Markdown renderings of [`VmComparison`]s. Pure functions of their input.
+//!
+//! [`comparison_text`] (`ticklab vm compare`):
+//!
+//! ```text
+//! vm compare: <release> (config <version>, HZ=<hz>), QEMU <ACCEL>[ — <fallback>], <n> vCPUs
+//! boot line "<cmdline>", workload <label>, window <s> s, boot to power-off <s> s
+//! <table: CPU | role kernel | role twin | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | busy % kernel | busy % twin>
+//! [under TCG: latency, jitter and syscall cost are emulated and not compared]
+//! ```
+//!
+//! [`validation_markdown`] (`ticklab vm table`, docs/vm-validation.md): one row per CPU per
+//! point. Numbers: LOC/s and diff with 1 decimal, error in % with 1 decimal, `-` when
+//! missing; the verdict is `ok`, `MISS` or `-` (no band).
+
+use std::fmt::Write;
+use ticklab_report::cpu::role_name;
+use ticklab_report::format::{MISSING, fixed, new_table, opt_fixed, right_align_from};
+
+use crate::compare::{Band, CpuComparison, MissReason, VmComparison};
+
+fn band_name(b: Band) -> &'static str {
+    match b {
+        Band::Ticking => "ticking",
+        Band::Quiet => "quiet",
+        Band::Between => "between",
+    }
+}
+
+fn verdict(c: &CpuComparison) -> &'static str {
+    match c.within {
+        Some(true) => "ok",
+        Some(false) => "MISS",
+        None => MISSING,
+    }
+}
+
+/// The reason column: empty unless the CPU missed its band.
+fn reason(v: &VmComparison, c: &CpuComparison) -> &'static str {
+    if c.within != Some(false) {
+        return "";
+    }
+    match MissReason::of(
+        c.band,
+        c.kernel_loc_per_s,
+        c.twin_loc_per_s,
+        v.host_wait.map(|w| w.ms_per_s()),
+    ) {
+        MissReason::EmulatorTickLoss => "emulator: ticks lost while QEMU waited for a host CPU",
+        MissReason::Twin => "twin differs",
+    }
+}
+
+fn error_pct(c: &CpuComparison) -> String {
+    opt_fixed(c.rel_error.map(|e| e * 100.0), 1)
+}
+
+fn wait(v: &VmComparison) -> String {
+    opt_fixed(v.host_wait.map(|w| w.ms_per_s()), 0)
+}
+
+fn accel_line(v: &VmComparison) -> String {
+    let mut s = format!("QEMU {}", v.accel.name().to_uppercase());
+    if let Some(f) = &v.kvm_fallback {
+        let _ = write!(s, " ({f})");
+    }
+    s
+}
+
+/// The text of `ticklab vm compare` (see the module documentation).
+pub fn comparison_text(v: &VmComparison) -> String {
+    let mut s = format!(
+        "vm compare: {} (config {}, HZ={}), {}, {} vCPUs\n",
+        v.kernel_release,
+        v.kernel_version,
+        v.hz,
+        accel_line(v),
+        v.vcpus
+    );
+    let _ = writeln!(
+        s,
+        "boot line {:?}, workload {}, window {:.2} s, boot to power-off {:.1} s, QEMU waited {} ms/s for a host CPU",
+        v.cmdline,
+        v.workload,
+        v.kernel_seconds,
+        v.wall_s,
+        wait(v)
+    );
+    let header = [
+        "CPU",
+        "role kernel",
+        "role twin",
+        "LOC/s kernel",
+        "LOC/s twin",
+        "diff",
+        "error %",
+        "band",
+        "verdict",
+        "busy % kernel",
+        "busy % twin",
+    ];
+    let mut t = new_table(header.iter().map(|h| h.to_string()).collect());
+    for c in &v.cpus {
+        t.add_row(vec![
+            c.cpu.to_string(),
+            role_name(c.kernel_role).to_string(),
+            role_name(c.twin_role).to_string(),
+            fixed(c.kernel_loc_per_s, 1),
+            fixed(c.twin_loc_per_s, 1),
+            fixed(c.diff_loc_per_s, 1),
+            error_pct(c),
+            band_name(c.band).to_string(),
+            verdict(c).to_string(),
+            opt_fixed(c.kernel_busy_pct, 1),
+            opt_fixed(c.twin_busy_pct, 1),
+        ]);
+    }
+    right_align_from(&mut t, 3);
+    s.push_str(&t.to_string());
+    s.push('\n');
+    if v.accel.emulated() {
+        s.push_str(
+            "under TCG: latency, jitter and syscall cost are emulated and not compared; \
+             counts (LOC/s, busy %) are\n",
+        );
+    }
+    s
+}
+
+/// One line naming the kernels and accelerators of a validation run (`kernel
+/// 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG`), each distinct one once.
+pub fn validation_header(points: &[VmComparison]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for v in points {
+        let d = format!(
+            "kernel {} (config {}, HZ={}), QEMU {}",
+            v.kernel_release,
+            v.kernel_version,
+            v.hz,
+            v.accel.name().to_uppercase()
+        );
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+    }
+    seen.join("; ")
+}
+
+/// The Markdown validation table over many points, in the given order.
+pub fn validation_markdown(points: &[VmComparison]) -> String {
+    let mut s = String::from(
+        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | reason |\n\
+         |---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|---|\n",
+    );
+    for v in points {
+        for c in &v.cpus {
+            let line = if v.cmdline.is_empty() {
+                "(default)".to_string()
+            } else {
+                format!("`{}`", v.cmdline)
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                v.vcpus,
+                line,
+                v.workload,
+                wait(v),
+                c.cpu,
+                role_name(c.kernel_role),
+                fixed(c.kernel_loc_per_s, 1),
+                fixed(c.twin_loc_per_s, 1),
+                fixed(c.diff_loc_per_s, 1),
+                error_pct(c),
+                band_name(c.band),
+                verdict(c),
+                reason(v, c)
+            );
+        }
+    }
+    let judged = points
+        .iter()
+        .flat_map(|v| &v.cpus)
+        .filter(|c| c.within.is_some())
+        .count();
+    let misses = points.iter().flat_map(VmComparison::misses).count();
+    let emulator = points
+        .iter()
+        .flat_map(|v| v.misses().map(move |c| reason(v, c)))
+        .filter(|r| r.starts_with("emulator"))
+        .count();
+    let _ = writeln!(
+        s,
+        "\n{} points, {judged} CPUs judged, {} within their band, {misses} missed \
+         ({emulator} of them with ticks lost in the emulator, {} where the twin differs).",
+        points.len(),
+        judged - misses,
+        misses - emulator
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qemu::Accel;
+    use ticklab_schema::report::CpuRole;
+
+    fn cpu(cpu: u32, role: CpuRole, k: f64, t: f64) -> CpuComparison {
+        let band = Band::of(k);
+        CpuComparison {
+            cpu,
+            kernel_role: role,
+            twin_role: role,
+            kernel_loc_per_s: k,
+            twin_loc_per_s: t,
+            diff_loc_per_s: t - k,
+            rel_error: (k > 0.0).then(|| (t - k) / k),
+            band,
+            within: band.within(k, t),
+            kernel_busy_pct: Some(0.5),
+            twin_busy_pct: Some(0.4),
+            kernel_stopped_pct: None,
+            twin_stopped_pct: Some(99.0),
+            kernel_idle_entries_per_s: None,
+            twin_idle_entries_per_s: None,
+        }
+    }
+
+    pub(crate) fn sample() -> VmComparison {
+        VmComparison {
+            kernel_release: "6.1.0-57-amd64".into(),
+            kernel_version: "6.1.192".into(),
+            hz: 250,
+            accel: Accel::Tcg,
+            kvm_fallback: Some("KVM did not run the guest: failed to set MSR 0x10a".into()),
+            vcpus: 2,
+            cmdline: "nohz_full=1".into(),
+            workload: "hogs x1".into(),
+            workload_spec: "hogs:1@1".into(),
+            kernel_seconds: 5.0,
+            cpus: vec![
+                cpu(0, CpuRole::Timekeeping, 259.0, 251.2),
+                cpu(1, CpuRole::NohzFull, 0.0, 12.5),
+            ],
+            wall_s: 13.2,
+            host_wait: Some(crate::qemu::HostWait {
+                wall_s: 5.1,
+                run_delay_s: 0.051,
+            }),
+        }
+    }
+
+    #[test]
+    fn comparison_snapshot() {
+        insta::assert_snapshot!(comparison_text(&sample()));
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        let mut idle = sample();
+        idle.cmdline = String::new();
+        idle.workload = "idle".into();
+        insta::assert_snapshot!(validation_markdown(&[sample(), idle.clone()]));
+        assert_eq!(
+            validation_header(&[sample(), idle]),
+            "kernel 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG"
+        );
+    }
+}

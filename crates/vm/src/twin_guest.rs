@@ -1,0 +1,374 @@
+//! The twin of the guest: the same vCPUs, kernel build, boot line and workload, and only the
+//! background that actually runs in ticklab's initramfs.
+//!
+//! Nothing here is fitted to a guest's measurement. The background is a list of the timers
+//! a bare 6.1 kernel arms by itself plus ticklab's own coordinator; each entry names the
+//! kernel constant behind its period (tag `C`, docs/costs.md legend) and was identified —
+//! which timers exist, not how often they fire — from a trace of an idle guest
+//! (docs/vm-validation.md, "What runs in the guest"). The laptop-calibrated user-space
+//! sources of [`ticklab_schema::scenario::default_background`] are left out: no daemon runs
+//! in the initramfs.
+//!
+//! The machine is [`machine::kvm_guest`] with the guest's vCPU count and the cpuidle driver
+//! the guest reported: with no driver (TCG offers none; `idle=poll`; `cpuidle.off=1`) the
+//! idle CPU halts with its tick stopped and no governor. Costs stay the KVM guest's
+//! estimates: under TCG only counts are compared, never costs (crate docs).
+
+use ticklab_cmdline::{CpuSet, KernelCmdline, TickConfig};
+use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
+use ticklab_schema::machine::{self, Machine};
+use ticklab_schema::report::{Report, WorkloadResult};
+use ticklab_schema::scenario::{
+    BackgroundSource, Placement, Run, Scenario, TimerKind, default_background, tick_nsec,
+};
+use ticklab_schema::workload::{TaskGroup, Workload};
+
+use crate::kconfig::KernelConfig;
+use crate::qemu::Accel;
+
+/// What the twin of one guest boot needs.
+#[derive(Debug, Clone)]
+pub struct GuestPoint<'a> {
+    /// The guest kernel's build options.
+    pub config: &'a KernelConfig,
+    /// The user's boot line (ticklab's fixed console parameters are not tick-relevant and are
+    /// left out).
+    pub cmdline: &'a str,
+    /// vCPUs.
+    pub vcpus: u32,
+    /// The workload, parsed for `vcpus` CPUs.
+    pub workload: &'a Workload,
+    /// The measured window, ns.
+    pub duration_ns: u64,
+    /// The guest registered a cpuidle driver (its report has idle states).
+    pub guest_has_cpuidle_driver: bool,
+    /// The accelerator (named in the machine's description).
+    pub accel: Accel,
+    /// The guest's own report: where its hogs actually ran.
+    pub guest: &'a Report,
+}
+
+/// The workload as it ran in the guest: each hog group pinned to the CPUs the guest's report
+/// names (the host lab places unpinned hogs itself; the twin must run them where they ran).
+pub fn workload_as_run(workload: &Workload, guest: &Report) -> Workload {
+    let mut ran = guest.workloads.iter().filter_map(|w| match w {
+        WorkloadResult::Hogs { cpus } => Some(cpus),
+        _ => None,
+    });
+    let mut w = workload.clone();
+    for g in &mut w.groups {
+        if let TaskGroup::Hogs { count, cpus } = g
+            && let Some(on) = ran.next()
+        {
+            let mut set = CpuSet::new();
+            for &c in on {
+                set.insert(c);
+            }
+            *count = on.len() as u32;
+            *cpus = Some(set);
+        }
+    }
+    w
+}
+
+/// The CPUs a workload keeps busy (hogs, frame workers, pinned ping-pong and syscall tasks).
+fn busy_cpus(workload: &Workload) -> CpuSet {
+    let mut busy = CpuSet::new();
+    for g in &workload.groups {
+        match g {
+            TaskGroup::Hogs { cpus: Some(c), .. } | TaskGroup::Frames { cpus: c, .. } => {
+                busy = busy.union(c);
+            }
+            TaskGroup::PingPong { cpu_a, cpu_b, .. } => {
+                busy.insert(*cpu_a);
+                busy.insert(*cpu_b);
+            }
+            TaskGroup::Syscall { cpu: Some(c), .. } => busy.insert(*c),
+            TaskGroup::Hogs { cpus: None, .. } | TaskGroup::Syscall { cpu: None, .. } => {}
+        }
+    }
+    busy
+}
+
+/// Where ticklab's coordinator thread sleeps and wakes. Its sleep is an unpinned hrtimer,
+/// which a nohz_full CPU hands to a housekeeping CPU (timer migration to a `HK_TYPE_TIMER`
+/// CPU), and its wake-up runs it on an idle CPU of its scheduling domain (its previous CPU
+/// when idle, else an idle sibling). So: among CPUs that are neither nohz_full nor
+/// `isolcpus=`-isolated from the domains, the first that runs no workload task, else the
+/// first of them (the hrtimer fires there even beside a hog); CPU 0 if there is none.
+pub fn coordinator_cpu(
+    vcpus: u32,
+    workload: &Workload,
+    nohz_full: &CpuSet,
+    isolated_domain: &CpuSet,
+) -> u32 {
+    let busy = busy_cpus(workload);
+    let candidates: Vec<u32> = (0..vcpus)
+        .filter(|&c| !nohz_full.contains(c) && !isolated_domain.contains(c))
+        .collect();
+    candidates
+        .iter()
+        .copied()
+        .find(|&c| !busy.contains(c))
+        .or_else(|| candidates.first().copied())
+        .unwrap_or(0)
+}
+
+/// The guest as a twin machine (see the module documentation).
+pub fn guest_machine(vcpus: u32, accel: Accel, cpuidle_driver: bool) -> Machine {
+    let mut m = machine::kvm_guest(vcpus);
+    m.name = format!("qemu-{}-{vcpus}", accel.name());
+    m.description = format!(
+        "QEMU {} guest, {vcpus} vCPUs, {}",
+        accel.name().to_uppercase(),
+        if cpuidle_driver {
+            "cpuidle-haltpoll"
+        } else {
+            "no cpuidle driver (HLT)"
+        }
+    );
+    if !cpuidle_driver {
+        m.cpuidle_driver = "none".into();
+    }
+    m
+}
+
+/// One wheel timer of the bare kernel: one stream, on a housekeeping CPU.
+fn kernel_wheel(
+    name: &str,
+    period_ns: u64,
+    wakes_task: bool,
+    provenance: &str,
+) -> BackgroundSource {
+    BackgroundSource {
+        name: name.into(),
+        kind: TimerKind::Wheel,
+        placement: Placement::Housekeeping,
+        period_ns: Some(period_ns),
+        rate_hz: None,
+        deferrable: false,
+        slack_ns: 0,
+        wakes_task,
+        provenance: provenance.into(),
+        cpus: None,
+    }
+}
+
+const MS: u64 = 1_000_000;
+
+/// The timers that run in the guest: the kernel's own (watchdog and vmstat as in every
+/// scenario, then the periodic work a bare 6.1 kernel queues) and ticklab's coordinator.
+pub fn guest_background(
+    workload: &Workload,
+    hz: u32,
+    coordinator_cpu: u32,
+) -> Vec<BackgroundSource> {
+    let mut v: Vec<BackgroundSource> = default_background()
+        .into_iter()
+        .filter(|s| s.name == "watchdog_timer_fn" || s.name == "vmstat_update")
+        .collect();
+    v.push(kernel_wheel(
+        "kcompactd (process_timeout)",
+        500 * MS,
+        true,
+        "C: kcompactd sleeps HPAGE_FRAG_CHECK_INTERVAL_MSEC = 500 ms between proactive \
+         compaction checks (docs/vm-validation.md)",
+    ));
+    v.push(kernel_wheel(
+        "psi_avgs_work",
+        2000 * MS + tick_nsec(hz),
+        false,
+        "C: PSI_FREQ = 2*HZ+1 jiffies (docs/vm-validation.md)",
+    ));
+    v.push(kernel_wheel(
+        "flush_memcg_stats_dwork",
+        2000 * MS,
+        false,
+        "C: FLUSH_TIME = 2*HZ (docs/vm-validation.md)",
+    ));
+    for table in ["arp", "ndisc"] {
+        v.push(kernel_wheel(
+            &format!("neigh_managed_work ({table})"),
+            5000 * MS,
+            false,
+            "C: neighbour table probe interval 5 s, one per table (docs/vm-validation.md)",
+        ));
+    }
+    let counted = workload
+        .groups
+        .iter()
+        .any(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }));
+    let mut on = CpuSet::new();
+    on.insert(coordinator_cpu);
+    v.push(BackgroundSource {
+        name: "ticklab coordinator (hrtimer_wakeup)".into(),
+        kind: TimerKind::Hrtimer,
+        // One instance, on the CPU of [`coordinator_cpu`].
+        placement: Placement::PerCpu,
+        period_ns: Some(if counted {
+            COORDINATOR_POLL_COUNTED_NS
+        } else {
+            COORDINATOR_POLL_NS
+        }),
+        rate_hz: None,
+        deferrable: false,
+        // C: default timer slack of a SCHED_OTHER task, 50 µs.
+        slack_ns: 50_000,
+        wakes_task: true,
+        provenance: "C: host run's coordinator poll (COORDINATOR_POLL_NS, \
+                     COORDINATOR_POLL_COUNTED_NS in crates/host/src/harness/run.rs)"
+            .into(),
+        cpus: Some(on),
+    });
+    v
+}
+
+/// The twin scenario of one guest boot. Seed 1; a 1 s warm-up stands for the guest's settle
+/// time before the window.
+pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
+    let workload = workload_as_run(p.workload, p.guest);
+    // A boot line the kernel cannot parse never reaches here (the CLI checks it first); an
+    // unparsable one would isolate nothing.
+    let (nohz_full, isolated) = KernelCmdline::parse(p.cmdline, p.vcpus)
+        .map(|c| {
+            let t = TickConfig::resolve(&c, &p.config.build(), p.vcpus, 0).0;
+            (t.nohz_full, t.isolated_domain)
+        })
+        .unwrap_or_default();
+    let coordinator = coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated);
+    Scenario {
+        name: format!("twin of the guest: {:?}", p.cmdline),
+        machine: guest_machine(p.vcpus, p.accel, p.guest_has_cpuidle_driver),
+        kernel: p.config.twin_kernel(p.cmdline),
+        background: guest_background(&workload, p.config.hz, coordinator),
+        workload,
+        run: Run {
+            duration_ns: p.duration_ns,
+            warmup_ns: 1_000_000_000,
+            seed: 1,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> KernelConfig {
+        KernelConfig::parse(
+            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=250\nCONFIG_NO_HZ_FULL=y\n\
+             CONFIG_HIGH_RES_TIMERS=y\n",
+            "t",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn scenario_takes_everything_from_the_guest() {
+        let c = config();
+        let w = Workload::parse("hogs:1@1", 2).unwrap();
+        let guest = guest_report(&[1]);
+        let s = guest_scenario(&GuestPoint {
+            config: &c,
+            cmdline: "nohz_full=1",
+            vcpus: 2,
+            workload: &w,
+            duration_ns: 5_000_000_000,
+            guest_has_cpuidle_driver: false,
+            accel: Accel::Tcg,
+            guest: &guest,
+        });
+        assert_eq!(s.machine.topology.nr_cpus(), 2);
+        assert_eq!(s.machine.cpuidle_driver, "none");
+        assert_eq!((s.kernel.hz, s.kernel.version.as_str()), (250, "6.1"));
+        assert_eq!(s.kernel.cmdline, "nohz_full=1");
+        assert_eq!(s.run.duration_ns, 5_000_000_000);
+        assert!(
+            s.background
+                .iter()
+                .all(|b| b.name != "user_hrtimers" && b.name != "kernel_housekeeping_timers"),
+            "no laptop-calibrated source in a bare initramfs"
+        );
+        assert!(s.background.iter().all(|b| b.provenance.starts_with("C:")));
+    }
+
+    /// A guest report whose one hog group ran on `hogs`.
+    fn guest_report(hogs: &[u32]) -> Report {
+        Report {
+            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
+            source: ticklab_schema::report::Source::Host {
+                hostname: "(none)".into(),
+                kernel: "6.1.0-57-amd64".into(),
+            },
+            label: "guest".into(),
+            machine: "(none)".into(),
+            cmdline: String::new(),
+            hz: 250,
+            duration_ns: 5_000_000_000,
+            cpus: Vec::new(),
+            energy: None,
+            messages: Vec::new(),
+            timekeeping: None,
+            hrtimer: None,
+            locks: None,
+            background: Vec::new(),
+            workloads: vec![WorkloadResult::Hogs {
+                cpus: hogs.to_vec(),
+            }],
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn hogs_run_where_the_guest_ran_them_and_the_coordinator_on_a_free_cpu() {
+        let none = CpuSet::new();
+        let set = |l: &str| {
+            if l.is_empty() {
+                none.clone()
+            } else {
+                ticklab_cmdline::parse_cpulist(l, 2).unwrap()
+            }
+        };
+        // (spec, where the guest's hogs ran, nohz_full, isolated, coordinator CPU)
+        let cases: [(&str, &[u32], &str, &str, u32); 7] = [
+            ("idle", &[], "", "", 0),
+            ("hogs:1@0", &[0], "", "", 1),
+            ("hogs:1", &[1], "", "", 0),
+            ("hogs:2", &[0, 1], "", "", 0),
+            ("hogs:1@0", &[0], "", "1", 0),
+            ("hogs:1@0", &[0], "1", "", 0),
+            ("idle", &[], "0-1", "", 0),
+        ];
+        for (spec, ran, full, isolated, want) in cases {
+            let w = Workload::parse(spec, 2).unwrap();
+            let as_run = workload_as_run(&w, &guest_report(ran));
+            let got = coordinator_cpu(2, &as_run, &set(full), &set(isolated));
+            assert_eq!(
+                got, want,
+                "{spec} on {ran:?}, nohz_full {full:?}, isolated {isolated:?}"
+            );
+        }
+        let as_run = workload_as_run(&Workload::parse("hogs:1", 2).unwrap(), &guest_report(&[1]));
+        assert!(matches!(
+            &as_run.groups[0],
+            TaskGroup::Hogs { count: 1, cpus: Some(c) } if c.contains(1) && !c.contains(0)
+        ));
+    }
+
+    #[test]
+    fn coordinator_polls_faster_for_counted_workloads() {
+        let period = |spec: &str| {
+            let w = Workload::parse(spec, 2).unwrap();
+            guest_background(&w, 250, 0)
+                .into_iter()
+                .find(|b| b.name.starts_with("ticklab coordinator"))
+                .and_then(|b| b.period_ns)
+        };
+        assert_eq!(period("idle"), Some(COORDINATOR_POLL_NS));
+        assert_eq!(period("hogs:2"), Some(COORDINATOR_POLL_NS));
+        assert_eq!(
+            period("syscall:getpid@0:n=1000"),
+            Some(COORDINATOR_POLL_COUNTED_NS)
+        );
+    }
+}
