@@ -5,6 +5,7 @@ use super::observe::{Event, Observer};
 use super::{Running, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
 use crate::kernel::sched::SchedClass;
+use ticklab_schema::frames::FrameTiming;
 
 impl<O: Observer> Sim<O> {
     /// A background task becomes runnable on `c` at `now`.
@@ -71,9 +72,15 @@ impl<O: Observer> Sim<O> {
         let k = worker.k;
         debug_assert_eq!(worker.start, g.start(k));
         debug_assert!(worker.running >= worker.start && t >= worker.running + g.work_ns);
-        // docs/experiments.md E2: jitter from the worker's start, wake-up latency up to it.
-        let jitter = t - (worker.running + g.work_ns);
-        let wakeup = worker.running - worker.start;
+        // docs/experiments.md E2: jitter from the worker's start, wake-up latency up to it, by
+        // the rule the host lab uses too. Both are ≥ 0 here (the debug_assert above).
+        let timing = FrameTiming {
+            start_ns: worker.start,
+            running_ns: worker.running,
+            done_ns: t,
+        };
+        let jitter = timing.jitter_ns(g.work_ns) as u64;
+        let wakeup = timing.wakeup_ns() as u64;
         let next = k + 1;
         let next_start = g.next_start(k, worker.start, &mut worker.rem);
         worker.start = next_start;
