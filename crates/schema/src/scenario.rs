@@ -31,7 +31,9 @@ use ticklab_cmdline::NohzBuild;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kernel {
-    /// Version `major.minor`, selects era switches (lock layout, governor-driven tick stop).
+    /// Version `major.minor` or `major.minor.sublevel` (a stable release such as `6.1.192`);
+    /// selects era switches (lock layout, governor-driven tick stop, and for stable series the
+    /// fixes they took later, see [`Kernel::sublevel`]).
     pub version: String,
     /// CONFIG_HZ.
     pub hz: u32,
@@ -70,6 +72,16 @@ impl Kernel {
                 self.version
             )),
         }
+    }
+
+    /// The stable sublevel of `version` (`192` in `6.1.192`), if it names one. Rules that a
+    /// stable series took in a later release (docs/model.md) need it; without it the twin
+    /// takes the series as first released.
+    pub fn sublevel(&self) -> Option<u32> {
+        self.version.split('.').nth(2).and_then(|s| {
+            let digits = s.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("");
+            digits.parse().ok()
+        })
     }
 
     /// CPUs per leaf `rcu_node`: the configured value or the default 16 (C: RCU_FANOUT_LEAF

@@ -105,7 +105,8 @@ impl KernelConfig {
     /// The twin's kernel for this build and boot line.
     pub fn twin_kernel(&self, cmdline: &str) -> Kernel {
         Kernel {
-            version: format!("{}.{}", self.version_tuple.0, self.version_tuple.1),
+            // The full release (`6.1.192`): stable series took idle-loop rules late.
+            version: self.version.clone(),
             hz: self.hz,
             nohz: self.nohz,
             high_res: self.high_res,

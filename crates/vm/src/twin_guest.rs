@@ -280,7 +280,7 @@ mod tests {
         });
         assert_eq!(s.machine.topology.nr_cpus(), 2);
         assert_eq!(s.machine.cpuidle_driver, "none");
-        assert_eq!((s.kernel.hz, s.kernel.version.as_str()), (250, "6.1"));
+        assert_eq!((s.kernel.hz, s.kernel.version.as_str()), (250, "6.1.192"));
         assert_eq!(s.kernel.cmdline, "nohz_full=1");
         assert_eq!(s.run.duration_ns, 5_000_000_000);
         assert!(

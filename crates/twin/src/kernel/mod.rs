@@ -12,7 +12,8 @@
 //!   knows `nohz_full_aggressive`.
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
 //!   `on_tick_stop`), staleness statistics.
-//! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors.
+//! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors; [`idle`] —
+//!   the idle loop's tick rule when no cpuidle driver is registered.
 //! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
 //!   (grow/shrink), waking a blocked vCPU, host CPU time per path (E3).
 //! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
@@ -29,6 +30,7 @@ pub mod cpuidle;
 pub(crate) mod cpupri;
 pub(crate) mod hrtimer;
 pub mod hrtimer_bench;
+pub mod idle;
 pub mod kvm;
 pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;

@@ -200,6 +200,9 @@ pub(crate) struct TickSched {
     next_tick: Time,
     /// Expiry of the tick pending when it was stopped (restart keeps this phase).
     last_tick: Time,
+    /// The last idle pass ended with the tick's own interrupt (`ts->got_idle_tick`, read by
+    /// the idle loop's no-driver rule, [`crate::kernel::idle`]).
+    got_idle_tick: bool,
 }
 
 impl TickSched {
@@ -210,7 +213,20 @@ impl TickSched {
             sched_timer,
             next_tick: NEVER,
             last_tick: 0,
+            got_idle_tick: false,
         }
+    }
+
+    /// Records how an idle pass ended: by the tick's interrupt or by something else.
+    #[inline]
+    pub(crate) fn idle_pass_ended(&mut self, by_tick: bool) {
+        self.got_idle_tick = by_tick;
+    }
+
+    /// Whether the last idle pass ended with the tick (`tick_nohz_idle_got_tick`).
+    #[inline]
+    pub(crate) fn got_idle_tick(&self) -> bool {
+        self.got_idle_tick
     }
 
     /// The periodic tick is stopped (`ts->tick_stopped`).

@@ -26,6 +26,7 @@ impl<O: Observer> Sim<O> {
                 .get(req + 1)
                 .is_some_and(|deeper| residency >= deeper.target_residency_ns);
         let woken_by_tick = cpu.ts.woke_at(&cpu.hrt, t);
+        cpu.ts.idle_pass_ended(woken_by_tick);
         cpu.gov.reflect(
             &self.states,
             &Reflect {
@@ -127,7 +128,11 @@ impl<O: Observer> Sim<O> {
         // decision; the governor changes nothing it depends on.
         let ne = self.nohz.next_event(&self.next_event_input(c));
         let (state, stop_tick) = if no_driver {
-            (self.states.len().saturating_sub(1).min(1), true)
+            let ts = &self.cpus[c].ts;
+            let stop = self
+                .no_driver_tick
+                .stops_tick(ts.is_stopped(), ts.got_idle_tick());
+            (self.states.len().saturating_sub(1).min(1), stop)
         } else {
             let cpu = &self.cpus[c];
             let tick = cpu.ts.sched_timer();

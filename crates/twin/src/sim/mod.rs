@@ -244,6 +244,8 @@ pub struct Sim<O: Observer = NoTimeline> {
     nohz: NohzMode,
     idle_mode: IdleOverride,
     cpuidle_off: bool,
+    /// The idle loop's tick rule when no cpuidle driver is registered (by kernel version).
+    no_driver_tick: crate::kernel::idle::NoDriverTick,
     now: Time,
     window_start: Time,
     end: Time,

@@ -13,6 +13,7 @@ use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::cpupri::CpuPri;
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
+use crate::kernel::idle::NoDriverTick;
 use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
@@ -141,6 +142,7 @@ impl<O: Observer> Sim<O> {
                 .governor_decides_tick(version >= (4, 17)),
             idle_mode: cfg.idle,
             cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
+            no_driver_tick: NoDriverTick::for_kernel(version, k.sublevel()),
             now: 0,
             window_start: warmup,
             end: warmup + scenario.run.duration_ns,

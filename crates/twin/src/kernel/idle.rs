@@ -1,0 +1,100 @@
+//! The idle loop's own tick rule when no cpuidle driver is registered (`kernel/sched/idle.c`,
+//! docs/kernel-behaviour.md §9.1).
+//!
+//! With a driver, the governor says whether the tick may stop (from 4.17). Without one (a
+//! guest under QEMU TCG, `cpuidle.off=1`, a Firecracker guest) there is no governor to ask,
+//! and kernels differ:
+//!
+//! * [`NoDriverTick::EveryEntry`]: every idle entry tries to stop the tick. This is the rule
+//!   of the kernels as first released, up to 6.18 at least.
+//! * [`NoDriverTick::AfterIdleTick`]: the idle loop keeps the tick on an entry unless the tick
+//!   is already stopped or the previous idle pass was ended by the tick itself. A CPU woken
+//!   by a timer that runs a short task therefore takes one more tick before its tick stops:
+//!   two local timer interrupts per timer wake-up instead of one. Stable 6.1 took this in
+//!   6.1.167 (the Debian changelog of 6.1.192 lists "sched: idle: Consolidate the handling of
+//!   two special cases" and "sched: idle: Make skipping governor callbacks more consistent"
+//!   under ChangeLog-6.1.167). The mainline release that carries it was not verified here, so
+//!   the twin applies it only where the version names a 6.1 sublevel of 167 or later.
+//!
+//! The rule was found by the QEMU validation (docs/vm-validation.md): a function-graph trace
+//! of `do_idle` in a Debian 6.1.192 guest shows the first entry after a task calling
+//! `tick_nohz_tick_stopped()` then `tick_nohz_idle_retain_tick()`, and the entry after the
+//! next tick calling `tick_nohz_idle_stop_tick()` directly.
+
+/// What the idle loop does with the tick when no cpuidle driver is registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoDriverTick {
+    /// Try to stop the tick on every idle entry.
+    EveryEntry,
+    /// Stop it only if it is already stopped or the last idle pass ended with the tick.
+    AfterIdleTick,
+}
+
+/// The first 6.1 stable release with [`NoDriverTick::AfterIdleTick`].
+const STABLE_6_1_SUBLEVEL: u32 = 167;
+
+impl NoDriverTick {
+    /// The rule of a kernel `version` (`(major, minor)`) at stable `sublevel`.
+    pub fn for_kernel(version: (u32, u32), sublevel: Option<u32>) -> Self {
+        match (version, sublevel) {
+            ((6, 1), Some(s)) if s >= STABLE_6_1_SUBLEVEL => NoDriverTick::AfterIdleTick,
+            _ => NoDriverTick::EveryEntry,
+        }
+    }
+
+    /// Whether this idle entry tries to stop the tick: `tick_stopped` is the tick's state at
+    /// the entry, `last_pass_ended_by_tick` whether the previous idle pass on this CPU was
+    /// ended by the tick's own interrupt (`tick_nohz_idle_got_tick()`).
+    #[inline]
+    pub fn stops_tick(self, tick_stopped: bool, last_pass_ended_by_tick: bool) -> bool {
+        match self {
+            NoDriverTick::EveryEntry => true,
+            NoDriverTick::AfterIdleTick => tick_stopped || last_pass_ended_by_tick,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NoDriverTick::{AfterIdleTick, EveryEntry};
+    use super::*;
+
+    #[test]
+    fn rule_by_kernel_version() {
+        for (version, sublevel, want) in [
+            ((6, 1), None, EveryEntry),
+            ((6, 1), Some(166), EveryEntry),
+            ((6, 1), Some(167), AfterIdleTick),
+            ((6, 1), Some(192), AfterIdleTick),
+            ((6, 6), Some(200), EveryEntry),
+            ((5, 15), Some(190), EveryEntry),
+            ((6, 18), None, EveryEntry),
+        ] {
+            assert_eq!(
+                NoDriverTick::for_kernel(version, sublevel),
+                want,
+                "{version:?} .{sublevel:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn stop_decision_table() {
+        // (rule, tick stopped at entry, last pass ended by the tick) -> tries to stop
+        for (rule, stopped, by_tick, want) in [
+            (EveryEntry, false, false, true),
+            (EveryEntry, true, false, true),
+            (EveryEntry, false, true, true),
+            (AfterIdleTick, false, false, false),
+            (AfterIdleTick, true, false, true),
+            (AfterIdleTick, false, true, true),
+            (AfterIdleTick, true, true, true),
+        ] {
+            assert_eq!(
+                rule.stops_tick(stopped, by_tick),
+                want,
+                "{rule:?} stopped={stopped} by_tick={by_tick}"
+            );
+        }
+    }
+}
