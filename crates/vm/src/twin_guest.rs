@@ -114,6 +114,30 @@ pub fn coordinator_cpu(
         .unwrap_or(0)
 }
 
+/// Where the guest's own report shows the coordinator ran: among the CPUs [`coordinator_cpu`]
+/// could choose that run no workload task, the one with the most busy time (the coordinator
+/// is the only task that wakes on them in a bare initramfs). Which idle CPU a forked task
+/// lands on depends on what else ran at fork time, so the guest's placement is taken as
+/// measured, as the hogs' is; `None` when the report has no busy times or no such CPU.
+pub fn observed_coordinator_cpu(
+    guest: &Report,
+    workload: &Workload,
+    nohz_full: &CpuSet,
+    isolated_domain: &CpuSet,
+) -> Option<u32> {
+    let busy = busy_cpus(workload);
+    guest
+        .cpus
+        .iter()
+        .filter(|c| {
+            !nohz_full.contains(c.cpu) && !isolated_domain.contains(c.cpu) && !busy.contains(c.cpu)
+        })
+        .filter_map(|c| c.busy_ns.map(|b| (b, c.cpu)))
+        // The most busy; the lowest CPU number on a tie.
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, cpu)| cpu)
+}
+
 /// The guest as a twin machine (see the module documentation).
 pub fn guest_machine(vcpus: u32, accel: Accel, cpuidle_driver: bool) -> Machine {
     let mut m = machine::kvm_guest(vcpus);
@@ -235,7 +259,8 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
             (t.nohz_full, t.isolated_domain)
         })
         .unwrap_or_default();
-    let coordinator = coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated);
+    let coordinator = observed_coordinator_cpu(p.guest, &workload, &nohz_full, &isolated)
+        .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
     Scenario {
         name: format!("twin of the guest: {:?}", p.cmdline),
         machine: guest_machine(p.vcpus, p.accel, p.guest_has_cpuidle_driver),
@@ -353,6 +378,58 @@ mod tests {
             &as_run.groups[0],
             TaskGroup::Hogs { count: 1, cpus: Some(c) } if c.contains(1) && !c.contains(0)
         ));
+    }
+
+    #[test]
+    fn coordinator_sits_where_the_guest_shows_it_busy() {
+        let cpu = |n: u32, busy: Option<u64>| ticklab_schema::report::CpuReport {
+            cpu: n,
+            role: ticklab_schema::report::CpuRole::Housekeeping,
+            loc: 0,
+            res: None,
+            cal: None,
+            iwi: 0,
+            ticks: None,
+            tick_stopped_ns: None,
+            busy_ns: busy,
+            idle_states: Vec::new(),
+        };
+        let none = CpuSet::new();
+        // (busy ns per CPU, hogs ran on, nohz_full) -> coordinator CPU
+        let cases: &[(&[Option<u64>], &[u32], &str, Option<u32>)] = &[
+            (&[Some(1_000), Some(50_000_000)], &[], "", Some(1)),
+            (&[Some(50_000_000), Some(1_000)], &[], "", Some(0)),
+            (&[Some(7), Some(7)], &[], "", Some(0)),
+            // A hog's CPU and a nohz_full CPU are never the coordinator's.
+            (&[Some(1_000), Some(5_000_000_000)], &[1], "", Some(0)),
+            (&[Some(1_000), Some(50_000_000)], &[], "1", Some(0)),
+            // No busy times: the rule decides.
+            (&[None, None], &[], "", None),
+            (&[Some(1), Some(1)], &[0, 1], "", None),
+        ];
+        for (busy, ran, full, want) in cases {
+            let mut g = guest_report(ran);
+            g.cpus = busy
+                .iter()
+                .enumerate()
+                .map(|(i, b)| cpu(i as u32, *b))
+                .collect();
+            let spec = match ran.len() {
+                0 => "idle".to_string(),
+                n => format!("hogs:{n}"),
+            };
+            let w = workload_as_run(&Workload::parse(&spec, 2).unwrap(), &g);
+            let full_set = if full.is_empty() {
+                none.clone()
+            } else {
+                ticklab_cmdline::parse_cpulist(full, 2).unwrap()
+            };
+            assert_eq!(
+                observed_coordinator_cpu(&g, &w, &full_set, &none),
+                *want,
+                "busy {busy:?}, hogs on {ran:?}, nohz_full {full:?}"
+            );
+        }
     }
 
     #[test]
