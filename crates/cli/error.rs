@@ -1,10 +1,29 @@
-//! Errors the binary maps to exit codes.
+//! Errors the binary maps to exit codes, and the one exit-code policy of every command.
+//!
+//! | code | when |
+//! |---|---|
+//! | 0 | the command did its work (a warning on stderr does not change that) |
+//! | 1 | anything else failed (I/O, a tool missing, the host refused something, a full disk) |
+//! | 2 | bad input: a flag, a scenario file, a machine, a workload spec, a command line |
+//! | 130 | interrupted by SIGINT (128 + the signal for SIGTERM, 143), after a partial report |
+//! | 141 | stdout was closed by the reader (`ticklab … \| head`): stop quietly, as a tool killed by SIGPIPE does |
 //!
 //! Bad input (a malformed command line, a cpulist out of range, a scenario typo, a missing
-//! file, no permission) is an [`InputError`]: the binary prints it and exits with code 2.
-//! Everything else exits with code 1.
+//! file, no permission) is an [`InputError`]. An interrupted run is an [`Interrupted`] error
+//! (the command prints its partial report first). A write to stdout that fails is classified
+//! by [`exit_for_io`]: a closed pipe ends quietly, anything else (`> /dev/full`) is one line on
+//! stderr and code 1. [`exit_code`] is the whole policy; `main` applies it to every command.
 
 use std::fmt;
+use std::io;
+
+/// Exit code of a bad input.
+pub(crate) const EXIT_INPUT: u8 = 2;
+/// Exit code of a failure that is not the user's input.
+pub(crate) const EXIT_FAILURE: u8 = 1;
+/// Exit code when the reader of stdout went away: 128 + SIGPIPE, what a shell reports for a
+/// program the signal killed.
+pub(crate) const EXIT_BROKEN_PIPE: u8 = 128 + 13;
 
 /// An error in what the user gave us; exit code 2.
 #[derive(Debug)]
@@ -28,4 +47,141 @@ impl std::error::Error for InputError {}
 /// Shorthand: `Err(input_error(...))?`.
 pub(crate) fn input_error(msg: impl Into<String>) -> anyhow::Error {
     InputError::new(msg).into()
+}
+
+/// The run was stopped by a signal after its partial report was printed; exit code 128 + the
+/// signal (130 for SIGINT, 143 for SIGTERM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // constructed by the host commands that stop on a signal
+pub(crate) struct Interrupted {
+    /// The signal number.
+    pub(crate) signal: i32,
+}
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted by signal {}", self.signal)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// What `main` does with the end of a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// Exit with this code and print nothing more.
+    Quiet(u8),
+    /// Print `ticklab: <message>` on stderr (one line per cause) and exit with this code.
+    Report(u8),
+}
+
+impl Exit {
+    /// The process exit code.
+    pub(crate) fn code(&self) -> u8 {
+        match self {
+            Exit::Quiet(c) | Exit::Report(c) => *c,
+        }
+    }
+}
+
+/// A failed write to stdout: quiet for a closed pipe, reported otherwise.
+pub(crate) fn exit_for_io(e: &io::Error) -> Exit {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Exit::Quiet(EXIT_BROKEN_PIPE)
+    } else {
+        Exit::Report(EXIT_FAILURE)
+    }
+}
+
+/// The exit-code policy (module docs) for an error a command returned.
+pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
+    for cause in e.chain() {
+        if let Some(i) = cause.downcast_ref::<Interrupted>() {
+            let code = u8::try_from(128 + i.signal.clamp(0, 127)).unwrap_or(130);
+            return Exit::Quiet(code);
+        }
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::BrokenPipe {
+                return exit_for_io(io);
+            }
+        }
+        if let Some(json) = cause.downcast_ref::<serde_json::Error>() {
+            if json.io_error_kind() == Some(io::ErrorKind::BrokenPipe) {
+                return Exit::Quiet(EXIT_BROKEN_PIPE);
+            }
+        }
+    }
+    if e.downcast_ref::<InputError>().is_some() {
+        Exit::Report(EXIT_INPUT)
+    } else {
+        Exit::Report(EXIT_FAILURE)
+    }
+}
+
+/// The error of a `print!` to stdout that panicked (`failed printing to stdout: …`): the
+/// standard library formats the `io::Error` into the panic message, whose `(os error N)`
+/// gives the errno back. `None` for any other panic.
+pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option<io::Error> {
+    let msg = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())?;
+    let rest = msg.strip_prefix("failed printing to stdout: ")?;
+    let errno = rest
+        .rsplit_once("(os error ")
+        .and_then(|(_, n)| n.strip_suffix(')'))
+        .and_then(|n| n.parse::<i32>().ok());
+    Some(match errno {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => io::Error::other(rest.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_code_policy_table() {
+        let pipe = || io::Error::from(io::ErrorKind::BrokenPipe);
+        let cases: Vec<(anyhow::Error, Exit)> = vec![
+            (input_error("bad flag"), Exit::Report(2)),
+            (anyhow::anyhow!("other"), Exit::Report(1)),
+            (Interrupted { signal: 2 }.into(), Exit::Quiet(130)),
+            (Interrupted { signal: 15 }.into(), Exit::Quiet(143)),
+            (pipe().into(), Exit::Quiet(141)),
+            (
+                anyhow::Error::from(pipe()).context("writing"),
+                Exit::Quiet(141),
+            ),
+            (serde_json::Error::io(pipe()).into(), Exit::Quiet(141)),
+            (
+                io::Error::from_raw_os_error(libc_enospc()).into(),
+                Exit::Report(1),
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(exit_code(&e), want, "{e:#}");
+        }
+    }
+
+    /// ENOSPC on Linux.
+    fn libc_enospc() -> i32 {
+        28
+    }
+
+    #[test]
+    fn stdout_panics_give_their_errno_back() {
+        let epipe: Box<dyn std::any::Any + Send> =
+            Box::new("failed printing to stdout: Broken pipe (os error 32)".to_string());
+        let e = stdout_panic_error(epipe.as_ref()).map(|e| e.kind());
+        assert_eq!(e, Some(io::ErrorKind::BrokenPipe));
+        let full: Box<dyn std::any::Any + Send> = Box::new(
+            "failed printing to stdout: No space left on device (os error 28)".to_string(),
+        );
+        let e = stdout_panic_error(full.as_ref()).map(|e| e.raw_os_error());
+        assert_eq!(e, Some(Some(28)));
+        let other: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        assert!(stdout_panic_error(other.as_ref()).is_none());
+    }
 }

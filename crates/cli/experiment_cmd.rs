@@ -33,8 +33,12 @@ pub(crate) struct ExperimentArgs {
     #[arg(long)]
     pub(crate) ablate: bool,
     /// E3: context switches per configuration (the published benchmark ran 2 000 000).
-    #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..))]
+    #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..=ticklab_schema::validate::MAX_WORKLOAD_COUNT))]
     pub(crate) switches: u64,
+    /// Run even when the estimated compute of all points is above the limit
+    /// (docs/validation.md).
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 impl ExperimentArgs {
@@ -48,6 +52,7 @@ impl ExperimentArgs {
             json: false,
             ablate: false,
             switches: ticklab_schema::experiment::e3::SWITCHES,
+            yes: false,
         }
     }
 
@@ -78,8 +83,41 @@ fn parse_flier_us(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Refuses an experiment whose points together would simulate more events than
+/// [`COMPUTE_LIMIT_EVENTS`](ticklab_schema::validate::COMPUTE_LIMIT_EVENTS) (a long
+/// `--duration`), unless `--yes` (docs/validation.md).
+fn check_compute(a: &ExperimentArgs) -> anyhow::Result<()> {
+    use ticklab_schema::validate::COMPUTE_LIMIT_EVENTS;
+    let events: f64 = match a.name {
+        Experiment::E1 => e1::Mode::ALL
+            .iter()
+            .flat_map(|&m| e1::LOADS.iter().map(move |&l| (m, l)))
+            .map(|(m, l)| e1::scenario(m, l, a.run(e1::WARMUP_NS)).estimated_events())
+            .sum(),
+        Experiment::E2 => {
+            let per_config: f64 = e2::Config::ALL
+                .iter()
+                .map(|&c| e2::scenario(c, a.run(e2::WARMUP_NS)).estimated_events())
+                .sum();
+            if a.ablate {
+                per_config * e2::ablation_points().len() as f64 / e2::Config::ALL.len() as f64
+            } else {
+                per_config
+            }
+        }
+        Experiment::E3 | Experiment::E4 => 0.0,
+    };
+    if events > COMPUTE_LIMIT_EVENTS && !a.yes {
+        return Err(input_error(format!(
+            "--duration: about {events:.1e} simulated events over all points: above the limit of {COMPUTE_LIMIT_EVENTS:.0e}, hours of compute; shorten --duration or pass --yes"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `ticklab experiment NAME`.
 pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
+    check_compute(a)?;
     match a.name {
         Experiment::E2 if a.ablate => experiment_e2_ablation(a),
         other if a.ablate => Err(input_error(format!(

@@ -69,7 +69,38 @@ enum HostCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.cmd {
+    // A closed or full stdout makes `print!` panic; the hook keeps that panic quiet and the
+    // unwind runs every guard's destructor (tracefs instances, sysfs parameters) before the
+    // policy below turns it into an exit code (crates/cli/error.rs).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if error::stdout_panic_error(info.payload()).is_none() {
+            default_hook(info);
+        }
+    }));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
+    let result = match outcome {
+        Ok(r) => r.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into)),
+        Err(payload) => match error::stdout_panic_error(payload.as_ref()) {
+            Some(io) => Err(anyhow::Error::from(io).context("writing the output to stdout")),
+            None => std::panic::resume_unwind(payload),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let exit = error::exit_code(&e);
+            if let error::Exit::Report(_) = exit {
+                eprintln!("ticklab: {e:#}");
+            }
+            ExitCode::from(exit.code())
+        }
+    }
+}
+
+/// Runs one command.
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
         None => experiment_cmd::experiment(&experiment_cmd::ExperimentArgs::e1_defaults()),
         Some(Command::Sim(a)) => twin_cmd::sim(&a),
         Some(Command::Compare(a)) => twin_cmd::compare(&a),
@@ -84,16 +115,5 @@ fn main() -> ExitCode {
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("ticklab: {e:#}");
-            if e.downcast_ref::<error::InputError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
-        }
     }
 }

@@ -41,6 +41,10 @@ pub(crate) struct ScenarioArgs {
     /// Seed of the run's RNG.
     #[arg(long)]
     seed: Option<u64>,
+    /// Run even when the estimated compute (CPUs × simulated time × event rate) is above the
+    /// limit (docs/validation.md).
+    #[arg(long)]
+    yes: bool,
 }
 
 /// `ticklab sim` arguments.
@@ -48,7 +52,8 @@ pub(crate) struct ScenarioArgs {
 pub(crate) struct SimArgs {
     #[command(flatten)]
     scenario: ScenarioArgs,
-    /// Kernel command line, in the kernel's syntax.
+    /// Kernel command line, in the kernel's syntax. A line that starts with `-` is attached
+    /// with `=`: `--cmdline=-foo`.
     #[arg(long)]
     cmdline: Option<String>,
     /// Print the versioned JSON report.
@@ -61,7 +66,8 @@ pub(crate) struct SimArgs {
 pub(crate) struct CompareArgs {
     #[command(flatten)]
     scenario: ScenarioArgs,
-    /// A kernel command line; give several to compare them side by side.
+    /// A kernel command line; give several to compare them side by side. A line that starts
+    /// with `-` is attached with `=`: `--cmdline=-foo`.
     #[arg(long, required = true)]
     cmdline: Vec<String>,
     /// Print the reports as a JSON array.
@@ -98,11 +104,7 @@ fn preset_scenario(machine: Machine) -> Scenario {
 /// error names the flag or file it comes from.
 pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow::Result<Scenario> {
     let mut s = match &a.scenario {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| input_error(format!("--scenario {path}: cannot read: {e}")))?;
-            Scenario::from_toml(&text, path).map_err(|e| input_error(e.to_string()))?
-        }
+        Some(path) => Scenario::load(path).map_err(|e| input_error(e.to_string()))?,
         None => preset_scenario(a.machine.clone().unwrap_or_else(machine::xps13_7390)),
     };
     s.kernel.hz = a.hz.unwrap_or(s.kernel.hz);
@@ -126,16 +128,60 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     // Validate the command line now, as the scenario's kernel release reads it (its cpulist
     // grammar), so a typo is an input error before any work starts.
     let version = s.kernel.version_tuple().map_err(input_error)?;
-    ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version)
-        .map_err(|e| input_error(e.to_string()))?;
+    let parsed = ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version)
+        .map_err(|e| input_error(format!("{}: {e}", cmdline_origin(a, cmdline))))?;
+    // An unknown parameter stays non-fatal, as in the kernel; a near miss is worth a warning.
+    for (raw, known) in parsed.near_misses() {
+        eprintln!(
+            "ticklab: warning: {}: unknown parameter `{raw}` (kept, not modelled): did you mean `{known}`?",
+            cmdline_origin(a, cmdline)
+        );
+    }
+    // The flags may have changed what the file held: the one validation layer again, then
+    // the cost of the run.
+    s.validate()
+        .map_err(|e| input_error(format!("{}: {e}", scenario_origin(a))))?;
+    if !a.yes {
+        s.check_compute("--yes")
+            .map_err(|e| input_error(format!("{}: {e}", scenario_origin(a))))?;
+    }
     Ok(s)
 }
 
-fn simulate_with_progress(s: &Scenario) -> anyhow::Result<Report> {
+/// Where the scenario came from, for errors: the file, or the flags.
+fn scenario_origin(a: &ScenarioArgs) -> String {
+    match &a.scenario {
+        Some(path) => format!("scenario {path}"),
+        None => "scenario (flags)".into(),
+    }
+}
+
+/// Where the kernel command line came from, for errors: `--cmdline` or the scenario file.
+fn cmdline_origin(a: &ScenarioArgs, cmdline: Option<&str>) -> String {
+    match (cmdline, &a.scenario) {
+        (Some(_), _) => "--cmdline".into(),
+        (None, Some(path)) => format!("scenario {path}, kernel.cmdline"),
+        (None, None) => "kernel command line".into(),
+    }
+}
+
+/// A twin error as the user's input error, naming `--cmdline` when the command line the twin
+/// refused came from that flag.
+fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error {
+    use ticklab_twin::SimError;
+    match e {
+        SimError::Cmdline(_) | SimError::KernelParam(_) => {
+            input_error(format!("{cmdline_origin}: {e}"))
+        }
+        _ => input_error(e.to_string()),
+    }
+}
+
+fn simulate_with_progress(s: &Scenario, origin: &str) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let r = ticklab_twin::simulate(s, |ns| p.set(ns / 1_000_000))
-        .map_err(|e| input_error(e.to_string()))?;
+    let r =
+        ticklab_twin::simulate(s, |ns| p.set(ns / 1_000_000)).map_err(|e| sim_error(&e, origin))?;
     p.finish();
     Ok(r)
 }
@@ -146,7 +192,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
         return sim_pingpong(&s, a.json);
     }
-    let r = simulate_with_progress(&s)?;
+    let r = simulate_with_progress(&s, &cmdline_origin(&a.scenario, a.cmdline.as_deref()))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -227,8 +273,9 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     });
     let reports: Vec<Report> = results
         .into_iter()
-        .collect::<Result<_, _>>()
-        .map_err(|e| input_error(e.to_string()))?;
+        .zip(&a.cmdline)
+        .map(|(r, c)| r.map_err(|e| sim_error(&e, &format!("--cmdline {c:?}"))))
+        .collect::<Result<_, _>>()?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else {

@@ -29,6 +29,7 @@
 //! | `parse.rs`       | the kernel's tokenizer and value spellings, [`KernelCmdline::parse`] and its [`CmdlineError`] |
 //! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] and its rules, [`CpuRole`] |
 //! | `messages.rs`    | what a boot says: [`BootMessage`] and its [`MessageOrigin`]          |
+//! | `suggest.rs`     | near-miss warnings for unknown parameters ([`suggest::did_you_mean`]) |
 //!
 //! Each of `cpulist`, `params`, `parse` and `tick_config` keeps its tests in a sibling `tests.rs`. The
 //! modules are private; everything public is re-exported here, at the crate root.
@@ -40,6 +41,7 @@ pub mod cpuset;
 mod messages;
 mod params;
 mod parse;
+pub mod suggest;
 mod tick_config;
 
 pub use cpulist::{
@@ -52,5 +54,5 @@ pub use params::{
     CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,
     IsolcpusFlag, KernelCmdline, RcuNocbsArg, RepeatedParam,
 };
-pub use parse::CmdlineError;
+pub use parse::{CmdlineError, MAX_CMDLINE_BYTES, MAX_CMDLINE_TOKENS};
 pub use tick_config::{CpuRole, KernelBuild, NohzBuild, TickConfig};

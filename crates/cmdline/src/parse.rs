@@ -52,6 +52,15 @@ const HOUSEKEEPING_SINCE: (u32, u32) = (4, 15);
 /// (docs/kernel-behaviour.md §4.9).
 const ISOLCPUS_SKIP_SINCE: (u32, u32) = (5, 6);
 
+/// Most bytes of a command line ticklab reads: 32 times x86's `COMMAND_LINE_SIZE` (2048), the
+/// buffer the kernel copies the boot line into (docs/validation.md). Longer is not a boot line.
+pub const MAX_CMDLINE_BYTES: usize = 65_536;
+
+/// Most tokens of a command line ticklab reads: a line of `COMMAND_LINE_SIZE` bytes holds at
+/// most 1024 (one character and a space each); four times that leaves room for generated
+/// lines while keeping the work per line bounded (docs/validation.md).
+pub const MAX_CMDLINE_TOKENS: usize = 4096;
+
 /// A known parameter with a value the kernel's handler refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -423,6 +432,45 @@ fn repeated(c: &mut KernelCmdline, name: &str, earlier: Option<String>, now: &st
     });
 }
 
+/// Refuses a line longer than [`MAX_CMDLINE_BYTES`] or with more than [`MAX_CMDLINE_TOKENS`]
+/// tokens, naming the first token past the limit.
+fn check_size(line: &str) -> Result<(), CmdlineError> {
+    let too_long = |token: &str, number: usize, offset: usize, expected: String| CmdlineError {
+        token: token.chars().take(64).collect(),
+        token_number: number,
+        byte_offset: offset,
+        expected,
+        errno: None,
+        at_boot: "the kernel keeps at most COMMAND_LINE_SIZE bytes of the boot line (2048 on \
+                  x86) and drops the rest"
+            .into(),
+    };
+    if line.len() > MAX_CMDLINE_BYTES {
+        let mut at = MAX_CMDLINE_BYTES;
+        while !line.is_char_boundary(at) {
+            at -= 1;
+        }
+        return Err(too_long(
+            &line[at..],
+            0,
+            at,
+            format!(
+                "a command line of at most {MAX_CMDLINE_BYTES} bytes, found {}",
+                line.len()
+            ),
+        ));
+    }
+    if let Some(t) = tokenize(line).into_iter().nth(MAX_CMDLINE_TOKENS) {
+        return Err(too_long(
+            t.raw,
+            t.number,
+            t.offset,
+            format!("at most {MAX_CMDLINE_TOKENS} parameters on one command line"),
+        ));
+    }
+    Ok(())
+}
+
 /// Rule of the parameters whose handler simply stores its value.
 const LAST_WINS: &str = "its handler runs for each and stores the value, so the last one counts";
 
@@ -477,6 +525,7 @@ impl KernelCmdline {
 
     fn parse_release(line: &str, rel: Release) -> Result<KernelCmdline, CmdlineError> {
         let mut c = KernelCmdline::default();
+        check_size(line)?;
         let mut tokens = tokenize(line).into_iter();
         for tok in tokens.by_ref() {
             if tok.key == "--" && tok.value.is_none() {

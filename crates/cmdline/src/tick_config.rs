@@ -361,7 +361,12 @@ impl TickConfig {
                         continue;
                     }
                 }
-                masks.push((flags, staging.clone()));
+                // A repeat of a parameter already in force adds no new mask: without this,
+                // `masks` grows with every repeat and each token is compared with all earlier
+                // ones (quadratic in the line: 200 000 `nohz_full=1-7` took 54 s).
+                if !masks.iter().any(|(k, m)| *k == flags && *m == staging) {
+                    masks.push((flags, staging.clone()));
+                }
                 if flags.tick && !set_flags.tick {
                     nohz_full_mask = Some(isolated.clone());
                 }

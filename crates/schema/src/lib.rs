@@ -14,6 +14,8 @@
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`units`] parses the durations and sizes every front end accepts.
+//! * [`validate`] is the one check between every input and the model: ranges, finite
+//!   numbers, capacities and the cost of a run, each error naming its key.
 //!
 //! Read [`scenario`] first, then [`report`].
 
@@ -25,4 +27,5 @@ pub mod machine;
 pub mod report;
 pub mod scenario;
 pub mod units;
+pub mod validate;
 pub mod workload;

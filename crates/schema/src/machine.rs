@@ -48,14 +48,17 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Number of logical CPUs.
+    /// Number of logical CPUs (saturating: a product past `u32::MAX` reads as `u32::MAX`,
+    /// which [`Machine::validate`] refuses, never as a wrapped small number).
     pub fn nr_cpus(&self) -> u32 {
-        self.sockets * self.cores_per_socket * self.threads_per_core
+        self.sockets
+            .saturating_mul(self.cores_per_socket)
+            .saturating_mul(self.threads_per_core)
     }
 
-    /// Number of physical cores.
+    /// Number of physical cores (saturating, like [`Topology::nr_cpus`]).
     pub fn nr_cores(&self) -> u32 {
-        self.sockets * self.cores_per_socket
+        self.sockets.saturating_mul(self.cores_per_socket)
     }
 
     /// Core of a logical CPU (`0..nr_cores`).

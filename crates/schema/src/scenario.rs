@@ -245,11 +245,35 @@ struct ScenarioFile {
     run: RunFile,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// `machine = "preset"` or a `[machine]` table. Read by hand rather than as an untagged enum,
+/// so that an error inside the table (a typo, a wrong type) names its key.
+#[derive(Debug, Clone)]
 enum MachineRef {
     Preset(String),
     Inline(Box<Machine>),
+}
+
+impl<'de> Deserialize<'de> for MachineRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = MachineRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a machine preset name or a [machine] table")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MachineRef, E> {
+                Ok(MachineRef::Preset(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<MachineRef, A::Error> {
+                let m = Machine::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(MachineRef::Inline(Box::new(m)))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -277,6 +301,8 @@ impl Scenario {
             })?,
             MachineRef::Inline(m) => *m,
         };
+        // The machine first: the workload below is read against its CPU count.
+        machine.validate().map_err(|e| err(e.to_string()))?;
         file.kernel.version_tuple().map_err(err)?;
         check_hz(file.kernel.hz).map_err(|e| err(format!("kernel.hz = {e}")))?;
         let nr = machine.topology.nr_cpus();
@@ -295,14 +321,46 @@ impl Scenario {
             run.seed = s;
         }
         let background = file.background.unwrap_or_else(default_background);
-        Ok(Scenario {
+        let scenario = Scenario {
             name: file.name.unwrap_or_else(|| origin.to_string()),
             machine,
             kernel: file.kernel,
             workload,
             background,
             run,
-        })
+        };
+        scenario.validate().map_err(|e| err(e.to_string()))?;
+        Ok(scenario)
+    }
+
+    /// Reads and parses a scenario file (at most
+    /// [`MAX_SCENARIO_BYTES`](crate::validate::MAX_SCENARIO_BYTES), so that `/dev/zero` or a
+    /// log given by mistake is refused rather than read until memory runs out).
+    pub fn load(path: &str) -> Result<Scenario, ScenarioError> {
+        use std::io::Read;
+        let limit = crate::validate::MAX_SCENARIO_BYTES;
+        let err = |what: String| ScenarioError {
+            origin: path.to_string(),
+            what,
+        };
+        let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let mut bytes = Vec::new();
+        file.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > limit {
+            return Err(err(format!(
+                "larger than {} MiB: not a scenario file",
+                limit >> 20
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            err(format!(
+                "not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Scenario::from_toml(&text, path)
     }
 
     /// Serialises back to a scenario file with the machine spelled out.

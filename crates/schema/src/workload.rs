@@ -162,7 +162,12 @@ impl TaskGroup {
         let group = match kind {
             "idle" if rest.is_empty() => return Ok(None),
             "hogs" => {
-                let count = number(what, "the hog count")? as u32;
+                // Checked, never truncated: `hogs:4294967297` is not `hogs:1`.
+                let count = u32::try_from(number(what, "the hog count")?).map_err(|_| {
+                    err(format!(
+                        "the hog count: at most {nr_cpus} hogs on {nr_cpus} CPUs, found {what}"
+                    ))
+                })?;
                 let cpus = at.map(cpus).transpose()?;
                 if let Some(c) = &cpus {
                     if c.len() != count as usize {
@@ -323,6 +328,10 @@ mod tests {
             "syscall:getpid@99",
             "hogs:1:bogus=1",
             "hgos:1",
+            // Counts that do not fit are refused, not truncated (issue 17).
+            "hogs:4294967296",
+            "hogs:4294967297",
+            "hogs:18446744073709551616",
         ];
         for spec in bad {
             assert!(Workload::parse(spec, 64).is_err(), "{spec} should fail");

@@ -45,6 +45,10 @@ pub enum SimError {
     /// The twin does not model this yet (says what).
     #[error("not modelled by the twin yet: {0}")]
     Unsupported(String),
+    /// A kernel parameter that parsed but whose value the twin refuses (names the
+    /// parameter): an error of the command line, not of the rest of the scenario.
+    #[error("kernel command line: {0}")]
+    KernelParam(String),
 }
 
 impl From<CmdlineError> for SimError {
@@ -53,8 +57,29 @@ impl From<CmdlineError> for SimError {
     }
 }
 
-/// Room for hrtimers per CPU: tick + background sources + workload timers.
+/// Room for hrtimers per CPU besides the background sources: the tick and the workload's
+/// timers. The slab grows by one per hrtimer background source ([`hrtimer_capacity`]).
 const HRTIMER_CAPACITY: usize = 16;
+
+/// hrtimers a CPU needs: the usual room plus one per hrtimer background source (at most
+/// `ticklab_schema::validate::MAX_BACKGROUND_SOURCES`), so that no scenario fills the slab.
+fn hrtimer_capacity(scenario: &Scenario) -> usize {
+    let bg = scenario
+        .background
+        .iter()
+        .filter(|b| b.kind == TimerKind::Hrtimer)
+        .count();
+    HRTIMER_CAPACITY + bg
+}
+
+/// Wheel timers of the background sources on one CPU (one per wheel source at most).
+fn wheel_background(scenario: &Scenario) -> usize {
+    scenario
+        .background
+        .iter()
+        .filter(|b| b.kind == TimerKind::Wheel)
+        .count()
+}
 /// Room for wheel timers per CPU (plus the remote ticks a housekeeping CPU runs, see
 /// [`arm_remote_ticks`]).
 const WHEEL_CAPACITY: usize = 16;
@@ -90,6 +115,11 @@ impl<O: Observer> Sim<O> {
     pub fn with_observer(scenario: &Scenario, observer: O) -> Result<Sim<O>, SimError> {
         let m = &scenario.machine;
         let k = &scenario.kernel;
+        // The one validation layer (ticklab_schema::validate): nothing below meets a value
+        // out of range, whoever built the scenario.
+        scenario
+            .validate()
+            .map_err(|e| SimError::Config(e.to_string()))?;
         let nr = check_size(scenario)?;
         let Kernel {
             cfg,
@@ -102,7 +132,7 @@ impl<O: Observer> Sim<O> {
         let housekeeping: Vec<bool> = (0..nr).map(|c| cfg.housekeeping.contains(c)).collect();
         let any_nohz_full = !cfg.nohz_full.is_empty();
         let (rngs, mut global) = streams(scenario.run.seed, nr as usize);
-        let wheel_room = wheel_capacity(&cfg, version, nr);
+        let wheel_room = wheel_capacity(&cfg, version, nr) + wheel_background(scenario);
         let mut cpus = lay_out_cpus(scenario, &cfg, nohz_idle, &housekeeping, rngs, wheel_room)?;
         let tk = Timekeeping::new(
             k.hz,
@@ -286,6 +316,12 @@ fn resolve_kernel(scenario: &Scenario, nr: u32) -> Result<Kernel, SimError> {
                 cmd.unknown.join(" ")
             ),
         ));
+        for (raw, known) in cmd.near_misses() {
+            messages.push(KernelMessage::ticklab(
+                0,
+                format!("unknown parameter `{raw}`: did you mean `{known}`?"),
+            ));
+        }
     }
     if !cfg.highres && k.nohz != NohzBuild::Periodic {
         messages.push(KernelMessage::ticklab(
@@ -342,11 +378,11 @@ fn lay_out_cpus(
     let mut cpus = Vec::with_capacity(nr as usize);
     for ((c, rng), delivery) in rngs.drain(..).enumerate().zip(deliveries) {
         let gov = governor_by_name(&gov_name, cfg.haltpoll).ok_or_else(|| {
-            SimError::Config(format!(
+            SimError::KernelParam(format!(
                 "cpuidle.governor={gov_name}: expected menu, teo, ladder or haltpoll"
             ))
         })?;
-        let mut hrt = HrtimerCpuBase::new(HRTIMER_CAPACITY);
+        let mut hrt = HrtimerCpuBase::new(hrtimer_capacity(scenario));
         let tick_timer = hrt.init(ClockBase::Monotonic, TimerFn::Tick);
         let offset = if cfg.skew_tick {
             skew_offset(tick_nsec, nr, c as u32)

@@ -1,0 +1,9 @@
+//! `/proc/stat` text (`ticklab_host::procfs::stat::parse_stat`): any text gives a value or an error,
+//! never a panic.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let _ = ticklab_host::procfs::stat::parse_stat(text);
+});
