@@ -60,21 +60,27 @@ fn e3_is_deterministic() {
 }
 
 #[test]
-fn host_twin_reproduces_its_calibration_point_and_follows_the_driver() {
+fn host_twin_follows_the_driver_and_its_wake_up() {
     // A guest without a cpuidle driver (HLT): guest_halt_poll_ns is read by nothing.
-    let t = e3::HostTwin::calibrate(1500.0, 9000.0, "none", "menu", 250).unwrap();
-    assert!(t.residual_ns.abs() < 5.0, "{}", t.residual_ns);
+    let t = e3::HostTwin::new(1500, 3000, "none", "menu", 250).unwrap();
     let at0 = t.predict(0).ns_per_switch();
     assert_eq!(t.predict(200_000).ns_per_switch(), at0);
     // With the haltpoll driver and governor a window makes the ping-pong poll: faster.
-    let h = e3::HostTwin::calibrate(1500.0, 9000.0, "haltpoll", "haltpoll", 250).unwrap();
+    let h = e3::HostTwin::new(1500, 3000, "haltpoll", "haltpoll", 250).unwrap();
     assert!(h.predict(200_000).ns_per_switch() < h.predict(0).ns_per_switch());
-    // A measurement below what the fixed costs explain: wake-up 0, a positive residual.
-    let low = e3::HostTwin::calibrate(1500.0, 100.0, "none", "menu", 250).unwrap();
-    assert!(low.residual_ns > 0.0);
-    assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "intel_idle", "menu", 250).is_err());
-    assert!(e3::HostTwin::calibrate(f64::NAN, 9000.0, "none", "menu", 250).is_err());
-    assert!(e3::HostTwin::calibrate(1500.0, 9000.0, "haltpoll", "performance", 250).is_err());
+    // The calibration's bisection needs ns per switch not to fall as the wake-up grows.
+    let mut last = 0.0;
+    for wake in [0, 500, 1_000, 5_000, 50_000] {
+        let ns = e3::HostTwin::new(1500, wake, "none", "menu", 250)
+            .unwrap()
+            .predict(0)
+            .ns_per_switch();
+        assert!(ns >= last, "wake {wake}: {ns} < {last}");
+        last = ns;
+    }
+    assert!(e3::HostTwin::new(1500, 3000, "intel_idle", "menu", 250).is_err());
+    assert!(e3::HostTwin::new(0, 3000, "none", "menu", 250).is_err());
+    assert!(e3::HostTwin::new(1500, 3000, "haltpoll", "performance", 250).is_err());
 }
 
 #[test]

@@ -279,15 +279,13 @@ pub fn published_results() -> Results {
     results(SWITCHES)
 }
 
-/// The twin of a live guest, calibrated from two measurements at `guest_halt_poll_ns=0`.
+/// The twin of a live guest, built from the costs `host calibrate` learnt at
+/// `guest_halt_poll_ns=0` (the fitting is in `ticklab_host::calibrate::kvm`):
 ///
-/// What is learnt (**CAL**, from this host's own ping-pong, never from the predicted points):
-/// * the guest's one-way context switch = the measured one-CPU ping-pong ns per switch;
-/// * the host's wake-up of a blocked vCPU ([`KvmCosts::host_switch_ns`], with the host's idle
-///   states unknown and so absorbed in it: [`HostIdleParams::absorbed`]) = the value that makes
-///   the twin's two-CPU ping-pong equal the measured one (bisection: the model's ns per
-///   switch does not fall as the wake-up grows); a measurement below what the other costs
-///   already explain leaves it at 0 and shows as the residual.
+/// * the guest's one-way context switch (**CAL**: the one-CPU ping-pong);
+/// * the host's wake-up of a blocked vCPU, [`KvmCosts::host_switch_ns`] with the host's idle
+///   states unknown and so absorbed in it ([`HostIdleParams::absorbed`]) (**CAL**: the
+///   two-CPU ping-pong).
 ///
 /// Everything else stays at the estimates of [`KvmCosts::skylake_2017`] and the native guest
 /// costs; host halt polling is taken as off (it is invisible from inside the guest, and the
@@ -299,28 +297,24 @@ pub struct HostTwin {
     driver: String,
     governor: String,
     tick_period_ns: u64,
-    /// Calibrated ns per switch minus measured, at the calibration point.
-    pub residual_ns: f64,
 }
 
 /// Switches per twin run when calibrating and predicting.
 pub const HOST_TWIN_SWITCHES: u64 = 20_000;
 
 impl HostTwin {
-    /// Calibrates from the one-CPU and two-CPU ns per switch measured at
-    /// `guest_halt_poll_ns=0`, for a guest whose cpuidle driver and governor are as given
-    /// (`none` or `haltpoll`) at `hz`. Err names an unsupported setup.
-    pub fn calibrate(
-        same_cpu_ns: f64,
-        cross_cpu_ns: f64,
+    /// The twin of a guest whose one-way switch costs `context_switch_ns` and whose host wakes
+    /// a blocked vCPU in `host_wake_ns`, with the given cpuidle driver and governor (`none` or
+    /// `haltpoll`) at `hz`. Err names an unsupported setup.
+    pub fn new(
+        context_switch_ns: u64,
+        host_wake_ns: u64,
         driver: &str,
         governor: &str,
         hz: u32,
     ) -> Result<HostTwin, String> {
-        if !(same_cpu_ns.is_finite() && same_cpu_ns > 0.0 && cross_cpu_ns.is_finite()) {
-            return Err(format!(
-                "calibration needs positive measurements (one CPU {same_cpu_ns}, two CPUs {cross_cpu_ns})"
-            ));
+        if context_switch_ns == 0 {
+            return Err("the guest's context switch must be positive".into());
         }
         if !matches!(driver, "none" | "haltpoll") {
             return Err(format!(
@@ -333,45 +327,32 @@ impl HostTwin {
             ));
         }
         let mut costs = xps13_7390().costs;
-        costs.context_switch_ns = same_cpu_ns.round() as u64;
-        let mut twin = HostTwin {
+        costs.context_switch_ns = context_switch_ns;
+        let mut kvm = KvmCosts::skylake_2017();
+        kvm.host_switch_ns = host_wake_ns;
+        Ok(HostTwin {
             costs,
-            kvm: KvmCosts::skylake_2017(),
+            kvm,
             driver: driver.into(),
             governor: governor.into(),
             tick_period_ns: 1_000_000_000 / u64::from(hz.max(1)),
-            residual_ns: 0.0,
-        };
-        let at = |t: &mut HostTwin, wake: u64| {
-            t.kvm.host_switch_ns = wake;
-            t.predict(0).ns_per_switch()
-        };
-        // ns per switch does not fall as the wake-up grows: bisect for the measured value.
-        let (mut lo, mut hi) = (
-            0u64,
-            (cross_cpu_ns.max(0.0) as u64).saturating_mul(2) + 1_000,
-        );
-        let wake = if at(&mut twin, 0) >= cross_cpu_ns {
-            0
-        } else {
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if at(&mut twin, mid) < cross_cpu_ns {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            let (flo, fhi) = (at(&mut twin, lo), at(&mut twin, hi));
-            if (cross_cpu_ns - flo).abs() <= (fhi - cross_cpu_ns).abs() {
-                lo
-            } else {
-                hi
-            }
-        };
-        let fitted = at(&mut twin, wake);
-        twin.residual_ns = fitted - cross_cpu_ns;
-        Ok(twin)
+        })
+    }
+
+    /// The costs that stay estimates: (name, ns, source).
+    pub fn fixed_costs(&self) -> Vec<(String, u64, String)> {
+        vec![
+            (
+                "msr-write exit (tsc deadline, icr)".into(),
+                self.kvm.msr_write_exit_ns,
+                "E: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+            (
+                "vm exit + entry (bare)".into(),
+                self.kvm.exit_entry_ns,
+                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+        ]
     }
 
     /// The guest idle path this host takes with `guest_halt_poll_ns` = `ns`.
@@ -400,37 +381,8 @@ impl HostTwin {
             tick_period_ns: self.tick_period_ns,
         };
         GuestPingPong::new(setup)
-            .expect("calibrate checked the governor")
+            .expect("HostTwin::new checked the governor")
             .run(HOST_TWIN_SWITCHES / 2, false)
-    }
-
-    /// The calibrated costs: (name, ns, how obtained).
-    pub fn calibration(&self) -> Vec<(String, u64, String)> {
-        vec![
-            (
-                "guest one-way context switch".into(),
-                self.costs.context_switch_ns,
-                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
-            ),
-            (
-                "host wake of a blocked vcpu".into(),
-                self.kvm.host_switch_ns,
-                format!(
-                    "CAL: two-CPU futex ping-pong, guest_halt_poll_ns=0 (residual {:+.1} ns)",
-                    self.residual_ns
-                ),
-            ),
-            (
-                "msr-write exit (tsc deadline, icr)".into(),
-                self.kvm.msr_write_exit_ns,
-                "E: KvmCosts::skylake_2017, not calibrated".into(),
-            ),
-            (
-                "vm exit + entry (bare)".into(),
-                self.kvm.exit_entry_ns,
-                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
-            ),
-        ]
     }
 }
 
