@@ -1,8 +1,10 @@
 //! `ticklab host haltpoll-sweep` — E3's live part: the futex ping-pong at several
 //! `guest_halt_poll_ns` values on this guest ([`ticklab_host::harness::haltpoll_sweep`]), the
-//! twin calibrated at `guest_halt_poll_ns=0` only ([`ticklab_twin::experiments::e3::HostTwin`])
+//! twin calibrated at `guest_halt_poll_ns=0` only by `host calibrate`'s KVM fitting
+//! ([`ticklab_host::calibrate::kvm::fit`], model [`ticklab_twin::experiments::e3::HostTwin`])
 //! and its predictions for the other values with their errors, rendered by
-//! [`ticklab_report::e3::live_report`].
+//! [`ticklab_report::e3::live_report`]. [`kvm_notes`] is the same calibration as `host
+//! calibrate` runs it.
 //!
 //! Needs root (the parameter is written through sysfs); every value is restored after its
 //! point, on error and on Ctrl-C, and a record under /run covers a killed run.
@@ -11,6 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
+use ticklab_host::calibrate::kvm::{self, KvmGuestCosts, KvmMeasurements};
 use ticklab_host::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
 use ticklab_host::harness::sysfs_params::current_values;
 use ticklab_host::harness::{Stop, StopReason};
@@ -90,24 +93,33 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     let params_after = owned(current_values(sys));
     let mut points = outcome.points;
     let hz = outcome.hz;
-    let (calibration, twin_err) = match points.first() {
-        Some(p0) => match HostTwin::calibrate(
-            outcome.same_cpu_ns,
-            p0.ns_per_switch,
-            &idle.driver,
-            &idle.governor,
-            hz,
-        ) {
-            Ok(twin) => {
-                for p in &mut points {
-                    p.predicted_ns = Some(twin.predict(p.guest_halt_poll_ns).ns_per_switch());
-                    p.calibration_point = p.guest_halt_poll_ns == 0;
-                }
-                (twin.calibration(), None)
+    let fitted = match points.first() {
+        Some(p0) => kvm::fit(
+            &KvmMeasurements {
+                idle: idle.clone(),
+                hz,
+                same_cpu_ns: outcome.same_cpu_ns,
+                cross_cpu_ns: p0.ns_per_switch,
+                params_before: params_before.clone(),
+                params_after: params_after.clone(),
+            },
+            &twin_model,
+        ),
+        None => Err("no point was measured".to_string()),
+    };
+    let (calibration, twin_err) = match fitted {
+        Ok(cal) => {
+            for p in &mut points {
+                p.predicted_ns = cal.predict(&twin_model, p.guest_halt_poll_ns).ok();
+                p.calibration_point = p.guest_halt_poll_ns == 0;
             }
-            Err(e) => (Vec::new(), Some(e)),
-        },
-        None => (Vec::new(), Some("no point was measured".to_string())),
+            let mut rows = cal.rows();
+            if let Ok(t) = twin(&cal.costs) {
+                rows.extend(t.fixed_costs());
+            }
+            (rows, None)
+        }
+        Err(e) => (Vec::new(), Some(e)),
     };
     let mut verdict = idle.verdict();
     if let Some(e) = twin_err {
@@ -133,6 +145,60 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         std::process::exit(128 + sig);
     }
     Ok(())
+}
+
+/// The twin of a guest with these costs.
+fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
+    HostTwin::new(
+        c.context_switch_ns,
+        c.host_wake_ns,
+        &c.driver,
+        &c.governor,
+        c.hz,
+    )
+}
+
+/// The twin's two-CPU ns per switch for `c` at `guest_halt_poll_ns` = `ns` (the model of
+/// [`kvm::fit`]).
+fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
+    Ok(twin(c)?.predict(ns).ns_per_switch())
+}
+
+/// `host calibrate`'s KVM part, as comment lines for the calibration file: the guest's
+/// switch and host wake-up learnt at `guest_halt_poll_ns=0` (the parameter restored after).
+/// Empty, with a note, where it cannot run (not a guest; not root where the parameter
+/// exists; the twin refuses the guest's cpuidle setup).
+pub(crate) fn kvm_notes(
+    stop: &Stop,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<Vec<String>> {
+    if Path::new("/sys").join(kvm::GUEST_HALT_POLL_NS).exists() && !ticklab_host::probe::is_root() {
+        return Ok(vec![
+            "kvm: not root, so guest_halt_poll_ns cannot be pinned to 0: KVM calibration skipped"
+                .into(),
+        ]);
+    }
+    restore_leftover_params()?;
+    match kvm::calibrate(20_000, stop, &twin_model, progress) {
+        Ok(Some(cal)) => {
+            for (name, ns, how) in cal.rows() {
+                progress(&format!("kvm: {name} = {ns} ns ({how})"));
+            }
+            Ok(cal.notes())
+        }
+        Ok(None) => Ok(vec!["kvm: not a VM guest (no hypervisor CPU flag)".into()]),
+        Err(ticklab_host::calibrate::CalibrateError::Interrupted) => {
+            eprintln!("calibrate: interrupted, nothing written");
+            std::process::exit(match stop.reason() {
+                Some(StopReason::Signal(s)) => 128 + s,
+                _ => 130,
+            });
+        }
+        Err(ticklab_host::calibrate::CalibrateError::Twin(e)) => {
+            Ok(vec![format!("kvm: no twin of this guest: {e}")])
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {

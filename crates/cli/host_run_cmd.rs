@@ -138,7 +138,11 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     };
     let result =
         ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
-    let text = calibrate_outcome(result, &stop)?.file_text();
+    let mut calibration = calibrate_outcome(result, &stop)?;
+    calibration
+        .notes
+        .extend(crate::host_e3_cmd::kvm_notes(&stop, &mut progress)?);
+    let text = calibration.file_text();
     match &args.out {
         Some(path) => {
             std::fs::write(path, &text)

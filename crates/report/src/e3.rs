@@ -6,8 +6,9 @@
 //! ```text
 //! E3 — context switches in a KVM guest (contextswitch, futex), twin: <n> switches per row
 //!
-//! configuration              | ns/switch  published | exits/switch hlt  tsc  icr  ext | ipi skip | guest busy | host cpu (poll)
-//! ...                          (one line per configuration, published "-" when none)
+//! configuration              | ns/switch  published | exits/switch hlt  tsc  icr  ext | ipi skip | guest busy | host cpu (poll) | host idle | published cpu
+//! ...                          (one line per configuration, published "-" when none;
+//!                               host idle: the commonest host C-state of blocked vCPUs)
 //!
 //! Costs (ns):
 //!   <name>  <ns>             (one line per cost)
@@ -18,6 +19,14 @@
 //! HLT-versus-polling difference against the published rows:
 //!   ok   <what>  <value>  target <target>  <band>    (FAIL when outside)
 //! <n> of <m> checks inside their bands
+//!
+//! Other reading of the baseline (host halt_poll_ns=0), shown, not the verdict:
+//!   ok   <what>  <value>  target <target>  <band>
+//!
+//! Critical path of HLT − guest poll, per baseline (ns/switch):
+//!   <baseline label>
+//!     <+ns>  <term, with its source tag>
+//!     <total>  in all
 //! ```
 //!
 //! ns per switch has one decimal, exits two, percentages one.
@@ -38,7 +47,7 @@ pub fn e3_report(r: &Results) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<42} | {:>9} {:>9} | exits/switch {:>4} {:>4} {:>4} {:>4} | {:>8} | {:>10} | {:>8} {:>7} | published cpu",
+        "{:<44} | {:>9} {:>9} | exits/switch {:>4} {:>4} {:>4} {:>4} | {:>8} | {:>10} | {:>8} {:>7} | {:<10} | published cpu",
         "configuration",
         "ns/switch",
         "published",
@@ -49,17 +58,22 @@ pub fn e3_report(r: &Results) -> String {
         "ipi skip",
         "guest busy",
         "host cpu",
-        "(poll)"
+        "(poll)",
+        "host idle"
     );
-    let width = 42 + 3 + 19 + 3 + 32 + 3 + 8 + 3 + 10 + 3 + 16 + 16;
+    let width = 44 + 3 + 19 + 3 + 32 + 3 + 8 + 3 + 10 + 3 + 16 + 3 + 10 + 16;
     let _ = writeln!(s, "{}", "-".repeat(width));
     for row in &r.rows {
         let published = row
             .published_ns
             .map_or_else(|| "-".to_string(), |p| format!("{p:.1}"));
+        let host_idle = row
+            .host_idle
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |(n, pct)| format!("{n} {pct:.0}%"));
         let _ = writeln!(
             s,
-            "{:<42} | {:>9.1} {:>9} | {:>16.2} {:>4.2} {:>4.2} {:>4.2} | {:>7.1}% | {:>9.1}% | {:>7.1}% {:>6.1}% | {}",
+            "{:<44} | {:>9.1} {:>9} | {:>16.2} {:>4.2} {:>4.2} {:>4.2} | {:>7.1}% | {:>9.1}% | {:>7.1}% {:>6.1}% | {:<10} | {}",
             row.label,
             row.ns_per_switch,
             published,
@@ -71,6 +85,7 @@ pub fn e3_report(r: &Results) -> String {
             row.guest_busy_pct,
             row.host_cpu_pct,
             row.host_poll_pct,
+            host_idle,
             row.published_cpu.as_deref().unwrap_or("-"),
         );
     }
@@ -84,6 +99,22 @@ pub fn e3_report(r: &Results) -> String {
     }
     s.push_str("\nHLT-versus-polling difference against the published rows:\n");
     crate::format::band_checks(&mut s, &r.checks, 48, 8, 1);
+    if !r.other_reading.is_empty() {
+        s.push_str(
+            "\nOther reading of the baseline (host halt_poll_ns=0), shown, not the verdict:\n",
+        );
+        crate::format::band_checks(&mut s, &r.other_reading, 48, 8, 1);
+    }
+    if !r.parts.is_empty() {
+        s.push_str("\nCritical path of HLT − guest poll, per baseline (ns/switch):\n");
+        for d in &r.parts {
+            let _ = writeln!(s, "  {}", d.baseline.label());
+            for p in &d.parts {
+                let _ = writeln!(s, "    {:>+6}  {}", p.ns, p.name);
+            }
+            let _ = writeln!(s, "    {:>6}  in all", d.total());
+        }
+    }
     s
 }
 
@@ -167,7 +198,7 @@ pub fn live_report(l: &LiveSweep) -> String {
 }
 
 /// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows`, `costs`,
-/// `checks`, `assumptions`.
+/// `checks`, `other_reading`, `parts`, `assumptions`.
 pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
     let mut v = serde_json::to_value(r)?;
     v["schema_version"] = REPORT_SCHEMA_VERSION.into();
@@ -179,7 +210,7 @@ pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
 mod tests {
     use super::*;
     use ticklab_schema::experiment::BandCheck;
-    use ticklab_schema::experiment::e3::{Config, CostRow, Row, published};
+    use ticklab_schema::experiment::e3::{Config, CostRow, DiffPart, DiffParts, Row, published};
 
     fn results() -> Results {
         let row = |config: Config, ns: f64, hlt: f64| Row {
@@ -194,6 +225,7 @@ mod tests {
             guest_busy_pct: 40.0,
             host_cpu_pct: 180.0,
             host_poll_pct: 0.0,
+            host_idle: (hlt > 0.0).then(|| ("C1".to_string(), 100.0)),
             published_ns: published(config).map(|p| p.0),
             published_cpu: published(config)
                 .and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
@@ -203,8 +235,23 @@ mod tests {
             row(Config::GuestPoll { ns: 10_000 }, 2000.0, 0.0),
             row(Config::HostPoll { ns: 10_000 }, 2500.0, 1.0),
             row(Config::HaltpollTeo, 2600.0, 1.0),
+            row(Config::HltHostPollOff, 5000.0, 1.0),
         ];
         let checks: Vec<BandCheck> = Results::difference_checks(&rows);
+        let other_reading = Results::difference_checks_from(&rows, Config::HltHostPollOff);
+        let parts = vec![DiffParts {
+            baseline: Config::Hlt,
+            parts: vec![
+                DiffPart {
+                    name: "ICR write exit until the IPI is pending (D)".into(),
+                    ns: 428,
+                },
+                DiffPart {
+                    name: "less: guest poller notices (E)".into(),
+                    ns: -40,
+                },
+            ],
+        }];
         Results {
             switches: 2000,
             rows,
@@ -213,6 +260,8 @@ mod tests {
                 ns: 544,
             }],
             checks,
+            other_reading,
+            parts,
             assumptions: vec!["2-vCPU guest.".into()],
         }
     }
@@ -256,6 +305,6 @@ mod tests {
         let v = json(&results()).unwrap();
         assert_eq!(v["schema_version"], REPORT_SCHEMA_VERSION);
         assert_eq!(v["experiment"], "e3");
-        assert_eq!(v["rows"].as_array().map(Vec::len), Some(4));
+        assert_eq!(v["rows"].as_array().map(Vec::len), Some(5));
     }
 }

@@ -11,7 +11,9 @@
 //! * [`phases`] — the measurement phases and their shares of the budget;
 //! * [`fitting`] — costs, the tick build and the background sources fitted to the
 //!   measurements, with the twin in the loop;
-//! * [`scenario_file`] — the scenario file: a `#` header, then the TOML.
+//! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
+//! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
+//!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
 
 use std::time::Duration;
 
@@ -21,6 +23,7 @@ use ticklab_schema::scenario::Scenario;
 use crate::harness::{HarnessError, LatencySummary, Stop};
 
 pub mod fitting;
+pub mod kvm;
 pub mod phases;
 pub mod scenario_file;
 

@@ -89,19 +89,19 @@ pub struct SweepOutcome {
 }
 
 /// What one ping-pong run measured.
-struct Measured {
-    round_trips: u64,
-    ns_per_switch: f64,
+pub(crate) struct Measured {
+    pub(crate) round_trips: u64,
+    pub(crate) ns_per_switch: f64,
     /// Mean busy % of its CPUs.
-    busy_pct: f64,
+    pub(crate) busy_pct: f64,
     /// cpuidle usage summed over its CPUs.
-    idle_usage: Vec<(String, u64)>,
+    pub(crate) idle_usage: Vec<(String, u64)>,
     /// The report's HZ.
-    hz: u32,
+    pub(crate) hz: u32,
 }
 
-/// One futex ping-pong run between CPUs `a` and `b`.
-fn pingpong(
+/// One futex ping-pong run between CPUs `a` and `b` (`a` = `b`: both tasks on one CPU).
+pub(crate) fn pingpong(
     a: u32,
     b: u32,
     round_trips: u64,

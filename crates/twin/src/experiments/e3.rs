@@ -14,17 +14,24 @@
 //! * the 2017 kernel stopped the tick before polling (§9.7, unverified);
 //! * the guest's own costs are the project's native estimates (`xps13-7390` preset, a
 //!   Skylake-family core); the host's are [`KvmCosts::skylake_2017`];
-//! * the host's `halt_poll_ns` rows use the 4.x grow/shrink defaults (grow 2, start 10 µs,
-//!   shrink 0); host polling is off in every other row (the baseline of the publication
-//!   compares against it), and the cpuidle-haltpoll driver switches it off anyway.
+//! * the host halt-polls at its kernel's default (`halt_poll_ns` 200 µs, 4.x grow/shrink
+//!   rule) in the baseline and the guest-poll rows: the publication names no host setting
+//!   for them, and its host CPU column (200.3 % for the baseline, two vCPU threads that never
+//!   block) says the host polled; the `halt_poll_ns` rows change only the cap. The other
+//!   reading (host polling off) is run too (`Config::HltHostPollOff`) and checked beside;
+//! * a vCPU thread that blocks leaves its host CPU idle under the host's menu governor and
+//!   C-state table ([`HostIdleParams::skx_intel_idle_4x`]); the cpuidle-haltpoll driver
+//!   switches host polling off through the poll-control MSR.
 
 use ticklab_cmdline::HaltpollParams;
-use ticklab_schema::experiment::e3::{CONFIGS, Config, CostRow, Results, Row, SWITCHES, published};
+use ticklab_schema::experiment::e3::{
+    CONFIGS, Config, CostRow, DiffPart, DiffParts, Results, Row, SWITCHES, published,
+};
 use ticklab_schema::machine::{Costs, xps13_7390};
 
 use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
-use crate::kernel::kvm::{ExitReason, HostHaltPollParams, KvmCosts};
+use crate::kernel::kvm::{ExitReason, HostHaltPollParams, HostIdleParams, KvmCosts};
 use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
 
 /// The guest's tick period: HZ=250, the commonest distribution setting (E: not published).
@@ -37,7 +44,8 @@ pub fn assumptions() -> Vec<String> {
         "Quiet guest: no timer but the tick; every idle entry that may stop the tick does, every idle exit restarts it.",
         "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified).",
         "Guest code costs: the project's native estimates (xps13-7390); host costs: KvmCosts::skylake_2017 at an assumed 2.5 GHz.",
-        "Host halt_poll_ns rows: 4.x defaults grow 2, grow_start 10 us, shrink 0; host polling off in every other row.",
+        "Host halt polling at the kernel default (halt_poll_ns 200 us; 4.x rule: grow 2, grow_start 10 us, shrink 0) in the baseline and guest-poll rows: the published host CPU of the baseline (200.3 %) means its vCPU threads never blocked. The halt_poll_ns rows set the cap; the halt_poll_ns=0 rows are the other reading.",
+        "Host CPU of a blocked vCPU: Skylake server, intel_idle (POLL, C1 2/2 us, C1E 10/20 us, C6 133/600 us; MWAIT keeps the polling flag, so no host IPI), menu governor of 4.x (starts at C1 unless a timer is within 20 us), HZ=1000; quiet otherwise.",
         "Periodic tick interrupts while the tasks run are not modelled (< 0.1 % of a switch at HZ=250).",
     ]
     .map(String::from)
@@ -46,35 +54,39 @@ pub fn assumptions() -> Vec<String> {
 
 /// The guest and host of one configuration, with the given host costs and guest costs.
 pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
+    let host = HostHaltPollParams::kvm_default();
+    let mut host_idle = HostIdleParams::skx_intel_idle_4x();
     let (idle, host_poll) = match config {
-        Config::Hlt | Config::HltOneCpu | Config::HltPipe => {
+        Config::Hlt | Config::HltOneCpu | Config::HltPipe => (GuestIdlePath::Hlt, host),
+        Config::GuestPoll { ns } => (GuestIdlePath::PollThenHlt { threshold_ns: ns }, host),
+        Config::HostPoll { ns } => (GuestIdlePath::Hlt, HostHaltPollParams::with_max(ns)),
+        Config::HltHostPollOff => (GuestIdlePath::Hlt, HostHaltPollParams::off()),
+        Config::HltHostPollOffCurrentMenu => {
+            host_idle = HostIdleParams::skx_intel_idle_current();
             (GuestIdlePath::Hlt, HostHaltPollParams::off())
         }
-        Config::GuestPoll { ns } => (
-            GuestIdlePath::PollThenHlt { threshold_ns: ns },
-            HostHaltPollParams::off(),
-        ),
-        Config::HostPoll { ns } => (GuestIdlePath::Hlt, HostHaltPollParams::with_max(ns)),
-        Config::IdlePoll => (GuestIdlePath::IdlePoll, HostHaltPollParams::off()),
+        Config::IdlePoll => (GuestIdlePath::IdlePoll, host),
+        // The driver switches host polling off itself (poll-control MSR).
         Config::Haltpoll { ns } => (
             GuestIdlePath::haltpoll(HaltpollParams {
                 guest_halt_poll_ns: ns,
                 ..HaltpollParams::default()
             }),
-            HostHaltPollParams::off(),
+            host,
         ),
         Config::HaltpollTeo => (
             GuestIdlePath::Cpuidle {
                 governor: "teo".into(),
                 params: HaltpollParams::default(),
             },
-            HostHaltPollParams::off(),
+            host,
         ),
     };
     GuestSetup {
         costs,
         kvm,
         host_poll,
+        host_idle,
         idle,
         tick_period_ns: TICK_NSEC,
     }
@@ -102,9 +114,71 @@ pub fn row(config: Config, o: &PingPongOutcome) -> Row {
         guest_busy_pct: o.guest_busy_pct(),
         host_cpu_pct: o.host_cpu_pct(),
         host_poll_pct: o.host_poll_pct(),
+        host_idle: dominant_host_state(o),
         published_ns: p.map(|p| p.0),
         published_cpu: p.and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
     }
+}
+
+/// The commonest host idle state of the blocked vCPUs and its share of entries.
+fn dominant_host_state(o: &PingPongOutcome) -> Option<(String, f64)> {
+    let total: u64 = o.host_idle_usage.iter().map(|(_, n)| n).sum();
+    let (name, n) = o.host_idle_usage.iter().max_by_key(|(_, n)| *n)?;
+    Some((name.clone(), 100.0 * *n as f64 / total.max(1) as f64))
+}
+
+/// The critical-path terms of `baseline`'s HLT − guest-poll difference, from the costs and
+/// from where the baseline's wakes went (host-polled, or blocked in the host state
+/// `host_state` of `host_idle`). Each term names its source; the twin's simulated difference
+/// must equal their sum (tested).
+pub fn difference_parts(
+    baseline: Config,
+    kvm: &KvmCosts,
+    costs: &Costs,
+    host_polled: bool,
+    host_idle: &HostIdleParams,
+    host_state: usize,
+) -> DiffParts {
+    let part = |name: &str, ns: u64| DiffPart {
+        name: name.into(),
+        ns: ns as i64,
+    };
+    let mut parts = vec![part(
+        "ICR write exit until the IPI is pending (D: exit half 272 + handler 156)",
+        kvm.icr_delivery_ns,
+    )];
+    if host_polled {
+        parts.push(part(
+            "host halt poll notices it (E: one cache-line transfer)",
+            costs.cacheline_local_ns,
+        ));
+    } else {
+        let s = &host_idle.states[host_state.min(host_idle.states.len() - 1)];
+        if !(s.polling || host_idle.mwait) {
+            parts.push(part("host reschedule IPI (E: native IPI)", kvm.host_ipi_ns));
+        }
+        parts.push(DiffPart {
+            name: format!("host {} exit latency (C: intel_idle table)", s.name),
+            ns: s.exit_latency_ns as i64,
+        });
+        parts.push(part(
+            "host switch idle task → vCPU thread (E: §3a switch less 2 syscalls)",
+            kvm.host_switch_ns,
+        ));
+    }
+    parts.push(part(
+        "VM entry (M/D: half the VMRUN round trip)",
+        kvm.exit_entry_ns / 2,
+    ));
+    parts.push(part(
+        "guest interrupt entry + exit, reschedule IPI (E)",
+        costs.irq_entry_exit_ns,
+    ));
+    parts.push(DiffPart {
+        name: "less: guest poller notices NEED_RESCHED (E: one cache-line transfer)".into(),
+        ns: -(costs.cacheline_local_ns as i64),
+    });
+    DiffParts { baseline, parts }
 }
 
 /// The cost table of a run: the host's costs and the guest costs the model charges.
@@ -148,18 +222,56 @@ pub fn results(switches: u64) -> Results {
     let switches = switches / 2 * 2;
     let kvm = KvmCosts::skylake_2017();
     let costs = xps13_7390().costs;
-    let rows: Vec<Row> = CONFIGS
+    let outcomes: Vec<(Config, PingPongOutcome)> = CONFIGS
         .iter()
-        .map(|&c| row(c, &run_config(c, kvm, costs.clone(), switches)))
+        .map(|&c| (c, run_config(c, kvm, costs.clone(), switches)))
         .collect();
+    let rows: Vec<Row> = outcomes.iter().map(|(c, o)| row(*c, o)).collect();
     let checks = Results::difference_checks(&rows);
+    let mut other_reading = Results::difference_checks_from(&rows, Config::HltHostPollOff);
+    other_reading.extend(Results::difference_checks_from(
+        &rows,
+        Config::HltHostPollOffCurrentMenu,
+    ));
+    let parts = outcomes
+        .iter()
+        .filter(|(c, _)| {
+            matches!(
+                c,
+                Config::Hlt | Config::HltHostPollOff | Config::HltHostPollOffCurrentMenu
+            )
+        })
+        .map(|(c, o)| parts_of(*c, o, &kvm, &costs))
+        .collect();
     Results {
         switches,
         rows,
         costs: cost_rows(&kvm, &costs),
         checks,
+        other_reading,
+        parts,
         assumptions: assumptions(),
     }
+}
+
+/// [`difference_parts`] for a baseline row from its outcome: host-polled if most wakes were,
+/// else blocked in the commonest host idle state.
+pub fn parts_of(c: Config, o: &PingPongOutcome, kvm: &KvmCosts, costs: &Costs) -> DiffParts {
+    let host_idle = setup(c, *kvm, costs.clone()).host_idle;
+    let state = o
+        .host_idle_usage
+        .iter()
+        .max_by_key(|(_, n)| *n)
+        .and_then(|(name, _)| host_idle.states.iter().position(|s| s.name == *name))
+        .unwrap_or(0);
+    difference_parts(
+        c,
+        kvm,
+        costs,
+        o.host_polled_wakes >= o.blocked_wakes,
+        &host_idle,
+        state,
+    )
 }
 
 /// [`results`] with the published switch count.
@@ -167,14 +279,13 @@ pub fn published_results() -> Results {
     results(SWITCHES)
 }
 
-/// The twin of a live guest, calibrated from two measurements at `guest_halt_poll_ns=0`.
+/// The twin of a live guest, built from the costs `host calibrate` learnt at
+/// `guest_halt_poll_ns=0` (the fitting is in `ticklab_host::calibrate::kvm`):
 ///
-/// What is learnt (**CAL**, from this host's own ping-pong, never from the predicted points):
-/// * the guest's one-way context switch = the measured one-CPU ping-pong ns per switch;
-/// * the host's wake-up of a blocked vCPU ([`KvmCosts::host_wake_ns`]) = the value that makes
-///   the twin's two-CPU ping-pong equal the measured one (bisection: the model's ns per
-///   switch does not fall as the wake-up grows); a measurement below what the other costs
-///   already explain leaves it at 0 and shows as the residual.
+/// * the guest's one-way context switch (**CAL**: the one-CPU ping-pong);
+/// * the host's wake-up of a blocked vCPU, [`KvmCosts::host_switch_ns`] with the host's idle
+///   states unknown and so absorbed in it ([`HostIdleParams::absorbed`]) (**CAL**: the
+///   two-CPU ping-pong).
 ///
 /// Everything else stays at the estimates of [`KvmCosts::skylake_2017`] and the native guest
 /// costs; host halt polling is taken as off (it is invisible from inside the guest, and the
@@ -186,28 +297,24 @@ pub struct HostTwin {
     driver: String,
     governor: String,
     tick_period_ns: u64,
-    /// Calibrated ns per switch minus measured, at the calibration point.
-    pub residual_ns: f64,
 }
 
 /// Switches per twin run when calibrating and predicting.
 pub const HOST_TWIN_SWITCHES: u64 = 20_000;
 
 impl HostTwin {
-    /// Calibrates from the one-CPU and two-CPU ns per switch measured at
-    /// `guest_halt_poll_ns=0`, for a guest whose cpuidle driver and governor are as given
-    /// (`none` or `haltpoll`) at `hz`. Err names an unsupported setup.
-    pub fn calibrate(
-        same_cpu_ns: f64,
-        cross_cpu_ns: f64,
+    /// The twin of a guest whose one-way switch costs `context_switch_ns` and whose host wakes
+    /// a blocked vCPU in `host_wake_ns`, with the given cpuidle driver and governor (`none` or
+    /// `haltpoll`) at `hz`. Err names an unsupported setup.
+    pub fn new(
+        context_switch_ns: u64,
+        host_wake_ns: u64,
         driver: &str,
         governor: &str,
         hz: u32,
     ) -> Result<HostTwin, String> {
-        if !(same_cpu_ns.is_finite() && same_cpu_ns > 0.0 && cross_cpu_ns.is_finite()) {
-            return Err(format!(
-                "calibration needs positive measurements (one CPU {same_cpu_ns}, two CPUs {cross_cpu_ns})"
-            ));
+        if context_switch_ns == 0 {
+            return Err("the guest's context switch must be positive".into());
         }
         if !matches!(driver, "none" | "haltpoll") {
             return Err(format!(
@@ -220,45 +327,32 @@ impl HostTwin {
             ));
         }
         let mut costs = xps13_7390().costs;
-        costs.context_switch_ns = same_cpu_ns.round() as u64;
-        let mut twin = HostTwin {
+        costs.context_switch_ns = context_switch_ns;
+        let mut kvm = KvmCosts::skylake_2017();
+        kvm.host_switch_ns = host_wake_ns;
+        Ok(HostTwin {
             costs,
-            kvm: KvmCosts::skylake_2017(),
+            kvm,
             driver: driver.into(),
             governor: governor.into(),
             tick_period_ns: 1_000_000_000 / u64::from(hz.max(1)),
-            residual_ns: 0.0,
-        };
-        let at = |t: &mut HostTwin, wake: u64| {
-            t.kvm.host_wake_ns = wake;
-            t.predict(0).ns_per_switch()
-        };
-        // ns per switch does not fall as the wake-up grows: bisect for the measured value.
-        let (mut lo, mut hi) = (
-            0u64,
-            (cross_cpu_ns.max(0.0) as u64).saturating_mul(2) + 1_000,
-        );
-        let wake = if at(&mut twin, 0) >= cross_cpu_ns {
-            0
-        } else {
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if at(&mut twin, mid) < cross_cpu_ns {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            let (flo, fhi) = (at(&mut twin, lo), at(&mut twin, hi));
-            if (cross_cpu_ns - flo).abs() <= (fhi - cross_cpu_ns).abs() {
-                lo
-            } else {
-                hi
-            }
-        };
-        let fitted = at(&mut twin, wake);
-        twin.residual_ns = fitted - cross_cpu_ns;
-        Ok(twin)
+        })
+    }
+
+    /// The costs that stay estimates: (name, ns, source).
+    pub fn fixed_costs(&self) -> Vec<(String, u64, String)> {
+        vec![
+            (
+                "msr-write exit (tsc deadline, icr)".into(),
+                self.kvm.msr_write_exit_ns,
+                "E: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+            (
+                "vm exit + entry (bare)".into(),
+                self.kvm.exit_entry_ns,
+                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
+            ),
+        ]
     }
 
     /// The guest idle path this host takes with `guest_halt_poll_ns` = `ns`.
@@ -282,41 +376,13 @@ impl HostTwin {
             costs: self.costs.clone(),
             kvm: self.kvm,
             host_poll: HostHaltPollParams::off(),
+            host_idle: HostIdleParams::absorbed(),
             idle: self.idle_path(ns),
             tick_period_ns: self.tick_period_ns,
         };
         GuestPingPong::new(setup)
-            .expect("calibrate checked the governor")
+            .expect("HostTwin::new checked the governor")
             .run(HOST_TWIN_SWITCHES / 2, false)
-    }
-
-    /// The calibrated costs: (name, ns, how obtained).
-    pub fn calibration(&self) -> Vec<(String, u64, String)> {
-        vec![
-            (
-                "guest one-way context switch".into(),
-                self.costs.context_switch_ns,
-                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
-            ),
-            (
-                "host wake of a blocked vcpu".into(),
-                self.kvm.host_wake_ns,
-                format!(
-                    "CAL: two-CPU futex ping-pong, guest_halt_poll_ns=0 (residual {:+.1} ns)",
-                    self.residual_ns
-                ),
-            ),
-            (
-                "msr-write exit (tsc deadline, icr)".into(),
-                self.kvm.msr_write_exit_ns,
-                "E: KvmCosts::skylake_2017, not calibrated".into(),
-            ),
-            (
-                "vm exit + entry (bare)".into(),
-                self.kvm.exit_entry_ns,
-                "M/D: KvmCosts::skylake_2017, not calibrated".into(),
-            ),
-        ]
     }
 }
 
@@ -375,7 +441,8 @@ pub fn simulate_pingpong(
     let setup = GuestSetup {
         costs: xps13_7390().costs,
         kvm: KvmCosts::skylake_2017(),
-        host_poll: HostHaltPollParams::off(),
+        host_poll: HostHaltPollParams::kvm_default(),
+        host_idle: HostIdleParams::skx_intel_idle_4x(),
         idle,
         tick_period_ns: k.tick_nsec(),
     };

@@ -21,9 +21,22 @@
 //! grows it (× grow, from `grow_start` when 0, capped at `halt_poll_ns`). Newer kernels also
 //! drop a shrunk window below `grow_start` to 0; that is not modelled.
 //!
+//! Waking a blocked vCPU ([`HostCpuIdle`]): once its thread has blocked, the vCPU's host CPU
+//! is idle under the host's own cpuidle governor, which picks a state from the host's C-state
+//! table like on any idle CPU. The waker (the ICR-write handler on the other host CPU) runs
+//! `try_to_wake_up`, which skips the reschedule IPI when the target's idle task has its
+//! polling flag set (`set_nr_and_not_polling`): in the POLL state, and in every MWAIT state
+//! of `intel_idle` (MWAIT monitors the thread flags). So the wake costs the IPI only for a
+//! non-polling state (e.g. ACPI HLT), plus the state's exit latency, plus the switch from the
+//! host idle task to the vCPU thread ([`KvmCosts::host_switch_ns`]).
+//!
 //! Host CPU time: a vCPU's thread burns host CPU whenever it is not blocked — guest code
 //! (tasks, guest idle polling), exit handling, host halt polling. [`VcpuHostTime`] keeps the
 //! parts apart, so that "host polling burns host CPU but not guest CPU" is visible.
+
+use super::cpuidle::{
+    Governor, IdleStateParams, Menu, Reflect, SelectInput, default_poll_limit_ns,
+};
 
 /// Why a vCPU left guest mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,9 +86,12 @@ pub struct KvmCosts {
     pub msr_write_exit_ns: u64,
     /// From the guest's ICR write to the IPI pending at the target vCPU (inside that exit).
     pub icr_delivery_ns: u64,
-    /// From the kick of a blocked vCPU to its thread running again on its pCPU (host IPI,
-    /// host idle exit, switch to the vCPU thread).
-    pub host_wake_ns: u64,
+    /// A reschedule IPI to the blocked vCPU's host CPU, paid only when that CPU's idle state
+    /// does not keep the polling flag set ([`HostCpuIdle`]).
+    pub host_ipi_ns: u64,
+    /// The host CPU, out of its idle state, switches from its idle task to the vCPU thread,
+    /// which returns from its block into the run loop (host scheduler work).
+    pub host_switch_ns: u64,
     /// Host CPU time to block a halted vCPU (schedule away from its thread).
     pub host_block_ns: u64,
 }
@@ -102,12 +118,13 @@ impl KvmCosts {
             // D: the IPI is made pending at the end of the handler: the exit's half of the
             // world switch plus the handling (whole exit − bare round trip) = 272 + 156.
             icr_delivery_ns: exit_entry_ns / 2 + (msr_write_exit_ns - exit_entry_ns),
-            // E: the host wakes the vCPU thread like any cross-CPU wake-up: a native IPI
-            // (< 1 µs, §3a; the project's `ipi_ns` 700) plus the switch from the host's idle
-            // task to the thread. The switch is the §3a same-CPU switch (1.4 µs, E) minus the
-            // two ~150 ns syscalls it includes (§2): 1.1 µs. Sum 1.8 µs (§3a's 2–5 µs
-            // cross-CPU wake-up includes syscalls and C-state exits, so it is not used).
-            host_wake_ns: 700 + 1100,
+            // E: a native IPI (< 1 µs, §3a; the project's `ipi_ns` 700). Paid only if the
+            // host CPU's idle state does not poll the flag (HostCpuIdle).
+            host_ipi_ns: 700,
+            // E: the switch from the host's idle task to the vCPU thread: the §3a same-CPU
+            // switch (1.4 µs, E) minus the two ~150 ns syscalls it includes (§2): 1.1 µs.
+            // The host C-state exit is not in it: it comes from the host's state table.
+            host_switch_ns: 1100,
             // E: the switch away from the vCPU thread, same 1.1 µs (host CPU only: the guest
             // is halted meanwhile).
             host_block_ns: 1100,
@@ -120,7 +137,8 @@ impl KvmCosts {
             ("vm exit + entry (bare)", self.exit_entry_ns),
             ("msr-write exit (tsc deadline, icr)", self.msr_write_exit_ns),
             ("icr write → ipi pending", self.icr_delivery_ns),
-            ("host wake of a blocked vcpu", self.host_wake_ns),
+            ("host ipi to a non-polling idle cpu", self.host_ipi_ns),
+            ("host switch idle task → vcpu thread", self.host_switch_ns),
             ("host block of a halted vcpu", self.host_block_ns),
         ]
     }
@@ -143,6 +161,13 @@ impl HostHaltPollParams {
     /// Host polling off (`halt_poll_ns=0`).
     pub fn off() -> Self {
         Self::with_max(0)
+    }
+
+    /// The host kernel's default: `halt_poll_ns` = `KVM_HALT_POLL_NS_DEFAULT` on x86,
+    /// 200 000 ns (C, docs/costs.md §3b), with the 4.x grow/shrink defaults. For a ping-pong
+    /// whose halts last microseconds any cap of 10 µs or more behaves the same.
+    pub fn kvm_default() -> Self {
+        Self::with_max(200_000)
     }
 
     /// The 4.x defaults (grow 2, grow start 10 µs, shrink 0, C: docs/costs.md §3b) with the
@@ -206,6 +231,204 @@ impl HostHaltPoll {
     }
 }
 
+/// Which menu rule the host kernel applies between POLL and C1 (docs/kernel-behaviour.md §9.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMenuRule {
+    /// Linux 4.x before 4.17 (the 2017 hosts): menu starts its search at C1, not POLL, unless
+    /// the next timer is within max(20 µs, C1's target residency) or the PM QoS limit is below
+    /// C1's exit latency. A short predicted idle therefore still gets C1.
+    Linux4x,
+    /// Later kernels (the twin's [`Menu`], 5.4–5.10 rules): POLL is left for a real state only
+    /// if that state's exit latency is within the latency bound, which is capped by the
+    /// predicted idle while the tick runs; a prediction shorter than C1's exit latency polls.
+    Current,
+}
+
+/// The host CPU under a vCPU: its cpuidle states and how the governor picks among them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostIdleParams {
+    /// The host driver's states, shallowest first (state 0 POLL on x86).
+    pub states: Vec<IdleStateParams>,
+    /// The driver enters its non-POLL states with MWAIT on the idle task's flags
+    /// (`intel_idle`, `mwait_idle_with_hints`), which keeps the polling flag set: a waker
+    /// writing NEED_RESCHED wakes the CPU without an IPI. False for HLT-based states.
+    pub mwait: bool,
+    /// The host menu governor's rule at the POLL/C1 boundary.
+    pub rule: HostMenuRule,
+    /// The host's tick period.
+    pub tick_period_ns: u64,
+}
+
+impl HostIdleParams {
+    /// The host assumed for the 2017 publication (which names none): a Skylake server with
+    /// `intel_idle` (docs/costs.md §4, SKX column, **C**: POLL, C1 2/2 µs, C1E 10/20 µs,
+    /// C6 133/600 µs), the 4.x menu governor, HZ=1000 (**E**: the RHEL/CentOS 7 setting).
+    pub fn skx_intel_idle_4x() -> Self {
+        HostIdleParams {
+            states: vec![
+                IdleStateParams::poll(),
+                IdleStateParams::new("C1", 2_000, 2_000),
+                IdleStateParams::new("C1E", 10_000, 20_000),
+                IdleStateParams::new("C6", 133_000, 600_000),
+            ],
+            mwait: true,
+            rule: HostMenuRule::Linux4x,
+            tick_period_ns: 1_000_000,
+        }
+    }
+
+    /// The same host with a current menu governor.
+    pub fn skx_intel_idle_current() -> Self {
+        HostIdleParams {
+            rule: HostMenuRule::Current,
+            ..Self::skx_intel_idle_4x()
+        }
+    }
+
+    /// A host whose idle states are unknown (the host of a guest being calibrated): one
+    /// state without exit latency that keeps the flag, so that the calibrated
+    /// [`KvmCosts::host_switch_ns`] holds the whole wake-up.
+    pub fn absorbed() -> Self {
+        HostIdleParams {
+            states: vec![IdleStateParams::poll()],
+            mwait: true,
+            rule: HostMenuRule::Current,
+            tick_period_ns: 1_000_000,
+        }
+    }
+}
+
+/// How a blocked vCPU's host CPU left idle when the vCPU was woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostWake {
+    /// The host idle state it was in (index into [`HostIdleParams::states`]).
+    pub state: usize,
+    /// The waker had to send a reschedule IPI (the state does not keep the polling flag).
+    pub ipi: bool,
+    /// From the waker's NEED_RESCHED to the host CPU executing again: IPI (if any) + exit
+    /// latency of the state.
+    pub latency_ns: u64,
+}
+
+/// The host CPU of one vCPU, idle while the vCPU thread is blocked, under the host's menu
+/// governor.
+///
+/// Invariant: `state` indexes `params.states` and is the state entered at `since`.
+#[derive(Debug, Clone)]
+pub struct HostCpuIdle {
+    params: HostIdleParams,
+    /// `params.states` with POLL disabled: what the 4.x rule searches when it starts at C1.
+    from_c1: Vec<IdleStateParams>,
+    menu: Menu,
+    state: usize,
+    since: u64,
+    usage: [u64; super::cpuidle::CPUIDLE_STATE_MAX],
+}
+
+impl HostCpuIdle {
+    /// A host CPU with a fresh governor. `params.states` must hold 1..=CPUIDLE_STATE_MAX states.
+    pub fn new(params: HostIdleParams) -> Self {
+        debug_assert!(
+            !params.states.is_empty() && params.states.len() <= super::cpuidle::CPUIDLE_STATE_MAX
+        );
+        let mut from_c1 = params.states.clone();
+        if from_c1.len() > 1 {
+            from_c1[0].disabled = true;
+        }
+        HostCpuIdle {
+            params,
+            from_c1,
+            menu: Menu::new(),
+            state: 0,
+            since: 0,
+            usage: [0; super::cpuidle::CPUIDLE_STATE_MAX],
+        }
+    }
+
+    /// The states and the rule.
+    pub fn params(&self) -> &HostIdleParams {
+        &self.params
+    }
+
+    /// Entries per state so far.
+    pub fn usage(&self) -> &[u64] {
+        &self.usage[..self.params.states.len()]
+    }
+
+    /// The 4.x rule with a quiet host (no timer within 20 µs, no PM QoS limit): the search
+    /// starts at C1.
+    fn starts_at_c1(&self) -> bool {
+        let s = &self.params.states;
+        self.params.rule == HostMenuRule::Linux4x && s.len() > 1 && !s[1].disabled && s[0].polling
+    }
+
+    fn select(&mut self, t: u64) {
+        let tick = self.params.tick_period_ns.max(1);
+        let input = SelectInput {
+            // A quiet host: no timer but its tick, which keeps running (the prediction is short).
+            sleep_length_ns: u64::MAX,
+            delta_next_ns: tick - t % tick,
+            tick_stopped: false,
+            latency_req_ns: u64::MAX,
+            tick_period_ns: tick,
+            utilized: false,
+        };
+        let table = if self.starts_at_c1() {
+            &self.from_c1
+        } else {
+            &self.params.states
+        };
+        self.state = self.menu.select(table, &input).state;
+        self.since = t;
+        self.usage[self.state] += 1;
+        debug_assert!(self.state < self.params.states.len());
+    }
+
+    /// The vCPU thread blocked at `t`: the host CPU goes idle.
+    pub fn enter(&mut self, t: u64) {
+        self.select(t);
+    }
+
+    /// NEED_RESCHED is set for the host CPU at `t` (the vCPU is woken): how it leaves idle.
+    /// A POLL spin that ran out its limit before `t` re-selects first, as the idle loop does.
+    pub fn wake(&mut self, t: u64, costs: &KvmCosts) -> HostWake {
+        loop {
+            let s = &self.params.states[self.state];
+            if !s.polling {
+                break;
+            }
+            let limit = default_poll_limit_ns(&self.params.states, self.params.tick_period_ns);
+            let end = self.since.saturating_add(limit);
+            if end >= t {
+                break;
+            }
+            let r = Reflect {
+                state: self.state,
+                residency_ns: limit,
+                woken_by_tick: false,
+                poll_timed_out: true,
+            };
+            self.menu.reflect(&self.params.states, &r);
+            self.select(end);
+        }
+        let s = &self.params.states[self.state];
+        let ipi = !(s.polling || self.params.mwait);
+        let latency_ns = if ipi { costs.host_ipi_ns } else { 0 } + s.exit_latency_ns;
+        let r = Reflect {
+            state: self.state,
+            residency_ns: t.saturating_sub(self.since) + latency_ns,
+            woken_by_tick: false,
+            poll_timed_out: false,
+        };
+        self.menu.reflect(&self.params.states, &r);
+        HostWake {
+            state: self.state,
+            ipi,
+            latency_ns,
+        }
+    }
+}
+
 /// Where a vCPU thread's host CPU time went.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VcpuHostTime {
@@ -266,6 +489,89 @@ mod tests {
         let mut off = HostHaltPoll::new(HostHaltPollParams::off());
         off.after_halt(1_000);
         assert_eq!(off.window_ns(), 0, "host polling off never grows");
+    }
+
+    /// Blocks the host CPU at 0 and wakes it after `idle_ns`, `n` times.
+    fn idle_cycles(h: &mut HostCpuIdle, idle_ns: u64, n: u64) -> HostWake {
+        let c = KvmCosts::skylake_2017();
+        let mut t = 0;
+        let mut w = None;
+        for _ in 0..n {
+            h.enter(t);
+            w = Some(h.wake(t + idle_ns, &c));
+            t += idle_ns + 5_000;
+        }
+        w.expect("n > 0")
+    }
+
+    #[test]
+    fn host_idle_state_and_ipi_by_rule_and_driver() {
+        let hlt_based = HostIdleParams {
+            mwait: false,
+            ..HostIdleParams::skx_intel_idle_4x()
+        };
+        // (host, idle length, cycles, state, ipi, latency)
+        let table = [
+            // 4.x menu starts at C1 with no timer near: C1 even for 1.5 µs idles; MWAIT keeps
+            // the polling flag, so no IPI; the wake costs C1's exit latency.
+            (
+                HostIdleParams::skx_intel_idle_4x(),
+                1_500,
+                20,
+                1,
+                false,
+                2_000,
+            ),
+            // Long idles under 4.x: deeper than C1 once menu has learnt them.
+            (
+                HostIdleParams::skx_intel_idle_4x(),
+                50_000,
+                20,
+                2,
+                false,
+                10_000,
+            ),
+            // A current menu caps the latency bound by the prediction: POLL, no latency.
+            (
+                HostIdleParams::skx_intel_idle_current(),
+                1_500,
+                20,
+                0,
+                false,
+                0,
+            ),
+            // An HLT-based C1 (no MWAIT) clears the flag: the waker must send the IPI.
+            (hlt_based, 1_500, 20, 1, true, 700 + 2_000),
+        ];
+        for (i, (p, idle, n, state, ipi, latency)) in table.into_iter().enumerate() {
+            let w = idle_cycles(&mut HostCpuIdle::new(p), idle, n);
+            assert_eq!(
+                (w.state, w.ipi, w.latency_ns),
+                (state, ipi, latency),
+                "row {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn host_poll_that_runs_out_reselects() {
+        // A current menu predicting POLL (after short idles) then facing a long idle: each POLL
+        // spin ends at its limit (C1E's 20 µs residency) and the CPU re-selects.
+        let mut h = HostCpuIdle::new(HostIdleParams::skx_intel_idle_current());
+        assert_eq!(idle_cycles(&mut h, 1_500, 20).state, 0);
+        let before: u64 = h.usage().iter().sum();
+        h.enter(1_000_000);
+        let w = h.wake(1_000_000 + 500_000, &KvmCosts::skylake_2017());
+        assert!(w.state > 0, "{w:?}");
+        // Each timed-out spin is reported as a long idle, so menu leaves POLL within a few.
+        let after: u64 = h.usage().iter().sum();
+        assert!(
+            after >= before + 2 && after <= before + 1 + 8,
+            "{before} → {after}"
+        );
+        // An unknown host absorbs everything: no state latency.
+        let mut a = HostCpuIdle::new(HostIdleParams::absorbed());
+        assert_eq!(idle_cycles(&mut a, 1_500, 3).latency_ns, 0);
     }
 
     #[test]

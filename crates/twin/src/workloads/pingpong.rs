@@ -23,8 +23,16 @@
 //! * **halted**: the waker writes the ICR (an MSR-write exit on the waker); the IPI is
 //!   pending at the target when that exit's handler has run. The target went through its HLT
 //!   exit into the host; the host polls for its window (if on and not switched off by the
-//!   guest), else the vCPU thread blocked and must be woken ([`KvmCosts::host_wake_ns`]).
-//!   Then the VM entry, the injected interrupt (guest interrupt entry/exit), the idle exit.
+//!   guest), else the vCPU thread blocked, its host CPU went idle under the host's governor
+//!   ([`HostCpuIdle`]), and the wake costs that state's exit (plus an IPI only if the state
+//!   does not keep the polling flag) and the host switch to the vCPU thread
+//!   ([`KvmCosts::host_switch_ns`]). A host poller notices the pending interrupt after one
+//!   cache-line transfer, as a guest poller does. Then the VM entry, the injected interrupt
+//!   (guest interrupt entry/exit), the idle exit.
+//!
+//! Critical path: only what happens between the waker's wake point and the woken task's
+//! next wake point counts. The waker's ICR exit after the IPI is pending, and the sleeper's
+//! HLT exit (long before it is woken), run in parallel with the other vCPU.
 //!
 //! On every idle exit a stopped tick is restarted, and every tick stop or restart programs the
 //! TSC deadline: an MSR-write exit each. The time around the wake point splits the guest's
@@ -43,7 +51,10 @@ use ticklab_schema::workload::TaskGroup;
 
 use crate::kernel::cpuidle::SelectInput;
 use crate::kernel::cpuidle::guest_idle::{GuestIdle, GuestIdlePath, IdleStep};
-use crate::kernel::kvm::{ExitReason, HostHaltPoll, HostHaltPollParams, KvmCosts, VcpuHostTime};
+use crate::kernel::kvm::{
+    ExitReason, HostCpuIdle, HostHaltPoll, HostHaltPollParams, HostIdleParams, KvmCosts,
+    VcpuHostTime,
+};
 
 /// A KVM guest of two vCPUs, each pinned 1:1 on an otherwise idle host CPU (an assumption:
 /// the publication gives neither the vCPU count nor the placement).
@@ -55,6 +66,8 @@ pub struct GuestSetup {
     pub kvm: KvmCosts,
     /// Host halt polling.
     pub host_poll: HostHaltPollParams,
+    /// The host CPU's idle states and governor rule (where a blocked vCPU's CPU goes).
+    pub host_idle: HostIdleParams,
     /// The guest's idle path.
     pub idle: GuestIdlePath,
     /// The guest's tick period (`TICK_NSEC`).
@@ -76,6 +89,11 @@ pub struct PingPongOutcome {
     pub host_polled_wakes: u64,
     /// Wakes whose target's thread had blocked.
     pub blocked_wakes: u64,
+    /// Blocked wakes whose host CPU needed a reschedule IPI.
+    pub host_ipis: u64,
+    /// Host idle state entries while vCPU threads were blocked, summed over both host CPUs:
+    /// (state name, entries).
+    pub host_idle_usage: Vec<(String, u64)>,
     /// Per vCPU: where its thread's host CPU time went.
     pub host: [VcpuHostTime; 2],
 }
@@ -131,6 +149,7 @@ enum Phase {
 struct Vcpu {
     idle: GuestIdle,
     host: HostHaltPoll,
+    host_cpu: HostCpuIdle,
     time: VcpuHostTime,
     tick_stopped: bool,
     phase: Phase,
@@ -149,6 +168,7 @@ pub struct GuestPingPong {
     ipis_skipped: u64,
     host_polled_wakes: u64,
     blocked_wakes: u64,
+    host_ipis: u64,
     host_polling: bool,
 }
 
@@ -160,6 +180,7 @@ impl GuestPingPong {
             Some(Vcpu {
                 idle: GuestIdle::new(setup.idle.clone())?,
                 host: HostHaltPoll::new(setup.host_poll),
+                host_cpu: HostCpuIdle::new(setup.host_idle.clone()),
                 time: VcpuHostTime::default(),
                 tick_stopped: false,
                 phase: Phase::Running {
@@ -178,6 +199,7 @@ impl GuestPingPong {
             ipis_skipped: 0,
             host_polled_wakes: 0,
             blocked_wakes: 0,
+            host_ipis: 0,
             host_polling,
         })
     }
@@ -301,7 +323,8 @@ impl GuestPingPong {
                 };
                 let poll_end = in_host + window;
                 let running = if pending <= poll_end {
-                    let back = pending.max(in_host);
+                    // The host poller sees the pending interrupt one line transfer later.
+                    let back = pending.max(in_host) + if window > 0 { notice } else { 0 };
                     self.vcpus[x].time.host_poll_ns += back - in_host;
                     if window > 0 {
                         self.host_polled_wakes += 1;
@@ -311,10 +334,19 @@ impl GuestPingPong {
                     self.blocked_wakes += 1;
                     let blocked = poll_end + kvm.host_block_ns;
                     let cpu = &mut self.vcpus[x];
-                    cpu.blocked_ns += pending.saturating_sub(blocked);
+                    // The host CPU idles from the block until NEED_RESCHED reaches it.
+                    let out_of_idle = if pending > blocked {
+                        cpu.host_cpu.enter(blocked);
+                        let w = cpu.host_cpu.wake(pending, &kvm);
+                        self.host_ipis += u64::from(w.ipi);
+                        pending + w.latency_ns
+                    } else {
+                        blocked
+                    };
+                    cpu.blocked_ns += out_of_idle - blocked.min(out_of_idle);
                     cpu.time.host_poll_ns += window;
-                    cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_wake_ns;
-                    pending.max(blocked) + kvm.host_wake_ns
+                    cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_switch_ns;
+                    out_of_idle + kvm.host_switch_ns
                 };
                 self.vcpus[x].host.after_halt(running - in_host);
                 self.exit(x, ExitReason::Hlt, kvm.exit_entry_ns);
@@ -425,6 +457,19 @@ impl GuestPingPong {
         self.outcome(switches, t)
     }
 
+    fn host_idle_usage(&self) -> Vec<(String, u64)> {
+        let states = &self.setup.host_idle.states;
+        states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let n = self.vcpus.iter().map(|v| v.host_cpu.usage()[i]).sum();
+                (s.name.to_string(), n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
     fn outcome(&self, switches: u64, elapsed_ns: u64) -> PingPongOutcome {
         PingPongOutcome {
             switches,
@@ -433,6 +478,8 @@ impl GuestPingPong {
             ipis_skipped: self.ipis_skipped,
             host_polled_wakes: self.host_polled_wakes,
             blocked_wakes: self.blocked_wakes,
+            host_ipis: self.host_ipis,
+            host_idle_usage: self.host_idle_usage(),
             host: [self.vcpus[0].time, self.vcpus[1].time],
         }
     }
@@ -448,6 +495,7 @@ mod tests {
             costs: xps13_7390().costs,
             kvm: KvmCosts::skylake_2017(),
             host_poll,
+            host_idle: HostIdleParams::skx_intel_idle_4x(),
             idle,
             tick_period_ns: 4_000_000,
         })

@@ -1,0 +1,340 @@
+//! The KVM part of `host calibrate`: on a KVM guest, learn the guest's context switch and its
+//! host's wake-up of a blocked vCPU from the futex ping-pong at `guest_halt_poll_ns=0` only
+//! (docs/experiments.md E3, "This host").
+//!
+//! [`measure`] sets `haltpoll.guest_halt_poll_ns=0` for the two runs (through a
+//! [`ParamGuard`]: restored after them, on error and on Ctrl-C; a record under /run covers a
+//! killed run) where the parameter exists, and runs the ping-pong with both tasks on CPU A,
+//! then across A and B. [`fit`] turns the two figures into [`KvmGuestCosts`]:
+//!
+//! * the guest's one-way context switch = the one-CPU ns per switch (**CAL**);
+//! * the host's wake-up of a blocked vCPU = the value for which the twin's two-CPU ping-pong
+//!   equals the measured one, by bisection (the twin's ns per switch does not fall as the
+//!   wake-up grows); a measurement below what the fixed costs already explain leaves it at 0
+//!   and shows as a positive residual.
+//!
+//! The host crate does not depend on the twin: the caller passes the model ([`KvmModel`]; the
+//! CLI passes `ticklab_twin::experiments::e3::HostTwin`). What a cpuidle driver other than
+//! `haltpoll` means for the parameter (nothing reads it) is said by
+//! [`crate::harness::haltpoll_sweep::IdleSetup::verdict`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::CalibrateError;
+use crate::harness::haltpoll_sweep::{IdleSetup, pingpong};
+use crate::harness::sysfs_params::{ParamGuard, ParamSetting, current_values};
+use crate::harness::{HarnessError, RunConfig, Stop};
+
+/// The sysfs file of the parameter calibration pins to 0.
+pub const GUEST_HALT_POLL_NS: &str = "module/haltpoll/parameters/guest_halt_poll_ns";
+
+/// What the twin of a guest is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvmGuestCosts {
+    /// cpuidle `current_driver` (`none`, `haltpoll`).
+    pub driver: String,
+    /// cpuidle `current_governor`.
+    pub governor: String,
+    /// The guest's HZ.
+    pub hz: u32,
+    /// The guest's one-way context switch, ns.
+    pub context_switch_ns: u64,
+    /// The host's wake-up of a blocked vCPU (its idle-state exit and scheduler work), ns.
+    pub host_wake_ns: u64,
+}
+
+/// The twin: ns per switch of the two-CPU futex ping-pong for these costs at a
+/// `guest_halt_poll_ns` value. Err names what the twin does not model.
+pub type KvmModel<'a> = &'a dyn Fn(&KvmGuestCosts, u64) -> Result<f64, String>;
+
+/// The two measurements at `guest_halt_poll_ns=0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvmMeasurements {
+    /// Driver and governor in force.
+    pub idle: IdleSetup,
+    /// HZ as the runs reported it.
+    pub hz: u32,
+    /// ns per switch, both tasks on CPU A.
+    pub same_cpu_ns: f64,
+    /// ns per switch, tasks on CPUs A and B.
+    pub cross_cpu_ns: f64,
+    /// The known cpuidle / halt-polling parameters before and after the runs.
+    pub params_before: Vec<(String, String)>,
+    /// The same after (restored).
+    pub params_after: Vec<(String, String)>,
+}
+
+/// The fitted costs with their provenance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvmCalibration {
+    /// The costs.
+    pub costs: KvmGuestCosts,
+    /// The twin's two-CPU ns per switch with them, minus the measured one.
+    pub residual_ns: f64,
+    /// The measurements.
+    pub measured: KvmMeasurements,
+}
+
+impl KvmCalibration {
+    /// The calibrated costs: (name, ns, how obtained).
+    pub fn rows(&self) -> Vec<(String, u64, String)> {
+        vec![
+            (
+                "guest one-way context switch".into(),
+                self.costs.context_switch_ns,
+                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
+            ),
+            (
+                "host wake of a blocked vcpu".into(),
+                self.costs.host_wake_ns,
+                format!(
+                    "CAL: two-CPU futex ping-pong, guest_halt_poll_ns=0 (residual {:+.1} ns)",
+                    self.residual_ns
+                ),
+            ),
+        ]
+    }
+
+    /// Lines for the calibration file's comment header.
+    pub fn notes(&self) -> Vec<String> {
+        let m = &self.measured;
+        let mut v = vec![format!(
+            "kvm guest (cpuidle driver {}, governor {}): futex ping-pong at guest_halt_poll_ns=0: one CPU {:.1} ns/switch, two CPUs {:.1} ns/switch",
+            m.idle.driver, m.idle.governor, m.same_cpu_ns, m.cross_cpu_ns
+        )];
+        v.extend(
+            self.rows()
+                .into_iter()
+                .map(|(name, ns, how)| format!("kvm {name}: {ns} ns ({how})")),
+        );
+        v.push(format!("kvm: {}", m.idle.verdict()));
+        v
+    }
+
+    /// The twin's prediction at `guest_halt_poll_ns` = `ns`.
+    pub fn predict(&self, model: KvmModel<'_>, ns: u64) -> Result<f64, String> {
+        model(&self.costs, ns)
+    }
+}
+
+/// Whether `/proc/cpuinfo` under `proc_root` shows the `hypervisor` CPU flag (a guest).
+pub fn is_vm_guest(proc_root: &Path) -> bool {
+    std::fs::read_to_string(proc_root.join("cpuinfo")).is_ok_and(|s| {
+        s.lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+    })
+}
+
+fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {
+    v.into_iter().map(|(n, x)| (n.to_string(), x)).collect()
+}
+
+/// Runs the two ping-pongs at `guest_halt_poll_ns=0` between `cpus` (root is needed where the
+/// parameter exists; without it the runs use whatever is set, and say so through `progress`).
+pub fn measure(
+    cpus: (u32, u32),
+    round_trips: u64,
+    max_run: Duration,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&str),
+) -> Result<KvmMeasurements, HarnessError> {
+    let sys = Path::new("/sys");
+    let idle = IdleSetup::read(sys);
+    let params_before = owned(current_values(sys));
+    let mut guard = if sys.join(GUEST_HALT_POLL_NS).exists() {
+        let setting = ParamSetting::parse("haltpoll.guest_halt_poll_ns=0")?;
+        Some(ParamGuard::apply(std::slice::from_ref(&setting))?)
+    } else {
+        progress("no haltpoll module parameters: measuring as the guest is");
+        None
+    };
+    let config = RunConfig {
+        duration: max_run,
+        ..RunConfig::default()
+    };
+    let (a, b) = cpus;
+    let same = pingpong(a, a, round_trips, &config, stop)?;
+    progress(&format!(
+        "kvm: one CPU (cpu {a}), guest_halt_poll_ns=0: {:.1} ns/switch",
+        same.ns_per_switch
+    ));
+    let cross = if stop.is_set() {
+        None
+    } else {
+        Some(pingpong(a, b, round_trips, &config, stop)?)
+    };
+    if let Some(g) = &mut guard {
+        let failed = g.restore();
+        if !failed.is_empty() {
+            return Err(HarnessError::Input(format!(
+                "could not restore {}; the restore record under /run stays",
+                failed.join(", ")
+            )));
+        }
+    }
+    let Some(cross) = cross.filter(|_| !stop.is_set()) else {
+        return Err(HarnessError::Input("interrupted".into()));
+    };
+    progress(&format!(
+        "kvm: two CPUs ({a},{b}), guest_halt_poll_ns=0: {:.1} ns/switch",
+        cross.ns_per_switch
+    ));
+    Ok(KvmMeasurements {
+        idle,
+        hz: cross.hz,
+        same_cpu_ns: same.ns_per_switch,
+        cross_cpu_ns: cross.ns_per_switch,
+        params_before,
+        params_after: owned(current_values(sys)),
+    })
+}
+
+/// Fits the guest's switch and the host's wake-up to `m` with the twin `model`.
+pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, String> {
+    if !(m.same_cpu_ns.is_finite()
+        && m.same_cpu_ns >= 1.0
+        && m.cross_cpu_ns.is_finite()
+        && m.cross_cpu_ns >= 0.0)
+    {
+        return Err(format!(
+            "calibration needs positive measurements (one CPU {}, two CPUs {})",
+            m.same_cpu_ns, m.cross_cpu_ns
+        ));
+    }
+    let mut costs = KvmGuestCosts {
+        driver: m.idle.driver.clone(),
+        governor: m.idle.governor.clone(),
+        hz: m.hz,
+        context_switch_ns: m.same_cpu_ns.round() as u64,
+        host_wake_ns: 0,
+    };
+    let target = m.cross_cpu_ns;
+    let mut at = |wake: u64| -> Result<f64, String> {
+        costs.host_wake_ns = wake;
+        model(&costs, 0)
+    };
+    // ns per switch does not fall as the wake-up grows: bisect for the measured value.
+    let wake = if at(0)? >= target {
+        0
+    } else {
+        let (mut lo, mut hi) = (0u64, (target as u64).saturating_mul(2) + 1_000);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if at(mid)? < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let (flo, fhi) = (at(lo)?, at(hi)?);
+        if (target - flo).abs() <= (fhi - target).abs() {
+            lo
+        } else {
+            hi
+        }
+    };
+    let fitted = at(wake)?;
+    costs.host_wake_ns = wake;
+    Ok(KvmCalibration {
+        costs,
+        residual_ns: fitted - target,
+        measured: m.clone(),
+    })
+}
+
+/// The KVM part of `host calibrate`: `None` on a host that is not a VM guest; else the
+/// measurements at `guest_halt_poll_ns=0` on CPUs 0 and 1 and the fit.
+pub fn calibrate(
+    round_trips: u64,
+    stop: &Stop,
+    model: KvmModel<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<KvmCalibration>, CalibrateError> {
+    if !is_vm_guest(Path::new("/proc")) || crate::harness::os::possible_cpu_count() < 2 {
+        return Ok(None);
+    }
+    let m = measure((0, 1), round_trips, Duration::from_secs(30), stop, progress).map_err(
+        |source| {
+            if stop.is_set() {
+                CalibrateError::Interrupted
+            } else {
+                CalibrateError::Harness {
+                    phase: "kvm ping-pong".into(),
+                    source,
+                }
+            }
+        },
+    )?;
+    fit(&m, model).map(Some).map_err(CalibrateError::Twin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(same: f64, cross: f64) -> KvmMeasurements {
+        KvmMeasurements {
+            idle: IdleSetup {
+                driver: "none".into(),
+                governor: "menu".into(),
+            },
+            hz: 250,
+            same_cpu_ns: same,
+            cross_cpu_ns: cross,
+            params_before: Vec::new(),
+            params_after: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fit_finds_the_wake_up_that_reproduces_the_measurement() {
+        // A stand-in model: two switches' worth of fixed cost, plus the wake-up.
+        let model = |c: &KvmGuestCosts, _ns: u64| {
+            Ok(c.context_switch_ns as f64 + c.host_wake_ns as f64 + 500.0)
+        };
+        // (one CPU, two CPUs, fitted wake-up, residual)
+        let table = [
+            (1500.0, 9000.0, 7000, 0.0),
+            (1500.0, 2000.0, 0, 0.0),
+            (1500.0, 100.0, 0, 1900.0), // below what the fixed costs explain
+            (1500.0, 2000.4, 0, -0.4),
+        ];
+        for (same, cross, wake, residual) in table {
+            let c = fit(&measured(same, cross), &model).unwrap();
+            assert_eq!(c.costs.host_wake_ns, wake, "{same} {cross}");
+            assert!((c.residual_ns - residual).abs() < 1e-9, "{c:?}");
+            assert_eq!(c.costs.context_switch_ns, 1500);
+        }
+        assert!(fit(&measured(f64::NAN, 9000.0), &model).is_err());
+        let refusing = |_: &KvmGuestCosts, _: u64| Err("not modelled".to_string());
+        assert!(fit(&measured(1500.0, 9000.0), &refusing).is_err());
+    }
+
+    #[test]
+    fn notes_name_every_learnt_cost_and_the_driver() {
+        let model = |c: &KvmGuestCosts, _: u64| Ok(c.host_wake_ns as f64);
+        let c = fit(&measured(1500.0, 9000.0), &model).unwrap();
+        let notes = c.notes().join("\n");
+        assert!(notes.contains("guest one-way context switch: 1500 ns"));
+        assert!(notes.contains("host wake of a blocked vcpu: 9000 ns"));
+        assert!(notes.contains("no effect"), "{notes}");
+    }
+
+    #[test]
+    fn guest_detection_reads_the_hypervisor_flag() {
+        let dir = std::env::temp_dir().join(format!("ticklab-kvm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("cpuinfo"),
+            "processor\t: 0\nflags\t\t: fpu vme hypervisor\n",
+        )
+        .unwrap();
+        assert!(is_vm_guest(&dir));
+        std::fs::write(dir.join("cpuinfo"), "processor\t: 0\nflags\t\t: fpu vme\n").unwrap();
+        assert!(!is_vm_guest(&dir));
+        assert!(!is_vm_guest(Path::new("/nonexistent-proc")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
