@@ -19,7 +19,9 @@ use ticklab_schema::scenario::check_hz;
 use ticklab_schema::workload::Workload;
 use ticklab_twin::experiments::e4;
 
-use crate::args::{DurationArg, parse_duration_arg};
+use crate::args::{
+    DurationArg, HISTOGRAM_HELP, check_histogram_workload, histogram_parser, parse_duration_arg,
+};
 use crate::error::input_error;
 
 /// `host run` arguments.
@@ -58,6 +60,9 @@ pub(crate) struct RunArgs {
     /// killed run: the next run applies it).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub(crate) set: Vec<String>,
+    #[arg(long, value_name = "MAX_US", num_args = 0..=1,
+          default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
+    pub(crate) histogram: Option<u32>,
 }
 
 /// `host calibrate` arguments.
@@ -82,6 +87,7 @@ fn run_config(args: &RunArgs) -> RunConfig {
         } else {
             PingPongMode::Processes
         },
+        histogram_us: args.histogram,
     }
 }
 
@@ -89,6 +95,7 @@ fn run_config(args: &RunArgs) -> RunConfig {
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
         .map_err(|e| input_error(e.to_string()))?;
+    check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
     let settings = parse_settings(&args.set)?;

@@ -2,7 +2,10 @@
 //! twin. The scenario comes from a file and/or flags ([`build_scenario`]); the tables come
 //! from `ticklab-report`.
 
-use crate::args::{DurationArg, MachineParser, NohzArg, hz_help, hz_parser, parse_duration_arg};
+use crate::args::{
+    DurationArg, HISTOGRAM_HELP, MachineParser, NohzArg, check_histogram_workload,
+    histogram_parser, hz_help, hz_parser, parse_duration_arg,
+};
 use crate::error::input_error;
 use crate::progress::{Progress, with_progress};
 use clap::Args;
@@ -54,6 +57,9 @@ pub(crate) struct SimArgs {
     /// Print the versioned JSON report.
     #[arg(long)]
     json: bool,
+    #[arg(long, value_name = "MAX_US", num_args = 0..=1,
+          default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
+    histogram: Option<u32>,
 }
 
 /// `ticklab compare` arguments.
@@ -131,26 +137,33 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     Ok(s)
 }
 
-fn simulate_with_progress(s: &Scenario) -> anyhow::Result<Report> {
+/// Simulates `s` with a progress line; `histogram`: keep the frame histograms of that many
+/// 1 µs buckets.
+fn simulate_with_progress(s: &Scenario, histogram: Option<u32>) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let r = ticklab_twin::simulate(s, |ns| p.set(ns / 1_000_000))
-        .map_err(|e| input_error(e.to_string()))?;
+    let mut sim: ticklab_twin::Sim =
+        ticklab_twin::Sim::new(s).map_err(|e| input_error(e.to_string()))?;
+    if let Some(max_us) = histogram {
+        sim.set_frame_histogram(max_us);
+    }
+    sim.run(|ns| p.set(ns / 1_000_000));
     p.finish();
-    Ok(r)
+    Ok(sim.report())
 }
 
 /// Runs `ticklab sim`.
 pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let s = build_scenario(&a.scenario, a.cmdline.as_deref())?;
+    check_histogram_workload(a.histogram, &s.workload).map_err(input_error)?;
     if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
         return sim_pingpong(&s, a.json);
     }
-    let r = simulate_with_progress(&s)?;
+    let r = simulate_with_progress(&s, a.histogram)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
-        println!(
+        let title = format!(
             "{} — {} — HZ={} — cmdline: {:?} — workload: {}",
             s.name,
             s.machine.description,
@@ -158,7 +171,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
             s.kernel.cmdline,
             s.workload.label()
         );
-        print!("{}", ticklab_report::cpu_table(&r));
+        print!("{}", ticklab_report::sim_report(&title, &r));
     }
     Ok(())
 }

@@ -16,6 +16,8 @@
 //!   nohz_full vs nohz_full_aggressive table of docs/experiments.md E1).
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
 //!   docs/experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
+//! * [`frame_histograms`] ([`histogram`]) — `--histogram`: a frame group's jitter and
+//!   wake-up latency histograms in the layout of `cyclictest -h`.
 //! * [`e1_report`] ([`e1`]) — `ticklab experiment e1`: the published table beside the
 //!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
 //! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,
@@ -26,6 +28,9 @@
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
+//! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
+//!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
+//!   ones `host_run_report` prints too.
 //!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
@@ -41,7 +46,9 @@ pub mod e3;
 pub mod e4;
 pub mod format;
 pub mod frames;
+pub mod histogram;
 pub mod host_run;
+pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
@@ -51,4 +58,6 @@ pub use e2::{ablation_report, e2_report};
 pub use e3::e3_report;
 pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
+pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
+pub use workloads::{sim_report, workload_section};

@@ -13,6 +13,8 @@
 //!   holds, for the twin and the host lab alike.
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
+//! * [`histogram::LatencyHistogram`] is the `cyclictest -h` style latency histogram of a
+//!   frame worker, for the twin and the host lab alike.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
@@ -21,6 +23,7 @@
 
 pub mod experiment;
 pub mod frames;
+pub mod histogram;
 pub mod machine;
 pub mod report;
 pub mod scenario;
