@@ -63,6 +63,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "MAX_US", num_args = 0..=1,
           default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
     pub(crate) histogram: Option<u32>,
+    /// Also run the workload in the twin of this host and print both, figure by figure
+    /// (measured, predicted, ratio). SCENARIO: a `host calibrate` file; without one,
+    /// ./ticklab-calibration.toml if it exists, else a twin built from `host inspect`.
+    #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) twin: Option<String>,
 }
 
 /// `host calibrate` arguments.
@@ -99,6 +104,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
     let settings = parse_settings(&args.set)?;
+    let twin = match &args.twin {
+        Some(arg) => Some(crate::host_twin_cmd::twin_scenario(arg)?),
+        None => None,
+    };
     let stop = Stop::on_signals()?;
     restore_leftover_params()?;
     let mut guard = ParamGuard::apply(&settings).map_err(harness_error)?;
@@ -108,11 +117,24 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
     restore_params(&mut guard);
     let prediction = syscall_prediction(&run.report);
+    let beside = match &twin {
+        Some((scenario, _)) => Some(crate::host_twin_cmd::beside(
+            &run.report,
+            &args.workload,
+            scenario,
+            args.histogram,
+        )?),
+        None => None,
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&run)?;
         if let Some(p) = &prediction {
             v["twin_prediction"] = serde_json::to_value(p)?;
+        }
+        if let Some((report, rows)) = &beside {
+            v["twin"] = serde_json::to_value(report)?;
+            v["comparison"] = serde_json::to_value(rows)?;
         }
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
@@ -121,6 +143,21 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         extras.syscall_prediction = prediction;
         let text = ticklab_report::host_run_report(&run.report, &extras);
         write!(out, "{text}")?;
+        if let (Some((scenario, notes)), Some((report, rows))) = (&twin, &beside) {
+            writeln!(
+                out,
+                "\ntwin of this host: {} ({}, HZ={}, {:?}), {:.3} s simulated",
+                scenario.name,
+                scenario.machine.name,
+                scenario.kernel.hz,
+                scenario.kernel.nohz,
+                report.seconds()
+            )?;
+            for n in notes.iter().chain(&report.warnings) {
+                writeln!(out, "  {n}")?;
+            }
+            write!(out, "{}", ticklab_report::comparison_tables(rows))?;
+        }
     }
     out.flush()?;
     if let Some(StopReason::Signal(sig)) = stop.reason() {
@@ -133,9 +170,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
 /// scenario file (comment header + TOML) to stdout or `--out`.
 pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     let stop = Stop::on_signals()?;
-    let sim = |s: &ticklab_schema::scenario::Scenario| {
-        ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string())
-    };
+    let sim = |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None);
     let started = std::time::Instant::now();
     let mut progress = |line: &str| {
         eprintln!(
@@ -145,7 +180,11 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     };
     let result =
         ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
-    let text = calibrate_outcome(result, &stop)?.file_text();
+    let calibration = calibrate_outcome(result, &stop)?;
+    for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
+        eprintln!("calibrate: {line}");
+    }
+    let text = calibration.file_text();
     match &args.out {
         Some(path) => {
             std::fs::write(path, &text)

@@ -14,6 +14,8 @@
 //!   timekeeping and hrtimer lines, and warnings. Read this one first ([`cpu`]).
 //! * [`compare_table`] — several runs side by side, one row per run (the shape of the
 //!   nohz_full vs nohz_full_aggressive table of docs/experiments.md E1).
+//! * [`comparison_tables`] ([`comparison`]) — a measured run beside the twin's prediction
+//!   (`host run --twin`, `host calibrate`): measured, predicted, ratio, verdict per figure.
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
 //!   docs/experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
 //! * [`frame_histograms`] ([`histogram`]) — `--histogram`: a frame group's jitter and
@@ -39,6 +41,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod comparison;
 pub mod cpu;
 pub mod e1;
 pub mod e2;
@@ -52,6 +55,7 @@ pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
+pub use comparison::comparison_tables;
 pub use cpu::cpu_table;
 pub use e1::e1_report;
 pub use e2::{ablation_report, e2_report};

@@ -15,12 +15,16 @@
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`histogram::LatencyHistogram`] is the `cyclictest -h` style latency histogram of a
 //!   frame worker, for the twin and the host lab alike.
+//! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
+//!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
+//!   `host calibrate` and `vm compare` share.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
 
 #![deny(missing_docs)]
 
+pub mod comparison;
 pub mod experiment;
 pub mod frames;
 pub mod histogram;
