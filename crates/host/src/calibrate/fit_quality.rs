@@ -208,3 +208,97 @@ pub(crate) fn fit_quality(
     }
     checks
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::LatencySummary;
+    use ticklab_schema::comparison::Verdict;
+
+    fn measured() -> Measurements {
+        Measurements {
+            hostname: "h".into(),
+            release: "6.18.44-fc".into(),
+            hz: 250,
+            cmdline: String::new(),
+            cpuidle_driver: "none".into(),
+            idle_states: Vec::new(),
+            nohz_full: false,
+            nr_cpus: 2,
+            idle_s: 10.0,
+            idle_loc: vec![4.0, 3.0],
+            idle_busy: vec![0.0, 0.0],
+            hog_cpu: 1,
+            hog_loc: vec![65.8, 262.0],
+            syscall_ns: 160.0,
+            same_cpu_rt_ns: 5000.0,
+            cross_cpu_rt_ns: Some(20000.0),
+            wakeup: Some(LatencySummary {
+                samples: 1000,
+                min_us: 5.0,
+                p50_us: 9.0,
+                p99_us: 20.0,
+                p999_us: 40.0,
+                max_us: 50.0,
+            }),
+            work_unit_ns: Some(6.5),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_work_unit_is_the_measured_one() {
+        let mut m = measured();
+        let mut mach = ticklab_schema::machine::kvm_guest(2);
+        let mut notes = Vec::new();
+        fit_work_unit(&m, &mut mach, &mut notes);
+        assert_eq!(mach.costs.work_unit_ns, 6.5);
+        assert!(notes[0].contains("6.500"), "{notes:?}");
+        m.work_unit_ns = None;
+        let mut preset = ticklab_schema::machine::kvm_guest(2);
+        let before = preset.costs.work_unit_ns;
+        fit_work_unit(&m, &mut preset, &mut notes);
+        assert_eq!(preset.costs.work_unit_ns, before);
+        assert!(notes[1].starts_with("work unit not measured"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_miss_above_twenty_percent_is_flagged_and_a_refused_check_says_why() {
+        let m = measured();
+        let s = Scenario {
+            name: "t".into(),
+            machine: ticklab_schema::machine::kvm_guest(2),
+            kernel: serde_json::from_value(serde_json::json!({
+                "version": "6.18", "hz": 250, "nohz": "idle", "high_res": true, "cmdline": ""
+            }))
+            .unwrap(),
+            workload: Workload::default(),
+            background: Vec::new(),
+            run: Default::default(),
+        };
+        let refuse = |_: &Scenario| -> Result<Report, String> { Err("not modelled".into()) };
+        // The case: CPU 0 at 26.9 LOC/s in the twin against 65.8 measured.
+        let checks = fit_quality(&m, &s, &[4.1, 3.2], &[26.9, 258.0], &refuse, &mut |_| {});
+        let hog = &checks[1];
+        assert_eq!(hog.phase, "hogs:1@1");
+        let verdicts: Vec<Verdict> = hog.rows.iter().map(Row::verdict).collect();
+        assert_eq!(verdicts, [Verdict::Miss, Verdict::Ok]);
+        let lines = hog.lines();
+        assert_eq!(
+            lines[0],
+            "fit hogs:1@1: CPU 0 LOC/s measured 65.80 twin 26.90 ratio 0.409 MISS (outside 20 %)"
+        );
+        assert!(lines[1].ends_with(" ok"), "{lines:?}");
+        // Every cost check the twin refused is listed with the reason.
+        let refused: Vec<String> = checks.iter().skip(2).flat_map(FitCheck::lines).collect();
+        assert_eq!(
+            refused,
+            [
+                "fit syscall:getpid@0:n=1000000: not checked: not modelled",
+                "fit pingpong:pipe@0,0:n=10000: not checked: not modelled",
+                "fit pingpong:pipe@0,1:n=10000: not checked: not modelled",
+                "fit frames:1000@0:loop=0: not checked: not modelled",
+            ]
+        );
+    }
+}
