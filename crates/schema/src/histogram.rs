@@ -20,7 +20,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The largest `MAX_US` a histogram accepts (10 s of 1 µs buckets, 80 MB per histogram):
+/// The largest `MAX_US` a histogram accepts (10 s of 1 µs buckets, 80 MB per histogram and
+/// as much again for the overflowing frames' indices):
 /// beyond it the buckets cost more memory than any frame run needs.
 pub const MAX_HISTOGRAM_US: u32 = 10_000_000;
 
@@ -52,13 +53,10 @@ pub struct LatencyHistogram {
     /// Frame (cycle) index of the first maximum.
     max_frame: u64,
     sum_ns: i128,
-    /// Frame indices of the first overflows (at most [`FIRST_OVERFLOWS`]).
+    /// Frame indices of the first overflows: at most `max_us` of them, as `cyclictest` keeps
+    /// for its "Histogram Overflow at cycle number" line.
     first_overflows: Vec<u64>,
 }
-
-/// Overflowing frames listed by index (like `cyclictest`'s "Histogram Overflow at cycle
-/// number" line, which also lists only the first few).
-pub const FIRST_OVERFLOWS: usize = 5;
 
 impl LatencyHistogram {
     /// An empty histogram of `max_us` buckets (0 ..= `max_us − 1` µs); callers check `max_us`
@@ -73,7 +71,7 @@ impl LatencyHistogram {
             max_ns: 0,
             max_frame: 0,
             sum_ns: 0,
-            first_overflows: Vec::with_capacity(FIRST_OVERFLOWS),
+            first_overflows: Vec::with_capacity(max_us as usize),
         }
     }
 
@@ -94,7 +92,7 @@ impl LatencyHistogram {
             Some(c) => *c += 1,
             None => {
                 self.overflows += 1;
-                if self.first_overflows.len() < FIRST_OVERFLOWS {
+                if self.first_overflows.len() < self.counts.len() {
                     // Capacity reserved in `new`: no allocation.
                     self.first_overflows.push(k);
                 }
@@ -121,7 +119,7 @@ impl LatencyHistogram {
         self.overflows
     }
 
-    /// Frame indices of the first overflows.
+    /// Frame indices of the first overflows (at most `max_us`).
     pub fn first_overflows(&self) -> &[u64] {
         &self.first_overflows
     }
