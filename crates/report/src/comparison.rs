@@ -30,8 +30,8 @@ fn value(v: Option<f64>) -> String {
 
 fn band(b: Band) -> String {
     match b {
-        Band::Within { rel, abs } if abs == 0.0 => format!("{} %", fixed(rel * 100.0, 0)),
-        Band::Within { rel, abs } if rel == 0.0 => format!("{}", fixed(abs, 1)),
+        Band::Within { rel, abs: 0.0 } => format!("{} %", fixed(rel * 100.0, 0)),
+        Band::Within { rel: 0.0, abs } => fixed(abs, 1),
         Band::Within { rel, abs } => format!("{} % or {}", fixed(rel * 100.0, 0), fixed(abs, 1)),
         Band::Shown => "shown".to_string(),
     }

@@ -1,12 +1,13 @@
 //! Latency histograms as `cyclictest -h` prints them, so its output and ticklab's can be put
 //! side by side (or fed to the same plotting script).
 //!
-//! Layout of [`cyclictest_layout`] (one column per CPU, tab-separated, every bucket row):
+//! Layout of [`cyclictest_layout`] (one column per CPU, separated by a tab, shown as `<TAB>`;
+//! every bucket row):
 //!
 //! ```text
 //! # Histogram
-//! 000000 000000	000012
-//! 000001 000987	000975
+//! 000000 000000<TAB>000012
+//! 000001 000987<TAB>000975
 //! ...
 //! # Total: 000000999 000000999
 //! # Min Latencies: 00000 00000

@@ -4,7 +4,7 @@
 //! # Work unit
 //!
 //! `work_unit_ns` = the frame worker's calibrated minimum cost of one unit
-//! ([`crate::harness::work`]), measured in the frames phase: the twin computes a frame of
+//! (the harness's `work` module), measured in the frames phase: the twin computes a frame of
 //! LOOP units in LOOP × `work_unit_ns`, the host's worker in LOOP × that minimum, so a frame
 //! workload keeps a CPU equally busy on both sides. Without it the preset's estimate stays,
 //! and the header says so.
