@@ -4,6 +4,13 @@
 
 use std::process::Command;
 
+/// `ticklab sim --machine kvm-guest-2 --hz 250` with `args`.
+fn guest(args: &[&str]) -> String {
+    let mut all = vec!["--machine", "kvm-guest-2", "--hz", "250"];
+    all.extend_from_slice(args);
+    sim(&all)
+}
+
 fn sim(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_ticklab"))
         .arg("sim")
@@ -20,11 +27,7 @@ fn sim(args: &[&str]) -> String {
 
 #[test]
 fn frames_on_a_guest_print_the_frame_and_wakeup_tables_and_no_watts() {
-    insta::assert_snapshot!(sim(&[
-        "--machine",
-        "kvm-guest-2",
-        "--hz",
-        "250",
+    insta::assert_snapshot!(guest(&[
         "--workload",
         "frames:1000@1:loop=50000",
         "--duration",
@@ -34,11 +37,7 @@ fn frames_on_a_guest_print_the_frame_and_wakeup_tables_and_no_watts() {
 
 #[test]
 fn frames_with_histogram_print_both_histograms_in_cyclictest_layout() {
-    insta::assert_snapshot!(sim(&[
-        "--machine",
-        "kvm-guest-2",
-        "--hz",
-        "250",
+    insta::assert_snapshot!(guest(&[
         "--workload",
         "frames:1000@1:loop=50000",
         "--duration",
@@ -49,11 +48,7 @@ fn frames_with_histogram_print_both_histograms_in_cyclictest_layout() {
 
 #[test]
 fn a_syscall_loop_prints_its_line_and_breakdown() {
-    insta::assert_snapshot!(sim(&[
-        "--machine",
-        "kvm-guest-2",
-        "--hz",
-        "250",
+    insta::assert_snapshot!(guest(&[
         "--workload",
         "syscall:getpid@1:n=200000",
         "--duration",
@@ -63,14 +58,7 @@ fn a_syscall_loop_prints_its_line_and_breakdown() {
 
 #[test]
 fn a_pingpong_prints_its_round_trip() {
-    insta::assert_snapshot!(sim(&[
-        "--machine",
-        "kvm-guest-2",
-        "--hz",
-        "250",
-        "--workload",
-        "pingpong:futex@0,1:n=2000",
-    ]));
+    insta::assert_snapshot!(guest(&["--workload", "pingpong:futex@0,1:n=2000"]));
 }
 
 #[test]

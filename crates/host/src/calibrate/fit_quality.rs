@@ -216,34 +216,21 @@ mod tests {
     use ticklab_schema::comparison::Verdict;
 
     fn measured() -> Measurements {
-        Measurements {
-            hostname: "h".into(),
-            release: "6.18.44-fc".into(),
-            hz: 250,
-            cmdline: String::new(),
-            cpuidle_driver: "none".into(),
-            idle_states: Vec::new(),
-            nohz_full: false,
-            nr_cpus: 2,
-            idle_s: 10.0,
-            idle_loc: vec![4.0, 3.0],
-            idle_busy: vec![0.0, 0.0],
-            hog_cpu: 1,
-            hog_loc: vec![65.8, 262.0],
-            syscall_ns: 160.0,
-            same_cpu_rt_ns: 5000.0,
-            cross_cpu_rt_ns: Some(20000.0),
-            wakeup: Some(LatencySummary {
-                samples: 1000,
-                min_us: 5.0,
-                p50_us: 9.0,
-                p99_us: 20.0,
-                p999_us: 40.0,
-                max_us: 50.0,
-            }),
-            work_unit_ns: Some(6.5),
-            warnings: Vec::new(),
-        }
+        let mut m = crate::calibrate::fitting::tests::measured(
+            vec![4.0, 3.0],
+            vec![0.0, 0.0],
+            vec![65.8, 262.0],
+        );
+        m.syscall_ns = 160.0;
+        m.wakeup = Some(LatencySummary {
+            samples: 1000,
+            min_us: 5.0,
+            p50_us: 9.0,
+            p99_us: 20.0,
+            p999_us: 40.0,
+            max_us: 50.0,
+        });
+        m
     }
 
     #[test]

@@ -378,10 +378,15 @@ fn fmt_list(v: &[f64]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn measured(idle_loc: Vec<f64>, idle_busy: Vec<f64>, hog_loc: Vec<f64>) -> Measurements {
+    /// A two-CPU host's measurements (HZ 250, no cpuidle driver, one hog on CPU 1).
+    pub(in crate::calibrate) fn measured(
+        idle_loc: Vec<f64>,
+        idle_busy: Vec<f64>,
+        hog_loc: Vec<f64>,
+    ) -> Measurements {
         Measurements {
             hostname: "h".into(),
             release: "6.18.44-fc".into(),
