@@ -39,6 +39,33 @@ pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, String> {
     parse_duration(s).map(|ns| DurationArg { ns })
 }
 
+/// The `value_parser` of `--histogram`: a bucket count, checked by
+/// [`ticklab_schema::histogram::check_histogram_us`].
+pub(crate) fn histogram_parser() -> impl TypedValueParser<Value = u32> {
+    clap::value_parser!(u32).try_map(ticklab_schema::histogram::check_histogram_us)
+}
+
+/// The help of `--histogram` (both `sim` and `host run`).
+pub(crate) const HISTOGRAM_HELP: &str = "Keep per-CPU histograms of frame jitter and wake-up latency, 1 us buckets up to MAX_US (default 1000), printed in the layout of cyclictest -h and kept in the JSON";
+
+/// `--histogram` needs a frame group: an input error otherwise.
+pub(crate) fn check_histogram_workload(
+    histogram: Option<u32>,
+    workload: &ticklab_schema::workload::Workload,
+) -> Result<(), String> {
+    let has_frames = workload
+        .groups
+        .iter()
+        .any(|g| matches!(g, ticklab_schema::workload::TaskGroup::Frames { .. }));
+    if histogram.is_some() && !has_frames {
+        return Err(format!(
+            "--histogram: workload {} has no frame group (histograms are of frame jitter and wake-up latency)",
+            workload.label()
+        ));
+    }
+    Ok(())
+}
+
 /// The `value_parser` of `--hz`: a number, then [`check_hz`] against [`CONFIG_HZ_CHOICES`].
 pub(crate) fn hz_parser() -> impl TypedValueParser<Value = u32> {
     clap::value_parser!(u32).try_map(check_hz)

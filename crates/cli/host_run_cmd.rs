@@ -19,7 +19,9 @@ use ticklab_schema::scenario::check_hz;
 use ticklab_schema::workload::Workload;
 use ticklab_twin::experiments::e4;
 
-use crate::args::{DurationArg, parse_duration_arg};
+use crate::args::{
+    DurationArg, HISTOGRAM_HELP, check_histogram_workload, histogram_parser, parse_duration_arg,
+};
 use crate::error::input_error;
 
 /// `host run` arguments.
@@ -58,6 +60,14 @@ pub(crate) struct RunArgs {
     /// killed run: the next run applies it).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub(crate) set: Vec<String>,
+    #[arg(long, value_name = "MAX_US", num_args = 0..=1,
+          default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
+    pub(crate) histogram: Option<u32>,
+    /// Also run the workload in the twin of this host and print both, figure by figure
+    /// (measured, predicted, ratio). SCENARIO: a `host calibrate` file; without one,
+    /// ./ticklab-calibration.toml if it exists, else a twin built from `host inspect`.
+    #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) twin: Option<String>,
 }
 
 /// `host calibrate` arguments.
@@ -82,6 +92,7 @@ fn run_config(args: &RunArgs) -> RunConfig {
         } else {
             PingPongMode::Processes
         },
+        histogram_us: args.histogram,
     }
 }
 
@@ -89,9 +100,14 @@ fn run_config(args: &RunArgs) -> RunConfig {
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
         .map_err(|e| input_error(e.to_string()))?;
+    check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
     let settings = parse_settings(&args.set)?;
+    let twin = match &args.twin {
+        Some(arg) => Some(crate::host_twin_cmd::twin_scenario(arg)?),
+        None => None,
+    };
     let stop = Stop::on_signals()?;
     restore_leftover_params()?;
     let mut guard = ParamGuard::apply(&settings).map_err(harness_error)?;
@@ -101,11 +117,24 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
     restore_params(&mut guard);
     let prediction = syscall_prediction(&run.report);
+    let beside = match &twin {
+        Some((scenario, _)) => Some(crate::host_twin_cmd::beside(
+            &run.report,
+            &args.workload,
+            scenario,
+            args.histogram,
+        )?),
+        None => None,
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(&run)?;
         if let Some(p) = &prediction {
             v["twin_prediction"] = serde_json::to_value(p)?;
+        }
+        if let Some((report, rows)) = &beside {
+            v["twin"] = serde_json::to_value(report)?;
+            v["comparison"] = serde_json::to_value(rows)?;
         }
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
@@ -114,6 +143,21 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         extras.syscall_prediction = prediction;
         let text = ticklab_report::host_run_report(&run.report, &extras);
         write!(out, "{text}")?;
+        if let (Some((scenario, notes)), Some((report, rows))) = (&twin, &beside) {
+            writeln!(
+                out,
+                "\ntwin of this host: {} ({}, HZ={}, {:?}), {:.3} s simulated",
+                scenario.name,
+                scenario.machine.name,
+                scenario.kernel.hz,
+                scenario.kernel.nohz,
+                report.seconds()
+            )?;
+            for n in notes.iter().chain(&report.warnings) {
+                writeln!(out, "  {n}")?;
+            }
+            write!(out, "{}", ticklab_report::comparison_tables(rows))?;
+        }
     }
     out.flush()?;
     if let Some(StopReason::Signal(sig)) = stop.reason() {
@@ -126,9 +170,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
 /// scenario file (comment header + TOML) to stdout or `--out`.
 pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     let stop = Stop::on_signals()?;
-    let sim = |s: &ticklab_schema::scenario::Scenario| {
-        ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string())
-    };
+    let sim = |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None);
     let started = std::time::Instant::now();
     let mut progress = |line: &str| {
         eprintln!(
@@ -142,6 +184,9 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     calibration
         .notes
         .extend(crate::host_e3_cmd::kvm_notes(&stop, &mut progress)?);
+    for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
+        eprintln!("calibrate: {line}");
+    }
     let text = calibration.file_text();
     match &args.out {
         Some(path) => {

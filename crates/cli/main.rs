@@ -13,6 +13,7 @@ mod experiment_cmd;
 mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
+mod host_twin_cmd;
 mod progress;
 mod twin_cmd;
 mod vm_cmd;

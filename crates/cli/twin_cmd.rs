@@ -2,7 +2,10 @@
 //! twin. The scenario comes from a file and/or flags ([`build_scenario`]); the tables come
 //! from `ticklab-report`.
 
-use crate::args::{DurationArg, MachineParser, NohzArg, hz_help, hz_parser, parse_duration_arg};
+use crate::args::{
+    DurationArg, HISTOGRAM_HELP, MachineParser, NohzArg, check_histogram_workload,
+    histogram_parser, hz_help, hz_parser, parse_duration_arg,
+};
 use crate::error::input_error;
 use crate::progress::{Progress, with_progress};
 use clap::Args;
@@ -59,6 +62,9 @@ pub(crate) struct SimArgs {
     /// Print the versioned JSON report.
     #[arg(long)]
     json: bool,
+    #[arg(long, value_name = "MAX_US", num_args = 0..=1,
+          default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
+    histogram: Option<u32>,
 }
 
 /// `ticklab compare` arguments.
@@ -177,26 +183,40 @@ fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error 
     }
 }
 
-fn simulate_with_progress(s: &Scenario, origin: &str) -> anyhow::Result<Report> {
+/// Simulates `s` with a progress line; `histogram`: keep the frame histograms of that many
+/// 1 µs buckets; `origin` names where the command line came from in errors.
+fn simulate_with_progress(
+    s: &Scenario,
+    histogram: Option<u32>,
+    origin: &str,
+) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let r =
-        ticklab_twin::simulate(s, |ns| p.set(ns / 1_000_000)).map_err(|e| sim_error(&e, origin))?;
+    let mut sim: ticklab_twin::Sim = ticklab_twin::Sim::new(s).map_err(|e| sim_error(&e, origin))?;
+    if let Some(max_us) = histogram {
+        sim.set_frame_histogram(max_us);
+    }
+    sim.run(|ns| p.set(ns / 1_000_000));
     p.finish();
-    Ok(r)
+    Ok(sim.report())
 }
 
 /// Runs `ticklab sim`.
 pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let s = build_scenario(&a.scenario, a.cmdline.as_deref())?;
+    check_histogram_workload(a.histogram, &s.workload).map_err(input_error)?;
     if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
         return sim_pingpong(&s, a.json);
     }
-    let r = simulate_with_progress(&s, &cmdline_origin(&a.scenario, a.cmdline.as_deref()))?;
+    let r = simulate_with_progress(
+        &s,
+        a.histogram,
+        &cmdline_origin(&a.scenario, a.cmdline.as_deref()),
+    )?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
-        println!(
+        let title = format!(
             "{} — {} — HZ={} — cmdline: {:?} — workload: {}",
             s.name,
             s.machine.description,
@@ -204,7 +224,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
             s.kernel.cmdline,
             s.workload.label()
         );
-        print!("{}", ticklab_report::cpu_table(&r));
+        print!("{}", ticklab_report::sim_report(&title, &r));
     }
     Ok(())
 }

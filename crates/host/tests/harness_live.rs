@@ -108,6 +108,39 @@ fn frames_on_every_cpu_share_one_group_and_timer_slack_fallback() {
     assert_eq!(out.host_run.memory_locked, None);
 }
 
+/// Issue 15: one maximum per quantity. The frame row, the group and worker summaries and the
+/// `--histogram` buckets all carry the same exact maximum (the summaries used to take an
+/// HdrHistogram bucket's bound), and the buckets count every frame.
+#[test]
+fn histograms_count_every_frame_and_share_the_rows_maximum() {
+    let cfg = RunConfig {
+        fifo_priority: None,
+        lock_memory: false,
+        histogram_us: Some(50),
+        ..config(300)
+    };
+    let cpu = cpus()[0];
+    let out = run(&format!("frames:200@{cpu}:loop=100"), &cfg);
+    let [WorkloadResult::Frames(g)] = &out.report.workloads[..] else {
+        panic!()
+    };
+    let row = &g.rows[0];
+    let wake = row.wakeup.as_ref().unwrap();
+    let [h] = &g.histograms[..] else {
+        panic!("one worker, one pair of histograms: {:?}", g.histograms)
+    };
+    assert_eq!(h.cpu, cpu);
+    assert_eq!(h.wakeup.samples(), row.frames);
+    assert_eq!(h.jitter.samples(), row.frames);
+    assert_eq!(h.wakeup.max_ns().unwrap() as f64 / 1e3, wake.max_us);
+    assert_eq!(h.jitter.max_ns().unwrap() as f64 / 1e3, row.max_us);
+    let d = &out.host_run.frame_groups[0];
+    assert_eq!(d.wakeup.max_us, wake.max_us);
+    assert_eq!(d.workers[0].wakeup.max_us, wake.max_us);
+    assert_eq!(d.jitter.max_us, row.max_us);
+    assert_eq!(d.wakeup.min_us, wake.min_us);
+}
+
 #[test]
 fn hogs_spread_and_run_for_the_window() {
     let n = cpus().len();

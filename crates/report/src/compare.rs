@@ -136,6 +136,7 @@ mod tests {
                 p999_us: 0.0,
                 policy: None,
                 wakeup: None,
+                histograms: Vec::new(),
             }),
             WorkloadResult::PingPong(PingPongReport {
                 method: "futex".into(),

@@ -12,6 +12,7 @@
 //! | all |             | <sums of rates, means of percentages>
 //! +-----+-------------+-------+---------+-----------+--------+--------+------+
 //! package: <W> W, <J> J, all cores idle <x> % (<modelled|RAPL>)
+//!   (a twin run on a machine without a power model: `package: not modelled (...)`)
 //! kernel messages:
 //!   [    0.000000] <text>            (ticklab's own remarks prefixed `ticklab: `)
 //! timekeeping: ...
@@ -170,6 +171,9 @@ pub fn cpu_table(r: &Report) -> String {
                 .collect();
             out.push(format!("  energy by component: {}", parts.join(", ")));
         }
+    } else if matches!(r.source, Source::Twin { .. }) {
+        // The twin leaves energy out only where the machine has no power model (a guest).
+        out.push("package: not modelled (this machine has no power model)".to_string());
     }
     if !r.messages.is_empty() {
         out.push("kernel messages:".to_string());

@@ -293,6 +293,7 @@ mod tests {
                 p99_us: 4.5,
                 p999_us: jitter_us,
             }),
+            histograms: Vec::new(),
         })
     }
 

@@ -204,6 +204,7 @@ mod tests {
             p999_us: 9.876,
             policy: Some("SCHED_FIFO 50".to_string()),
             wakeup: None,
+            histograms: Vec::new(),
         }
     }
 

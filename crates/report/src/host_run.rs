@@ -28,7 +28,7 @@
 //! shows are passed in as [`HostRunExtras`], so this crate needs only the shared schema.
 
 use crate::cpu::cpu_table;
-use crate::frames::frame_table;
+use crate::workloads::workload_section;
 use std::fmt::Write;
 use ticklab_schema::experiment::e4::{HostPrediction, PredictedLoop};
 use ticklab_schema::report::{Report, WorkloadResult};
@@ -135,43 +135,19 @@ pub fn host_run_report(r: &Report, extras: &HostRunExtras) -> String {
     let mut frame_details = extras.frame_groups.iter();
     for w in &r.workloads {
         s.push('\n');
+        s += &workload_section(w, Some(&extras.pingpong_mode));
         match w {
-            WorkloadResult::Hogs { cpus } => {
-                let _ = writeln!(s, "hogs on CPUs {cpus:?}");
-            }
-            WorkloadResult::Frames(g) => {
-                s.push_str(&frame_table(g));
-                s.push_str(&crate::frames::wakeup_table(g));
+            WorkloadResult::Frames(_) => {
                 if let Some(d) = frame_details.next() {
                     wakeups(&mut s, d);
                 }
             }
-            WorkloadResult::PingPong(p) => {
-                let _ = writeln!(
-                    s,
-                    "pingpong {} CPUs {},{} ({}): {} round trips, {:.1} ns/round trip, {:.1} ns/switch",
-                    p.method,
-                    p.cpus.0,
-                    p.cpus.1,
-                    extras.pingpong_mode,
-                    p.round_trips,
-                    p.ns_per_round_trip,
-                    p.ns_per_switch
-                );
-            }
-            WorkloadResult::Syscall(c) => {
-                let _ = writeln!(
-                    s,
-                    "syscall {} on CPU {}: {} calls, {:.2} ns/call",
-                    c.syscall,
-                    c.cpu.map_or("any".to_string(), |c| c.to_string()),
-                    c.calls,
-                    c.ns_per_call
-                );
+            WorkloadResult::Syscall(_) => {
                 if let Some(p) = &extras.syscall_prediction {
                     prediction(&mut s, p);
                 }
             }
+            _ => {}
         }
     }
     s.push('\n');
@@ -244,6 +220,7 @@ mod tests {
             p999_us: 120.0,
             policy: Some("SCHED_FIFO 50".into()),
             wakeup: None,
+            histograms: Vec::new(),
         })
     }
 

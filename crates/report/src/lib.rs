@@ -14,8 +14,12 @@
 //!   timekeeping and hrtimer lines, and warnings. Read this one first ([`cpu`]).
 //! * [`compare_table`] — several runs side by side, one row per run (the shape of the
 //!   nohz_full vs nohz_full_aggressive table of docs/experiments.md E1).
+//! * [`comparison_tables`] ([`comparison`]) — a measured run beside the twin's prediction
+//!   (`host run --twin`, `host calibrate`): measured, predicted, ratio, verdict per figure.
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
 //!   docs/experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
+//! * [`frame_histograms`] ([`histogram`]) — `--histogram`: a frame group's jitter and
+//!   wake-up latency histograms in the layout of `cyclictest -h`.
 //! * [`e1_report`] ([`e1`]) — `ticklab experiment e1`: the published table beside the
 //!   twin's, what aggressive costs, and the acceptance bands; [`e1::json`] is its `--json`.
 //! * [`e2_report`] ([`e2`]) — `ticklab experiment e2`: frame tables of both configurations,
@@ -26,6 +30,9 @@
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
+//! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
+//!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
+//!   ones `host_run_report` prints too.
 //!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
@@ -34,6 +41,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod comparison;
 pub mod cpu;
 pub mod e1;
 pub mod e2;
@@ -41,14 +49,19 @@ pub mod e3;
 pub mod e4;
 pub mod format;
 pub mod frames;
+pub mod histogram;
 pub mod host_run;
+pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
+pub use comparison::comparison_tables;
 pub use cpu::cpu_table;
 pub use e1::e1_report;
 pub use e2::{ablation_report, e2_report};
 pub use e3::e3_report;
 pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
+pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
+pub use workloads::{sim_report, workload_section};

@@ -13,6 +13,11 @@
 //!   holds, for the twin and the host lab alike.
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
+//! * [`histogram::LatencyHistogram`] is the `cyclictest -h` style latency histogram of a
+//!   frame worker, for the twin and the host lab alike.
+//! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
+//!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
+//!   `host calibrate` and `vm compare` share.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -21,8 +26,10 @@
 
 #![deny(missing_docs)]
 
+pub mod comparison;
 pub mod experiment;
 pub mod frames;
+pub mod histogram;
 pub mod machine;
 pub mod report;
 pub mod scenario;

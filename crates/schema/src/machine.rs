@@ -199,6 +199,18 @@ pub struct PowerModel {
     pub auto_demotion: Option<AutoDemotion>,
 }
 
+impl PowerModel {
+    /// Whether the model says anything: some power figure is not 0. A guest's model is all
+    /// zeros ([`kvm_guest`]): its reports carry no energy section and say "not modelled".
+    pub fn is_modelled(&self) -> bool {
+        self.core_active_w != 0.0
+            || self.smt_extra_w != 0.0
+            || self.package_active_w != 0.0
+            || self.package_idle_w != 0.0
+            || self.package_states.iter().any(|s| s.power_w != 0.0)
+    }
+}
+
 /// A package C-state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -275,7 +287,8 @@ pub fn preset(name: &str) -> Option<Machine> {
 /// ticklab is developed on; `host calibrate` replaces its costs with measured ones.
 ///
 /// Power is not modelled for a guest (the host's package is shared and invisible): every power
-/// figure is 0 and reports say the watts are modelled as 0.
+/// figure is 0 ([`PowerModel::is_modelled`] is false), so the twin's reports carry no energy
+/// section and the text says "not modelled".
 pub fn kvm_guest(nr_cpus: u32) -> Machine {
     let mut poll = state("POLL", 0, 0, 0.0, 0.0, 0.0);
     poll.polling = true;

@@ -329,6 +329,9 @@ pub struct FrameGroupReport {
     /// Group percentiles of the wake-up latency (µs), when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wakeup: Option<Percentiles>,
+    /// Per-CPU latency histograms (`--histogram`), in row order; empty when not asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<crate::histogram::CpuHistograms>,
 }
 
 /// p50 / p99 / p99.9 of a distribution, µs.

@@ -83,6 +83,18 @@ fn stepping_does_not_allocate() {
         let what = format!("E2 skew {skew}, power {power}");
         assert_steps_without_allocating(sim, 500_000_000, 100_000, &what);
     }
+    // --histogram: every frame worker's cyclictest buckets, allocated before the run; some
+    // frames overflow the 5 buckets (their indices go into reserved capacity).
+    {
+        let run = Run {
+            duration_ns: 2_000_000_000,
+            warmup_ns: 0,
+            seed: 3,
+        };
+        let mut sim = e2::sim(true, run, 10_000).unwrap();
+        sim.set_frame_histogram(5);
+        assert_steps_without_allocating(sim, 500_000_000, 100_000, "E2 with histograms");
+    }
     // E4: the syscall loop, its interrupts, preemption by woken tasks, the vtime passes at its
     // end, the residual 1 Hz tick (4.14) and the remote tick (5.15).
     for (case, pinned, version) in [

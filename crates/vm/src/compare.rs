@@ -6,7 +6,9 @@
 //! Latency, jitter and syscall cost are carried over as the guest measured them, marked
 //! emulated, and never set against the twin (docs/vm-validation.md).
 //!
-//! The bands ([`Band`]): a CPU that ticks in the kernel (≥ [`TICKING_LOC_PER_S`]) must be
+//! The figures and the bands are the shared comparison's ([`ticklab_schema::comparison`],
+//! [`Bands::Vm`]), so `vm compare` and `host run --twin` compare the same fields the same
+//! way. The bands ([`Band`]): a CPU that ticks in the kernel (≥ [`TICKING_LOC_PER_S`]) must be
 //! matched within ±[`TICKING_TOLERANCE`]; a quiet one (< [`QUIET_LOC_PER_S`]) within
 //! [`QUIET_TOLERANCE_LOC_PER_S`] LOC/s; a CPU in between has no band and is shown only.
 
@@ -15,14 +17,12 @@ use ticklab_schema::report::{CpuRole, Report};
 
 use crate::qemu::Accel;
 
-/// A kernel CPU at or above this many LOC/s is "ticking".
-pub const TICKING_LOC_PER_S: f64 = 100.0;
-/// A ticking CPU's twin value must be within this relative error.
-pub const TICKING_TOLERANCE: f64 = 0.15;
-/// A kernel CPU below this many LOC/s is "quiet".
-pub const QUIET_LOC_PER_S: f64 = 20.0;
-/// A quiet CPU's twin value must be within this many LOC/s.
-pub const QUIET_TOLERANCE_LOC_PER_S: f64 = 10.0;
+use ticklab_schema::comparison::{Bands, Figure, Row, cpu_rows, loc_band_vm};
+pub use ticklab_schema::comparison::{
+    VM_QUIET_LOC_PER_S as QUIET_LOC_PER_S,
+    VM_QUIET_TOLERANCE_LOC_PER_S as QUIET_TOLERANCE_LOC_PER_S,
+    VM_TICKING_LOC_PER_S as TICKING_LOC_PER_S, VM_TICKING_TOLERANCE as TICKING_TOLERANCE,
+};
 
 /// QEMU run-queue wait (ms per second of window, summed over its threads) from which a
 /// ticking CPU's shortfall is put down to the emulator: a tenth of a host CPU. Below it the
@@ -76,13 +76,15 @@ impl Band {
         }
     }
 
-    /// Whether `twin` matches `kernel` in this band (`None` for [`Band::Between`]).
+    /// Whether `twin` matches `kernel` in this band (`None` for [`Band::Between`]): the
+    /// shared comparison's VM band ([`loc_band_vm`]) of a value in this band.
     pub fn within(self, kernel: f64, twin: f64) -> Option<bool> {
-        match self {
-            Band::Ticking => Some((twin - kernel).abs() <= TICKING_TOLERANCE * kernel),
-            Band::Quiet => Some((twin - kernel).abs() <= QUIET_TOLERANCE_LOC_PER_S),
-            Band::Between => None,
-        }
+        let band = match self {
+            Band::Ticking => loc_band_vm(TICKING_LOC_PER_S),
+            Band::Quiet => loc_band_vm(0.0),
+            Band::Between => loc_band_vm(QUIET_LOC_PER_S),
+        };
+        band.within(kernel, twin)
     }
 }
 
@@ -173,30 +175,29 @@ pub struct CompareRecord {
     pub twin: Report,
 }
 
-fn rate(count: u64, seconds: f64) -> f64 {
-    count as f64 / seconds.max(1e-9)
-}
-
-fn pct(ns: Option<u64>, window_ns: u64) -> Option<f64> {
-    ns.map(|n| n as f64 * 100.0 / (window_ns.max(1) as f64))
-}
-
-/// Kernel and twin reports of the same point, CPU by CPU (CPUs present in both).
+/// Kernel and twin reports of the same point, CPU by CPU (CPUs present in both): the rows of
+/// the shared comparison ([`ticklab_schema::comparison::cpu_rows`] with the VM bands) in the
+/// shape `vm compare` records.
 pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
-    let ks = kernel.seconds();
-    let ts = twin.seconds();
-    let kernel_has_states = kernel.cpus.iter().any(|c| !c.idle_states.is_empty());
+    let rows = cpu_rows(kernel, twin, Bands::Vm);
+    let pick = |cpu: u32, f: &Figure| {
+        rows.iter()
+            .find(|r| r.cpu == Some(cpu) && &r.figure == f)
+            .map(|r: &Row| (r.measured, r.predicted))
+            .unwrap_or((None, None))
+    };
     kernel
         .cpus
         .iter()
         .filter_map(|k| twin.cpus.iter().find(|t| t.cpu == k.cpu).map(|t| (k, t)))
         .map(|(k, t)| {
-            let kl = rate(k.loc, ks);
-            let tl = rate(t.loc, ts);
+            let (kl, tl) = pick(k.cpu, &Figure::LocPerS);
+            let (kl, tl) = (kl.unwrap_or(0.0), tl.unwrap_or(0.0));
             let band = Band::of(kl);
-            let entries = |c: &ticklab_schema::report::CpuReport, s: f64| {
-                rate(c.idle_states.iter().map(|st| st.usage).sum(), s)
-            };
+            let (kernel_busy_pct, twin_busy_pct) = pick(k.cpu, &Figure::BusyPct);
+            let (kernel_stopped_pct, twin_stopped_pct) = pick(k.cpu, &Figure::TickStoppedPct);
+            let (kernel_idle_entries_per_s, twin_idle_entries_per_s) =
+                pick(k.cpu, &Figure::IdleEntriesPerS);
             CpuComparison {
                 cpu: k.cpu,
                 kernel_role: k.role,
@@ -207,12 +208,12 @@ pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
                 rel_error: (kl > 0.0).then(|| (tl - kl) / kl),
                 band,
                 within: band.within(kl, tl),
-                kernel_busy_pct: pct(k.busy_ns, kernel.duration_ns),
-                twin_busy_pct: pct(t.busy_ns, twin.duration_ns),
-                kernel_stopped_pct: pct(k.tick_stopped_ns, kernel.duration_ns),
-                twin_stopped_pct: pct(t.tick_stopped_ns, twin.duration_ns),
-                kernel_idle_entries_per_s: kernel_has_states.then(|| entries(k, ks)),
-                twin_idle_entries_per_s: kernel_has_states.then(|| entries(t, ts)),
+                kernel_busy_pct,
+                twin_busy_pct,
+                kernel_stopped_pct,
+                twin_stopped_pct,
+                kernel_idle_entries_per_s,
+                twin_idle_entries_per_s,
             }
         })
         .collect()

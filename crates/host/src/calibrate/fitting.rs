@@ -103,8 +103,19 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
         "not measured: tick_handler_ns {} (preset estimate), irq_entry_exit_ns {} (preset)",
         c.tick_handler_ns, c.irq_entry_exit_ns
     ));
-    mach.cpuidle_driver = m.cpuidle_driver.clone();
-    if m.cpuidle_driver == "none" || m.idle_states.is_empty() {
+    set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
+    mach
+}
+
+/// The host's cpuidle driver and states on the machine (no driver: the twin idles in HLT).
+fn set_cpuidle(
+    mach: &mut Machine,
+    driver: &str,
+    states: &[(String, u64, u64, bool)],
+    notes: &mut Vec<String>,
+) {
+    mach.cpuidle_driver = driver.to_string();
+    if driver == "none" || states.is_empty() {
         mach.cpuidle_driver = "none".into();
         // The twin idles in state 1 when there is no driver: the default idle (HLT). The
         // preset's 1 µs exit latency is kept: sysfs has nothing for a driverless CPU.
@@ -114,8 +125,7 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
         notes.push("cpuidle: no driver; the twin idles in HLT (state 1)".into());
     } else {
         let base = mach.idle_states[1].clone();
-        mach.idle_states = m
-            .idle_states
+        mach.idle_states = states
             .iter()
             .map(|(name, lat, res, polling)| {
                 let mut s = base.clone();
@@ -127,7 +137,54 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
             })
             .collect();
     }
-    mach
+}
+
+/// The twin of this host before any calibration: what [`super::host_facts`] read (HZ, boot
+/// line, cpuidle, CPUs), the KVM-guest preset's costs, the preset background sources and the
+/// harness coordinator. `NO_HZ_FULL` when the kernel lists nohz_full CPUs, else `NO_HZ_IDLE`
+/// (the common distribution build; `host calibrate` infers it from the tick instead). What
+/// `host run --twin` uses when no calibration file is given or found; `notes` says so.
+pub fn inspected_scenario(
+    f: &super::HostFacts,
+    notes: &mut Vec<String>,
+) -> Result<Scenario, CalibrateError> {
+    let hostname = &f.hostname;
+    let mut machine = kvm_guest(f.nr_cpus);
+    machine.name = format!("inspected-{hostname}");
+    machine.description = format!(
+        "{hostname} ({}), {} CPUs, preset costs (not calibrated)",
+        f.release, f.nr_cpus
+    );
+    set_cpuidle(&mut machine, &f.cpuidle_driver, &f.idle_states, notes);
+    let nohz = if f.nohz_full {
+        NohzBuild::Full
+    } else {
+        NohzBuild::Idle
+    };
+    notes.push(format!(
+        "uncalibrated twin: kvm-guest preset costs, preset background sources, nohz {nohz:?} assumed; run `ticklab host calibrate --out FILE` and pass FILE to --twin for a fitted one"
+    ));
+    let version = major_minor(&f.release).ok_or_else(|| {
+        CalibrateError::Unsupported(format!("kernel release {:?}: no MAJOR.MINOR", f.release))
+    })?;
+    let kernel: Kernel = serde_json::from_value(serde_json::json!({
+        "version": version,
+        "hz": f.hz,
+        "nohz": nohz,
+        "high_res": true,
+        "cmdline": f.cmdline,
+    }))
+    .map_err(|e| CalibrateError::Twin(format!("kernel section: {e}")))?;
+    let mut background = default_background();
+    background.push(harness_source(f.nr_cpus));
+    Ok(Scenario {
+        name: format!("twin of {hostname} (inspected)"),
+        machine,
+        kernel,
+        workload: Workload::default(),
+        background,
+        run: Run::default(),
+    })
 }
 
 /// The tick build inferred from the measurements (see the module docs).
@@ -194,7 +251,8 @@ pub fn fit(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration, CalibrateError> {
     let mut notes = Vec::new();
-    let machine = machine(m, &mut notes);
+    let mut machine = machine(m, &mut notes);
+    super::fit_quality::fit_work_unit(m, &mut machine, &mut notes);
     let nohz = infer_nohz(m);
     notes.push(format!(
         "nohz = {nohz:?}: nohz_full listed = {}, idle CPUs' LOC/s minus HZ x busy vs HZ/2, hogged CPU vs 0.9 HZ",
@@ -263,10 +321,12 @@ pub fn fit(
             }
         }
     };
+    let mut twin_idle = Vec::new();
     for round in 1..=FIT_ROUNDS {
         with_rates(&mut scenario, &rates);
         progress(&format!("fit round {round}: simulating idle"));
         let twin = loc_per_s(&sim(&scenario).map_err(CalibrateError::Twin)?);
+        twin_idle.clone_from(&twin);
         notes.push(format!(
             "fit round {round}: rates [{}] -> twin idle LOC/s [{}] vs target [{}]",
             fmt_list(&rates),
@@ -299,11 +359,14 @@ pub fn fit(
         fmt_list(&twin_hog),
         fmt_list(&m.hog_loc)
     ));
+    let fit_quality =
+        super::fit_quality::fit_quality(m, &scenario, &twin_idle, &twin_hog, sim, progress);
     scenario.run = Run::default();
     Ok(Calibration {
         scenario,
         measurements: m.clone(),
         notes,
+        fit_quality,
     })
 }
 
@@ -315,10 +378,15 @@ fn fmt_list(v: &[f64]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn measured(idle_loc: Vec<f64>, idle_busy: Vec<f64>, hog_loc: Vec<f64>) -> Measurements {
+    /// A two-CPU host's measurements (HZ 250, no cpuidle driver, one hog on CPU 1).
+    pub(in crate::calibrate) fn measured(
+        idle_loc: Vec<f64>,
+        idle_busy: Vec<f64>,
+        hog_loc: Vec<f64>,
+    ) -> Measurements {
         Measurements {
             hostname: "h".into(),
             release: "6.18.44-fc".into(),
@@ -337,6 +405,7 @@ mod tests {
             same_cpu_rt_ns: 5000.0,
             cross_cpu_rt_ns: Some(20000.0),
             wakeup: None,
+            work_unit_ns: Some(6.5),
             warnings: Vec::new(),
         }
     }

@@ -11,6 +11,8 @@
 //! * [`phases`] — the measurement phases and their shares of the budget;
 //! * [`fitting`] — costs, the tick build and the background sources fitted to the
 //!   measurements, with the twin in the loop;
+//! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
+//!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
@@ -22,13 +24,15 @@ use ticklab_schema::scenario::Scenario;
 
 use crate::harness::{HarnessError, LatencySummary, Stop};
 
+pub mod fit_quality;
 pub mod fitting;
 pub mod kvm;
 pub mod phases;
 pub mod scenario_file;
 
+pub use fit_quality::FitCheck;
 pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
-pub use phases::measure;
+pub use phases::{HostFacts, host_facts, measure};
 
 /// The harness coordinator's polling period during timed workloads (hogs, frames).
 pub const HARNESS_POLL_NS: u64 = crate::harness::run::COORDINATOR_POLL_NS;
@@ -96,6 +100,8 @@ pub struct Measurements {
     pub cross_cpu_rt_ns: Option<f64>,
     /// Wake-up latency of a 1 kHz frame worker.
     pub wakeup: Option<LatencySummary>,
+    /// The frame worker's calibrated cost of one work unit, ns (`None`: not measured).
+    pub work_unit_ns: Option<f64>,
     /// Harness warnings (contamination etc.), phase-prefixed.
     pub warnings: Vec<String>,
 }
@@ -109,6 +115,8 @@ pub struct Calibration {
     pub measurements: Measurements,
     /// Fit log and caveats, one line each (written as `#` comments).
     pub notes: Vec<String>,
+    /// Each phase re-run in the fitted twin beside its measurement ([`fit_quality`]).
+    pub fit_quality: Vec<FitCheck>,
 }
 
 /// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not

@@ -50,60 +50,16 @@ pub fn measure(
     }
     let phase = |share: f64| budget.mul_f64(share);
     progress("inspect: HZ, command line, cpuidle");
-    let ins = inspect(&InspectOptions::live());
-    let hz = ins
-        .hz
-        .hz
-        .ok_or_else(|| CalibrateError::Unsupported(format!("HZ unknown: {}", ins.hz.basis)))?;
-    let release = ins
-        .kernel
-        .ok()
-        .map(|k| k.release.clone())
-        .unwrap_or_default();
-    // Only the kernel's part: what follows `--` is init's and would mean nothing to the twin.
-    let cmdline = std::fs::read_to_string("/proc/cmdline")
-        .map(|s| {
-            ticklab_cmdline::KernelCmdline::split_init_args(&s)
-                .0
-                .to_string()
-        })
-        .unwrap_or_default();
-    let (cpuidle_driver, idle_states) = match ins.cpuidle.ok() {
-        Some(ci) => (
-            ci.driver.clone().unwrap_or_else(|| "none".into()),
-            ci.cpus
-                .first()
-                .map(|c| {
-                    c.states
-                        .iter()
-                        .map(|s| {
-                            let name = s.name.clone().unwrap_or_default();
-                            let polling = name == "POLL";
-                            (
-                                name,
-                                s.latency_us.unwrap_or(0),
-                                s.residency_us.unwrap_or(0),
-                                polling,
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-        ),
-        None => ("none".into(), Vec::new()),
-    };
-    let nohz_full = ins
-        .nohz_full_sysfs
-        .ok()
-        .is_some_and(|s| !s.trim().is_empty() && s.trim() != "(null)");
-    let usable = harness::validate(&Workload::default(), &RunConfig::default())
-        .map_err(|e| harness_err("usable CPUs", e))?;
-    let nr_cpus = usable.iter().max().map_or(0, |m| m + 1);
-    if usable.len() as u32 != nr_cpus {
-        return Err(CalibrateError::Unsupported(format!(
-            "CPUs 0..{nr_cpus} are not all placeable: online and in this process's cpuset (placeable: {usable:?})"
-        )));
-    }
+    let HostFacts {
+        hz,
+        release,
+        cmdline,
+        cpuidle_driver,
+        idle_states,
+        nohz_full,
+        nr_cpus,
+        hostname: _,
+    } = host_facts()?;
     let mut warnings = Vec::new();
 
     // Idle: one uninterrupted sleep between two snapshots.
@@ -238,6 +194,7 @@ pub fn measure(
         .first()
         .map(|g| g.wakeup)
         .filter(|w| w.samples > 0);
+    let work_unit_ns = measured_work_unit_ns(&fr);
 
     let (hostname, _) = harness::os::uname();
     Ok(Measurements {
@@ -258,7 +215,111 @@ pub fn measure(
         same_cpu_rt_ns,
         cross_cpu_rt_ns,
         wakeup,
+        work_unit_ns,
         warnings,
+    })
+}
+
+/// The frame worker's calibrated cost of one work unit (ns): the minimum over batches the
+/// worker timed before its frames ([`crate::harness::work`]), the figure the twin's
+/// `work_unit_ns` stands for. `None` when no worker reported one.
+fn measured_work_unit_ns(fr: &crate::harness::HostRun) -> Option<f64> {
+    fr.host_run
+        .frame_groups
+        .iter()
+        .flat_map(|g| &g.workers)
+        .map(|w| w.ns_per_unit)
+        .filter(|ns| ns.is_finite() && *ns > 0.0)
+        .min_by(f64::total_cmp)
+}
+
+/// What `host inspect` and the harness tell about this host without measuring anything: the
+/// part of [`Measurements`] a twin of the host needs before any cost is fitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFacts {
+    /// HZ inferred by `inspect`.
+    pub hz: u32,
+    /// Kernel release.
+    pub release: String,
+    /// The kernel's part of `/proc/cmdline` (init's arguments after `--` removed).
+    pub cmdline: String,
+    /// cpuidle `current_driver` (`none` without one).
+    pub cpuidle_driver: String,
+    /// Idle states of CPU 0: (name, exit latency µs, target residency µs, polling).
+    pub idle_states: Vec<(String, u64, u64, bool)>,
+    /// Whether the kernel lists nohz_full CPUs.
+    pub nohz_full: bool,
+    /// CPUs 0..n, all placeable.
+    pub nr_cpus: u32,
+    /// `uname -n`.
+    pub hostname: String,
+}
+
+/// Reads the [`HostFacts`] (about 0.3 s: `inspect` samples the tick to infer HZ).
+pub fn host_facts() -> Result<HostFacts, CalibrateError> {
+    let ins = inspect(&InspectOptions::live());
+    let hz = ins
+        .hz
+        .hz
+        .ok_or_else(|| CalibrateError::Unsupported(format!("HZ unknown: {}", ins.hz.basis)))?;
+    let release = ins
+        .kernel
+        .ok()
+        .map(|k| k.release.clone())
+        .unwrap_or_default();
+    // Only the kernel's part: what follows `--` is init's and would mean nothing to the twin.
+    let cmdline = std::fs::read_to_string("/proc/cmdline")
+        .map(|s| {
+            ticklab_cmdline::KernelCmdline::split_init_args(&s)
+                .0
+                .to_string()
+        })
+        .unwrap_or_default();
+    let (cpuidle_driver, idle_states) = match ins.cpuidle.ok() {
+        Some(ci) => (
+            ci.driver.clone().unwrap_or_else(|| "none".into()),
+            ci.cpus
+                .first()
+                .map(|c| {
+                    c.states
+                        .iter()
+                        .map(|s| {
+                            let name = s.name.clone().unwrap_or_default();
+                            let polling = name == "POLL";
+                            (
+                                name,
+                                s.latency_us.unwrap_or(0),
+                                s.residency_us.unwrap_or(0),
+                                polling,
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+        None => ("none".into(), Vec::new()),
+    };
+    let nohz_full = ins
+        .nohz_full_sysfs
+        .ok()
+        .is_some_and(|s| !s.trim().is_empty() && s.trim() != "(null)");
+    let usable = harness::validate(&Workload::default(), &RunConfig::default())
+        .map_err(|e| harness_err("usable CPUs", e))?;
+    let nr_cpus = usable.iter().max().map_or(0, |m| m + 1);
+    if usable.len() as u32 != nr_cpus {
+        return Err(CalibrateError::Unsupported(format!(
+            "CPUs 0..{nr_cpus} are not all placeable: online and in this process's cpuset (placeable: {usable:?})"
+        )));
+    }
+    Ok(HostFacts {
+        hz,
+        release,
+        cmdline,
+        cpuidle_driver,
+        idle_states,
+        nohz_full,
+        nr_cpus,
+        hostname: harness::os::uname().0,
     })
 }
 

@@ -52,6 +52,9 @@ impl Calibration {
         for n in &self.notes {
             s += &format!("# {n}\n");
         }
+        for line in self.fit_quality.iter().flat_map(|c| c.lines()) {
+            s += &format!("# {line}\n");
+        }
         for w in &m.warnings {
             s += &format!("# warning: {w}\n");
         }

@@ -70,6 +70,8 @@ pub(crate) struct FramePlan {
     pub flier_threshold_ns: i64,
     /// SCHED_FIFO priority to try, or `None` to go straight to timer slack.
     pub fifo_priority: Option<i32>,
+    /// Buckets of the worker's `cyclictest -h` histograms, if asked for.
+    pub histogram_us: Option<u32>,
 }
 
 impl FramePlan {
@@ -136,6 +138,9 @@ pub(crate) fn worker(
     let (policy, calibration) = setup?;
     let undisturbed_ns = calibration.undisturbed_ns(plan.loop_units);
     let mut stats = FrameStats::new(plan.flier_threshold_ns);
+    if let Some(max_us) = plan.histogram_us {
+        stats.keep_histograms(cpu, max_us);
+    }
     'frames: for k in 0..plan.frames {
         if stop.is_set() || abort.is_set() {
             break;
@@ -182,6 +187,7 @@ mod tests {
             frames: 3_456_000,
             flier_threshold_ns: 10_000,
             fifo_priority: None,
+            histogram_us: None,
         };
         assert_eq!(plan.offset_ns(0), 0);
         assert_eq!(plan.offset_ns(1), 1_041_667);

@@ -32,6 +32,9 @@ pub struct RunConfig {
     pub lock_memory: bool,
     /// Ping-pong side B as a process or a thread.
     pub pingpong_mode: PingPongMode,
+    /// Keep `cyclictest -h` histograms of this many 1 µs buckets per frame worker
+    /// (`--histogram`); `None`: no histograms.
+    pub histogram_us: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -42,6 +45,7 @@ impl Default for RunConfig {
             fifo_priority: Some(50),
             lock_memory: true,
             pingpong_mode: PingPongMode::Processes,
+            histogram_us: None,
         }
     }
 }

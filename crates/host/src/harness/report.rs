@@ -588,14 +588,39 @@ fn frame_group(
     policies.sort();
     policies.dedup();
     let q = |p| percentile_ns(&jitter, p) as f64 / 1e3;
+    // Percentiles from the merged histograms; minimum and maximum exact, from the workers'
+    // rows: the same numbers the frame table shows (one maximum per quantity).
     let mut wake_summary = LatencySummary::from_histogram(&wakeup);
-    if let Some(min) = outs
+    let worker_wakeups: Vec<LatencySummary> = outs
         .iter()
         .filter(|o| o.stats.frames() > 0)
-        .map(|o| o.stats.wakeup_summary().min_us)
+        .map(|o| o.stats.wakeup_summary())
+        .collect();
+    if let Some(min) = worker_wakeups
+        .iter()
+        .map(|w| w.min_us)
         .min_by(f64::total_cmp)
     {
         wake_summary.min_us = min;
+    }
+    if let Some(max) = worker_wakeups
+        .iter()
+        .map(|w| w.max_us)
+        .max_by(f64::total_cmp)
+    {
+        wake_summary.max_us = max;
+    }
+    let mut jitter_summary = LatencySummary::from_histogram(&jitter);
+    let extremes: Vec<(i64, i64)> = outs
+        .iter()
+        .filter_map(|o| o.stats.jitter_extremes_ns())
+        .collect();
+    if let (Some(min), Some(max)) = (
+        extremes.iter().map(|e| e.0).min(),
+        extremes.iter().map(|e| e.1).max(),
+    ) {
+        jitter_summary.min_us = min as f64 / 1e3;
+        jitter_summary.max_us = max as f64 / 1e3;
     }
     let report = FrameGroupReport {
         group: name.to_string(),
@@ -612,11 +637,15 @@ fn frame_group(
             p99_us: wake_summary.p99_us,
             p999_us: wake_summary.p999_us,
         }),
+        histograms: outs
+            .iter()
+            .filter_map(|o| o.stats.histograms().cloned())
+            .collect(),
     };
     let details = FrameGroupDetails {
         group: name.to_string(),
         wakeup: wake_summary,
-        jitter: LatencySummary::from_histogram(&jitter),
+        jitter: jitter_summary,
         workers: outs
             .iter()
             .map(|o| FrameWorkerDetails {

@@ -143,6 +143,7 @@ pub(crate) fn run_with_warnings(
                         frames,
                         flier_threshold_ns: flier_ns,
                         fifo_priority: config.fifo_priority,
+                        histogram_us: config.histogram_us,
                     };
                     for cpu in cpus.iter() {
                         jobs.push((

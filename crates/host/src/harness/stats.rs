@@ -10,6 +10,11 @@
 //!   last frame index, as in `940 (2496,2497,36625,36626,45649,..3438632)`;
 //! * HdrHistograms (3 significant digits) of jitter and of wake-up latency for percentiles.
 //!
+//! The minimum and the maximum of every summary are the exact values of the frame table
+//! ([`FrameRowStats`], [`WakeupRowStats`]), never a histogram's bucket bound: one maximum per
+//! quantity, whichever field of the report shows it. With `--histogram` a worker also keeps
+//! the `cyclictest -h` histograms of [`ticklab_schema::histogram`].
+//!
 //! Jitter can come out slightly negative when a frame's work ran faster than the calibrated
 //! minimum; min/avg/sigma keep the signed value, the histograms clamp it at zero and
 //! [`FrameStats::negative`] counts such frames.
@@ -17,6 +22,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use ticklab_schema::frames::WakeupRowStats;
+use ticklab_schema::histogram::CpuHistograms;
 use ticklab_schema::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.
@@ -44,7 +50,8 @@ pub(crate) struct FrameStats {
     negative: u64,
     jitter: Histogram<u64>,
     wakeup: Histogram<u64>,
-    min_wakeup_ns: i64,
+    /// `cyclictest -h` histograms, when asked for.
+    cyclictest: Option<CpuHistograms>,
 }
 
 /// An auto-resizing histogram with 3 significant digits.
@@ -70,8 +77,19 @@ impl FrameStats {
             negative: 0,
             jitter: new_histogram(),
             wakeup: new_histogram(),
-            min_wakeup_ns: i64::MAX,
+            cyclictest: None,
         }
+    }
+
+    /// Also keeps `cyclictest -h` histograms of `max_us` buckets for the worker on `cpu`
+    /// (allocated here, before the first frame).
+    pub(crate) fn keep_histograms(&mut self, cpu: u32, max_us: u32) {
+        self.cyclictest = Some(CpuHistograms::new(cpu, max_us));
+    }
+
+    /// The `cyclictest -h` histograms, if kept.
+    pub(crate) fn histograms(&self) -> Option<&CpuHistograms> {
+        self.cyclictest.as_ref()
     }
 
     /// Folds in one frame.
@@ -85,7 +103,9 @@ impl FrameStats {
         }
         record(&mut self.jitter, j.max(0) as u64);
         record(&mut self.wakeup, s.wakeup_ns.max(0) as u64);
-        self.min_wakeup_ns = self.min_wakeup_ns.min(s.wakeup_ns);
+        if let Some(h) = &mut self.cyclictest {
+            h.record(s.frame, j, s.wakeup_ns);
+        }
     }
 
     /// Frames recorded.
@@ -108,14 +128,20 @@ impl FrameStats {
         &self.wakeup
     }
 
-    /// Wake-up latency summary of this worker.
+    /// Wake-up latency summary of this worker: percentiles from the histogram, minimum and
+    /// maximum exact (the frame row's wake-up columns).
     pub(crate) fn wakeup_summary(&self) -> LatencySummary {
         let mut s = LatencySummary::from_histogram(&self.wakeup);
-        if self.table.frames > 0 {
-            // The exact signed minimum beats the histogram's bucket floor.
-            s.min_us = self.min_wakeup_ns as f64 / 1e3;
+        if let Some(r) = self.wake.row() {
+            s.min_us = r.min_us;
+            s.max_us = r.max_us;
         }
         s
+    }
+
+    /// Exact (min, max) jitter in ns, `None` before the first frame.
+    pub(crate) fn jitter_extremes_ns(&self) -> Option<(i64, i64)> {
+        (self.table.frames > 0).then_some((self.table.min_ns, self.table.max_ns))
     }
 
     /// The frame-table row for `cpu` (times in µs). An empty worker gives a row of zeros with

@@ -448,6 +448,7 @@ mod tests {
             p999_us: 7.5,
             policy: None,
             wakeup: None,
+            histograms: Vec::new(),
         };
         let s = summary(&g);
         assert_eq!(s.max_us, 9.0);

@@ -321,6 +321,15 @@ impl<O: Observer> Sim<O> {
         self.flier_ns = ns;
     }
 
+    /// Keeps a `cyclictest -h` histogram of `max_us` 1 µs buckets of every frame worker's
+    /// jitter and wake-up latency (`--histogram`; the report's frame groups then carry them).
+    /// Call before the first [`Sim::step`]: the buckets are allocated here, not per event.
+    pub fn set_frame_histogram(&mut self, max_us: u32) {
+        for w in &mut self.workers {
+            w.histograms = Some(ticklab_schema::histogram::CpuHistograms::new(w.cpu, max_us));
+        }
+    }
+
     /// Switches the 3.0-era shared-line mechanisms (docs/model.md "E2 mechanisms"); by
     /// default a kernel before 3.8 has them all, a later one the jiffies race, RCU grace
     /// periods and the seqlock read side. Call before the first [`Sim::step`].

@@ -90,6 +90,9 @@ impl<O: Observer> Sim<O> {
                 .stats
                 .record(k, jitter as i64, overrun, self.flier_ns as i64);
             worker.wake.record(k, wakeup as i64);
+            if let Some(h) = &mut worker.histograms {
+                h.record(k, jitter as i64, wakeup as i64);
+            }
             g.hist.saturating_record(jitter.max(1));
             g.wake_hist.saturating_record(wakeup.max(1));
         }

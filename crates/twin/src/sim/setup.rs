@@ -179,7 +179,8 @@ impl<O: Observer> Sim<O> {
             queue: TournamentTree::new(nr as usize),
             cpus,
             tk,
-            energy: Some(EnergyMeter::new(m)),
+            // No meter where the machine has no power model: "not modelled", not 0 W.
+            energy: m.power.is_modelled().then(|| EnergyMeter::new(m)),
             sources,
             messages,
             hang_reported: false,
@@ -667,6 +668,7 @@ fn place_workload(
                         running: 0,
                         stats: FrameStats::default(),
                         wake: Default::default(),
+                        histograms: None,
                     });
                 }
                 frame_groups.push(group);

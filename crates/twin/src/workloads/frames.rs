@@ -19,6 +19,7 @@ use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
 use ticklab_schema::frames::{FrameClock, WakeupRowStats};
+use ticklab_schema::histogram::CpuHistograms;
 use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles};
 
 /// Default flier threshold (docs/experiments.md E2: "default 10 µs").
@@ -141,6 +142,9 @@ pub(crate) struct FrameWorker {
     pub stats: FrameStats,
     /// The wake-up latency statistics.
     pub wake: WakeupRowStats,
+    /// `cyclictest -h` histograms of jitter and wake-up latency, when asked for
+    /// ([`crate::sim::Sim::set_frame_histogram`]); allocated before the run.
+    pub histograms: Option<CpuHistograms>,
 }
 
 /// The report of one group; `max_lock_wait_ns(cpu)` is the CPU's longest wait for a shared
@@ -179,6 +183,11 @@ pub(crate) fn group_report(
             p99_us: w(0.99),
             p999_us: w(0.999),
         }),
+        histograms: g
+            .workers
+            .iter()
+            .filter_map(|&i| workers[i].histograms.clone())
+            .collect(),
     }
 }
 

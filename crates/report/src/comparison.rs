@@ -1,0 +1,180 @@
+//! A measured run beside the twin's prediction ([`ticklab_schema::comparison`]): one table per
+//! CPU, then one for the figures of the whole run, and a verdict line.
+//!
+//! ```text
+//! CPU 1
+//! +-----------------+----------+-----------+-------+---------+------------------+
+//! | figure          | measured | predicted | ratio | verdict | band             |
+//! +=============================================================================+
+//! | LOC/s           |   1003.2 |    1010.0 | 1.007 | ok      | 20 % or 2.0      |
+//! | tick stopped %  |        - |      80.7 |     - | -       | shown            |
+//! ...
+//! <n> of <m> compared figures inside their bands; misses: CPU 1 busy %, ...
+//! ```
+//!
+//! Values: three significant decimals below 10, one decimal from there (`-` when a side has
+//! none); the ratio is predicted ÷ measured with three decimals; the band is
+//! `<rel> % or <abs>` (the wider wins), `shown` when the figure is not judged.
+
+use crate::format::{MISSING, fixed, new_table, right_align_from};
+use std::fmt::Write;
+use ticklab_schema::comparison::{Band, Row, Verdict};
+
+fn value(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.abs() < 10.0 => fixed(x, 3),
+        Some(x) => fixed(x, 1),
+        None => MISSING.to_string(),
+    }
+}
+
+fn band(b: Band) -> String {
+    match b {
+        Band::Within { rel, abs: 0.0 } => format!("{} %", fixed(rel * 100.0, 0)),
+        Band::Within { rel: 0.0, abs } => fixed(abs, 1),
+        Band::Within { rel, abs } => format!("{} % or {}", fixed(rel * 100.0, 0), fixed(abs, 1)),
+        Band::Shown => "shown".to_string(),
+    }
+}
+
+fn table(rows: &[&Row]) -> String {
+    let header = [
+        "figure",
+        "measured",
+        "predicted",
+        "ratio",
+        "verdict",
+        "band",
+    ];
+    let mut t = new_table(header.iter().map(|h| h.to_string()).collect());
+    for r in rows {
+        t.add_row(vec![
+            r.figure.name(),
+            value(r.measured),
+            value(r.predicted),
+            r.ratio().map_or(MISSING.to_string(), |x| fixed(x, 3)),
+            r.verdict().word().to_string(),
+            band(r.band),
+        ]);
+    }
+    // The numbers right-aligned; verdict and band read as words.
+    right_align_from(&mut t, 1);
+    for col in t.column_iter_mut().skip(4) {
+        col.set_cell_alignment(comfy_table::CellAlignment::Left);
+    }
+    let mut s = t.to_string();
+    s.push('\n');
+    s
+}
+
+/// The comparison's text: a table per CPU (in CPU order of first appearance), then one for
+/// the run's own figures, then the verdict line (module docs).
+pub fn comparison_tables(rows: &[Row]) -> String {
+    let mut cpus: Vec<u32> = Vec::new();
+    for r in rows {
+        if let Some(c) = r.cpu
+            && !cpus.contains(&c)
+        {
+            cpus.push(c);
+        }
+    }
+    let mut s = String::new();
+    for c in cpus {
+        let _ = writeln!(s, "CPU {c}");
+        let mine: Vec<&Row> = rows.iter().filter(|r| r.cpu == Some(c)).collect();
+        s += &table(&mine);
+    }
+    let run: Vec<&Row> = rows.iter().filter(|r| r.cpu.is_none()).collect();
+    if !run.is_empty() {
+        s += "whole run\n";
+        s += &table(&run);
+    }
+    s += &verdict_line(rows);
+    s
+}
+
+/// `<n> of <m> compared figures inside their bands[; misses: <figure>, ...]`.
+pub fn verdict_line(rows: &[Row]) -> String {
+    let judged: Vec<&Row> = rows
+        .iter()
+        .filter(|r| matches!(r.verdict(), Verdict::Ok | Verdict::Miss))
+        .collect();
+    let misses: Vec<String> = judged
+        .iter()
+        .filter(|r| r.verdict() == Verdict::Miss)
+        .map(|r| match r.cpu {
+            Some(c) => format!("CPU {c} {}", r.figure.name()),
+            None => r.figure.name(),
+        })
+        .collect();
+    let mut s = format!(
+        "{} of {} compared figures inside their bands",
+        judged.len() - misses.len(),
+        judged.len()
+    );
+    if !misses.is_empty() {
+        let _ = write!(s, "; misses: {}", misses.join(", "));
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::comparison::{Bands, Figure};
+
+    #[test]
+    fn comparison_tables_snapshot() {
+        let rows = vec![
+            Row::new(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
+            Row::new(
+                Some(0),
+                Figure::TickStoppedPct,
+                None,
+                Some(99.1),
+                Bands::Host,
+            ),
+            Row::new(Some(0), Figure::BusyPct, Some(0.4), Some(0.1), Bands::Host),
+            Row::new(
+                Some(1),
+                Figure::LocPerS,
+                Some(65.8),
+                Some(26.9),
+                Bands::Host,
+            ),
+            Row::new(
+                Some(1),
+                Figure::BusyPct,
+                Some(32.5),
+                Some(32.1),
+                Bands::Host,
+            ),
+            Row::new(
+                Some(1),
+                Figure::IdleStatePct {
+                    state: "HLT".into(),
+                },
+                None,
+                Some(66.0),
+                Bands::Host,
+            ),
+            Row::new(
+                Some(1),
+                Figure::WakeupUs { stat: "p99".into() },
+                Some(21.5),
+                Some(9.4),
+                Bands::Host,
+            ),
+            Row::new(
+                None,
+                Figure::SyscallNs,
+                Some(163.4),
+                Some(163.0),
+                Bands::Host,
+            ),
+            Row::new(Some(1), Figure::LocPerS, Some(50.0), Some(90.0), Bands::Vm),
+        ];
+        insta::assert_snapshot!(comparison_tables(&rows));
+    }
+}

@@ -1,0 +1,228 @@
+//! What each workload group of a run measured, one section per group: the part of a report
+//! the twin's `ticklab sim` and the host's `ticklab host run` print alike.
+//!
+//! Layout of [`workload_section`] (one per group, in workload order):
+//!
+//! ```text
+//! hogs on CPUs [1, 2]
+//!
+//! <frame_table>                      (frames: the jitter table, the wake-up table, and with
+//! <wakeup_table>                      --histogram both histograms in cyclictest -h layout)
+//! <frame_histograms>
+//!
+//! pingpong <method> CPUs <a>,<b>[ (<mode>)]: <n> round trips, <ns> ns/round trip, <ns> ns/switch
+//!
+//! syscall <name> on CPU <n|any>: <n> calls, <ns> ns/call
+//!   twin: entry/exit <ns> + context tracking <ns> + interrupts <ns> + preempted <ns> ns/call
+//!   (<n> interrupts, <n> of them ticks; ran on CPU <n>[, pinned])      (twin breakdown only)
+//! ```
+//!
+//! [`sim_report`] is `ticklab sim`'s text: a title line, the sections, then the per-CPU table.
+
+use crate::cpu::cpu_table;
+use crate::frames::{frame_table, wakeup_table};
+use crate::histogram::frame_histograms;
+use std::fmt::Write;
+use ticklab_schema::report::{PingPongReport, Report, SyscallReport, WorkloadResult};
+
+/// One group's section (no leading blank line). `pingpong_mode` is the host's side-B mode
+/// (`processes` / `threads`), `None` in the twin.
+pub fn workload_section(w: &WorkloadResult, pingpong_mode: Option<&str>) -> String {
+    let mut s = String::new();
+    match w {
+        WorkloadResult::Hogs { cpus } => {
+            let _ = writeln!(s, "hogs on CPUs {cpus:?}");
+        }
+        WorkloadResult::Frames(g) => {
+            s += &frame_table(g);
+            s += &wakeup_table(g);
+            s += &frame_histograms(g);
+        }
+        WorkloadResult::PingPong(p) => s += &pingpong_line(p, pingpong_mode),
+        WorkloadResult::Syscall(c) => s += &syscall_lines(c),
+    }
+    s
+}
+
+fn pingpong_line(p: &PingPongReport, mode: Option<&str>) -> String {
+    format!(
+        "pingpong {} CPUs {},{}{}: {} round trips, {:.1} ns/round trip, {:.1} ns/switch\n",
+        p.method,
+        p.cpus.0,
+        p.cpus.1,
+        mode.map_or(String::new(), |m| format!(" ({m})")),
+        p.round_trips,
+        p.ns_per_round_trip,
+        p.ns_per_switch
+    )
+}
+
+fn syscall_lines(c: &SyscallReport) -> String {
+    let mut s = format!(
+        "syscall {} on CPU {}: {} calls, {:.2} ns/call\n",
+        c.syscall,
+        c.cpu.map_or("any".to_string(), |c| c.to_string()),
+        c.calls,
+        c.ns_per_call
+    );
+    if let Some(b) = &c.breakdown {
+        let _ = writeln!(
+            s,
+            "  twin: entry/exit {:.3} + context tracking {:.3} + interrupts {:.3} + preempted {:.3} ns/call",
+            b.entry_exit_ns,
+            b.rcu_eqs_ns + b.vtime_ns + b.static_key_ns + b.vtime_flush_ns,
+            b.interrupts_ns,
+            b.preempted_ns
+        );
+        let _ = writeln!(
+            s,
+            "  ({} interrupts, {} of them ticks; ran on CPU {}{}{})",
+            b.interrupts,
+            b.ticks,
+            b.ran_on,
+            if b.pinned { ", pinned" } else { "" },
+            if b.finished {
+                ""
+            } else {
+                "; the run ended before the last call"
+            }
+        );
+    }
+    s
+}
+
+/// `ticklab sim`'s text: `title`, every workload group's section, then the per-CPU table.
+pub fn sim_report(title: &str, r: &Report) -> String {
+    let mut s = format!("{title}\n");
+    for w in &r.workloads {
+        s.push('\n');
+        s += &workload_section(w, None);
+    }
+    s.push('\n');
+    s += &cpu_table(r);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::tests::twin_report;
+    use ticklab_schema::frames::WakeupRow;
+    use ticklab_schema::histogram::CpuHistograms;
+    use ticklab_schema::report::{FrameGroupReport, FrameRow, SyscallBreakdown};
+
+    /// A guest's twin report (no power model) with a frame group that kept 12-bucket
+    /// histograms, a ping-pong and a syscall loop.
+    fn guest_report() -> Report {
+        let mut r = twin_report(false);
+        r.energy = None;
+        r.machine = "kvm-guest-2".into();
+        let mut h = CpuHistograms::new(1, 12);
+        for k in 0..1000u64 {
+            // Jitter 0-3 µs, wake-up 6-9 µs, one wake-up of 14.2 µs (an overflow).
+            let wake = if k == 417 {
+                14_200
+            } else {
+                6_000 + (k as i64 * 37) % 3_500
+            };
+            h.record(k, (k as i64 * 13) % 3_100, wake);
+        }
+        let row = FrameRow {
+            cpu: 1,
+            frames: 1000,
+            min_us: 0.0,
+            max_us: 3.095,
+            max_frame: 1001,
+            avg_us: 1.5,
+            sigma_us: 0.9,
+            overruns: 0,
+            last_overrun: 0,
+            fliers: 0,
+            first_fliers: Vec::new(),
+            last_flier: None,
+            wakeup: Some(WakeupRow {
+                min_us: 6.0,
+                max_us: 14.2,
+                max_frame: 417,
+                avg_us: 7.75,
+                sigma_us: 1.0,
+            }),
+            max_lock_wait_us: Some(0.0),
+        };
+        r.workloads = vec![
+            WorkloadResult::Frames(FrameGroupReport {
+                group: "A".into(),
+                frequency_hz: 1000.0,
+                loop_units: 50_000,
+                flier_threshold_us: 10.0,
+                rows: vec![row],
+                p50_us: 1.5,
+                p99_us: 3.0,
+                p999_us: 3.09,
+                policy: None,
+                wakeup: Some(ticklab_schema::report::Percentiles {
+                    p50_us: 7.7,
+                    p99_us: 9.4,
+                    p999_us: 9.5,
+                }),
+                histograms: vec![h],
+            }),
+            WorkloadResult::PingPong(PingPongReport {
+                method: "futex".into(),
+                cpus: (0, 1),
+                round_trips: 5000,
+                ns_per_switch: 4_200.5,
+                ns_per_round_trip: 8_401.0,
+            }),
+            WorkloadResult::Syscall(SyscallReport {
+                syscall: "getpid".into(),
+                cpu: Some(0),
+                calls: 1_000_000,
+                ns_per_call: 163.42,
+                breakdown: Some(SyscallBreakdown {
+                    ran_on: 0,
+                    pinned: true,
+                    finished: true,
+                    elapsed_ns: 163_420_000,
+                    entry_exit_ns: 163.0,
+                    rcu_eqs_ns: 0.0,
+                    vtime_ns: 0.0,
+                    static_key_ns: 0.3,
+                    vtime_flush_ns: 0.0,
+                    interrupts_ns: 0.1,
+                    preempted_ns: 0.02,
+                    interrupts: 41,
+                    ticks: 40,
+                    vtime_flushes: 0,
+                }),
+            }),
+        ];
+        r
+    }
+
+    #[test]
+    fn sim_text_shows_every_workload_and_no_power_model() {
+        insta::assert_snapshot!(sim_report("sim — kvm-guest-2 — HZ=250", &guest_report()));
+    }
+
+    #[test]
+    fn sim_text_of_a_machine_with_a_power_model_shows_watts() {
+        let text = sim_report("sim", &twin_report(false));
+        assert!(
+            text.contains(" W, ") && !text.contains("not modelled"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_histogram_maximum_is_the_frame_tables() {
+        let text = sim_report("sim", &guest_report());
+        // The wake-up table's Max (two decimals) and the histogram's exact line agree.
+        assert!(text.contains("1   6.0000 14.20 (417)"), "{text}");
+        assert!(
+            text.contains("# Max Latencies (exact us): 14.200\n"),
+            "{text}"
+        );
+        assert!(text.contains("# Histogram Overflows: 00001\n# Histogram Overflow at cycle number:\n# Thread 0: 00417\n"), "{text}");
+    }
+}
