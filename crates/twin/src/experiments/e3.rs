@@ -120,8 +120,13 @@ pub fn row(config: Config, o: &PingPongOutcome) -> Row {
     }
 }
 
-/// The commonest host idle state of the blocked vCPUs and its share of entries.
+/// The commonest host idle state of the blocked vCPUs and its share of entries; `None` when
+/// fewer than 1 % of the wakes found their vCPU blocked (e.g. only the first, before the host
+/// poll window grew).
 fn dominant_host_state(o: &PingPongOutcome) -> Option<(String, f64)> {
+    if o.blocked_wakes * 100 < o.switches {
+        return None;
+    }
     let total: u64 = o.host_idle_usage.iter().map(|(_, n)| n).sum();
     let (name, n) = o.host_idle_usage.iter().max_by_key(|(_, n)| *n)?;
     Some((name.clone(), 100.0 * *n as f64 / total.max(1) as f64))

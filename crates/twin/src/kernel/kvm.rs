@@ -14,7 +14,7 @@
 //! poll window (`vcpu->halt_poll_ns`) if host polling is on and the guest has not switched it
 //! off through the poll-control MSR (the cpuidle-haltpoll driver does, §9.4); an interrupt
 //! arriving within the window re-enters the guest at once. Otherwise the vCPU thread blocks
-//! and must be woken by the host scheduler ([`KvmCosts::host_wake_ns`]). After every halt the
+//! and must be woken through the host scheduler ([`HostCpuIdle`]). After every halt the
 //! window adapts from the whole halt time (poll included), by the rule of the 4.x kernels
 //! the 2017 experiment ran on: a halt within the window changes nothing; a halt longer than
 //! `halt_poll_ns` shrinks a non-zero window (÷ shrink, 0 when shrink is 0); a shorter halt

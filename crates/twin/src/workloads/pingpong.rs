@@ -12,8 +12,10 @@
 //! and the model walks it in order ([`GuestPingPong::run`]) instead of queuing events: each
 //! vCPU's idle loop, governor and host halt-polling window is advanced to the moment it is
 //! woken. This is a dedicated model of the two vCPUs, not the general event loop of
-//! `crate::sim`; it models no tick interrupts while the tasks run (at HZ=250 that is two
-//! exits per 4 ms, under 0.1 % of a switch), no other timers and no other tasks.
+//! `crate::sim`; it models no tick interrupts while the tasks run, no other timers and no
+//! other tasks. The tick runs only while a vCPU is busy (1.4–3 µs per switch), so at HZ=250 one
+//! lands in ~0.08 % of switches at ~2.8 µs each: ~2 ns per switch (docs/model.md, "Why a
+//! dedicated model").
 //!
 //! What one wake costs depends on the target's idle state at the wake point:
 //!
