@@ -94,6 +94,9 @@ pub struct KvmCosts {
     pub host_switch_ns: u64,
     /// Host CPU time to block a halted vCPU (schedule away from its thread).
     pub host_block_ns: u64,
+    /// An external-interrupt exit while the vCPU runs (the host's timer for the guest's TSC
+    /// deadline fires): exit, host handling, injection, entry.
+    pub ext_int_exit_ns: u64,
 }
 
 impl KvmCosts {
@@ -128,6 +131,9 @@ impl KvmCosts {
             // E: the switch away from the vCPU thread, same 1.1 µs (host CPU only: the guest
             // is halted meanwhile).
             host_block_ns: 1100,
+            // M: host time per external-interrupt exit, `perf kvm stat` average 0.71 µs on a
+            // Skylake server (docs/costs.md §1).
+            ext_int_exit_ns: 710,
         }
     }
 
@@ -140,6 +146,10 @@ impl KvmCosts {
             ("host ipi to a non-polling idle cpu", self.host_ipi_ns),
             ("host switch idle task → vcpu thread", self.host_switch_ns),
             ("host block of a halted vcpu", self.host_block_ns),
+            (
+                "external-interrupt exit (guest timer)",
+                self.ext_int_exit_ns,
+            ),
         ]
     }
 }
