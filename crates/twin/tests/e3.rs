@@ -20,8 +20,13 @@ fn e3_rows_follow_the_mechanism() {
     assert!((hlt.hlt_exits - 1.0).abs() < 1e-3, "{hlt:?}");
     assert!((hlt.icr_exits - 1.0).abs() < 1e-3);
     assert!((hlt.tsc_deadline_exits - 2.0).abs() < 1e-3);
-    // Only the first wake finds its target still on the way into HLT.
-    assert!(hlt.ipi_skipped_pct < 0.01, "{hlt:?}");
+    // Only the first wake finds its target still on the way into HLT, and the rare one whose
+    // target a tick kept busy past the wake (its wait then finds the word changed).
+    assert!(hlt.ipi_skipped_pct < 0.1, "{hlt:?}");
+    assert!(
+        hlt.ext_int_exits > 0.0 && hlt.ext_int_exits < 0.001,
+        "{hlt:?}"
+    );
     for ns in [10_000, 20_000, 30_000, 500_000] {
         let p = row(&r, Config::GuestPoll { ns });
         // Guest polling: no HLT, no IPI, faster than HLT, burns more host CPU.
@@ -46,10 +51,13 @@ fn e3_rows_follow_the_mechanism() {
         zero.ns_per_switch,
         row(&r, Config::HltHostPollOff).ns_per_switch
     );
-    // One vCPU: no idle on the switch path, no exits but the other vCPU's single idle entry.
+    // One vCPU: no idle on the switch path; no exits but the other vCPU's single idle entry
+    // and the busy vCPU's ticks (each an external-interrupt and a TSC-deadline exit).
     let one = row(&r, Config::HltOneCpu);
     assert_eq!(one.hlt_exits + one.icr_exits, 0.0);
-    assert!(one.tsc_deadline_exits * 20_000.0 <= 1.0 + 1e-9);
+    let per_run = |x: f64| (x * 20_000.0).round();
+    assert!(per_run(one.ext_int_exits) >= 1.0);
+    assert!(per_run(one.tsc_deadline_exits) <= per_run(one.ext_int_exits) + 1.0);
     // The checks compare HLT − poll against the published difference, one per poll row.
     assert_eq!(r.checks.len(), 4);
 }
@@ -90,9 +98,10 @@ fn the_difference_is_the_sum_of_its_critical_path_parts() {
     let poll = row(&r, Config::GuestPoll { ns: 10_000 }).ns_per_switch;
     for d in &r.parts {
         let hlt = row(&r, d.baseline).ns_per_switch;
-        // Only the first wakes (window 0, fresh governor) differ from the steady state.
+        // The first wakes (window 0, fresh governor) and the ticks (a 2.8 µs tick in about
+        // 0.1 % of switches) move it by a few ns at most.
         assert!(
-            ((hlt - poll) - d.total() as f64).abs() < 1.0,
+            ((hlt - poll) - d.total() as f64).abs() < 5.0,
             "{:?}: simulated {} against parts {}",
             d.baseline,
             hlt - poll,
@@ -108,19 +117,13 @@ fn the_difference_is_the_sum_of_its_critical_path_parts() {
     assert!(row(&r, Config::HltHostPollOff).host_cpu_pct < 190.0);
     // With the 4.x host menu a blocked vCPU's CPU sits in C1 (MWAIT: no host IPI); a current
     // menu polls for such short idles.
+    let host_state = |c: Config| row(&r, c).host_idle.as_ref().map(|h| h.0.clone());
+    assert_eq!(host_state(Config::HltHostPollOff).as_deref(), Some("C1"));
     assert_eq!(
-        row(&r, Config::HltHostPollOff)
-            .host_idle
-            .as_ref()
-            .map(|h| h.0.as_str()),
-        Some("C1")
-    );
-    assert_eq!(
-        row(&r, Config::HltHostPollOffCurrentMenu)
-            .host_idle
-            .as_ref()
-            .map(|h| h.0.as_str()),
+        host_state(Config::HltHostPollOffCurrentMenu).as_deref(),
         Some("POLL")
     );
+    // Where the host polls, no vCPU thread blocks after the window has grown.
+    assert_eq!(host_state(Config::Hlt), None);
     assert_eq!(r.other_reading.len(), 8);
 }

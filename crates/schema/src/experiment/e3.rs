@@ -146,7 +146,7 @@ pub struct Row {
     /// The part of it spent in host halt polling.
     pub host_poll_pct: f64,
     /// Where blocked vCPUs' host CPUs idled: the commonest host idle state and its share of
-    /// the host idle entries; `None` when no vCPU thread blocked.
+    /// the host idle entries; `None` when under 1 % of the wakes found the vCPU blocked.
     pub host_idle: Option<(String, f64)>,
     /// Published ns per switch, if any.
     pub published_ns: Option<f64>,

@@ -14,7 +14,7 @@
 //! poll window (`vcpu->halt_poll_ns`) if host polling is on and the guest has not switched it
 //! off through the poll-control MSR (the cpuidle-haltpoll driver does, §9.4); an interrupt
 //! arriving within the window re-enters the guest at once. Otherwise the vCPU thread blocks
-//! and must be woken by the host scheduler ([`KvmCosts::host_wake_ns`]). After every halt the
+//! and must be woken through the host scheduler ([`HostCpuIdle`]). After every halt the
 //! window adapts from the whole halt time (poll included), by the rule of the 4.x kernels
 //! the 2017 experiment ran on: a halt within the window changes nothing; a halt longer than
 //! `halt_poll_ns` shrinks a non-zero window (÷ shrink, 0 when shrink is 0); a shorter halt
@@ -94,6 +94,9 @@ pub struct KvmCosts {
     pub host_switch_ns: u64,
     /// Host CPU time to block a halted vCPU (schedule away from its thread).
     pub host_block_ns: u64,
+    /// An external-interrupt exit while the vCPU runs (the host's timer for the guest's TSC
+    /// deadline fires): exit, host handling, injection, entry.
+    pub ext_int_exit_ns: u64,
 }
 
 impl KvmCosts {
@@ -128,6 +131,9 @@ impl KvmCosts {
             // E: the switch away from the vCPU thread, same 1.1 µs (host CPU only: the guest
             // is halted meanwhile).
             host_block_ns: 1100,
+            // M: host time per external-interrupt exit, `perf kvm stat` average 0.71 µs on a
+            // Skylake server (docs/costs.md §1).
+            ext_int_exit_ns: 710,
         }
     }
 
@@ -140,6 +146,10 @@ impl KvmCosts {
             ("host ipi to a non-polling idle cpu", self.host_ipi_ns),
             ("host switch idle task → vcpu thread", self.host_switch_ns),
             ("host block of a halted vcpu", self.host_block_ns),
+            (
+                "external-interrupt exit (guest timer)",
+                self.ext_int_exit_ns,
+            ),
         ]
     }
 }

@@ -12,8 +12,12 @@
 //! and the model walks it in order ([`GuestPingPong::run`]) instead of queuing events: each
 //! vCPU's idle loop, governor and host halt-polling window is advanced to the moment it is
 //! woken. This is a dedicated model of the two vCPUs, not the general event loop of
-//! `crate::sim`; it models no tick interrupts while the tasks run (at HZ=250 that is two
-//! exits per 4 ms, under 0.1 % of a switch), no other timers and no other tasks.
+//! `crate::sim`; it models no other timers and no other tasks. The guest tick does land: at
+//! every multiple of the tick period while a vCPU's tick runs, the host's timer for the
+//! guest's TSC deadline forces an external-interrupt exit, the guest runs its tick handler and
+//! re-arms the deadline (an MSR-write exit). A tick in a busy stretch delays it; a tick while
+//! the vCPU idle-polls with the tick kept costs CPU and exits but no delay (docs/model.md,
+//! "Why a dedicated model").
 //!
 //! What one wake costs depends on the target's idle state at the wake point:
 //!
@@ -209,6 +213,31 @@ impl GuestPingPong {
         self.vcpus[v].time.exits_ns += ns;
     }
 
+    /// The ticks of `v` at multiples of the tick period in (`from`, `to`]: each an
+    /// external-interrupt exit and a TSC-deadline re-arm exit; returns their count and the
+    /// guest time they take in all (exits, interrupt entry and exit, tick handler).
+    fn ticks(&mut self, v: usize, from: u64, to: u64) -> (u64, u64) {
+        let p = self.setup.tick_period_ns.max(1);
+        let n = (to / p).saturating_sub(from / p);
+        let (kvm, c) = (self.setup.kvm, &self.setup.costs);
+        let each =
+            kvm.ext_int_exit_ns + c.irq_entry_exit_ns + c.tick_handler_ns + kvm.msr_write_exit_ns;
+        for _ in 0..n {
+            self.exit(v, ExitReason::ExternalInterrupt, kvm.ext_int_exit_ns);
+            self.exit(v, ExitReason::MsrTscDeadline, kvm.msr_write_exit_ns);
+        }
+        (n, n * each)
+    }
+
+    /// A busy stretch of `v` from `from` that would end at `to`: its ticks push the end back
+    /// (a tick falling in that extension is not counted; at HZ=250 that is one in ~10⁶).
+    fn busy_until(&mut self, v: usize, from: u64, to: u64) -> u64 {
+        let (n, ns) = self.ticks(v, from, to);
+        let kvm = self.setup.kvm;
+        self.vcpus[v].busy_exits_ns += n * (kvm.ext_int_exit_ns + kvm.msr_write_exit_ns);
+        to + ns
+    }
+
     /// Starts one step of `v`'s idle loop at `t`.
     fn begin_step(&mut self, v: usize, t: u64, after_poll_timeout: bool) {
         let tick = self.setup.tick_period_ns;
@@ -263,9 +292,16 @@ impl GuestPingPong {
             cpu.time.guest_busy_ns += (idle_at - since) - std::mem::take(&mut cpu.busy_exits_ns);
             self.begin_step(v, idle_at, false);
         }
-        while let Phase::Poll { step_at, until, .. } = self.vcpus[v].phase
+        while let Phase::Poll {
+            step_at,
+            poll_from,
+            until,
+        } = self.vcpus[v].phase
             && until <= t
         {
+            if !self.vcpus[v].tick_stopped {
+                self.ticks(v, poll_from, until);
+            }
             self.vcpus[v].idle.reflect(until - step_at, true);
             self.begin_step(v, until, true);
         }
@@ -303,6 +339,10 @@ impl GuestPingPong {
             } => {
                 self.ipis_skipped += 1;
                 let r = t.max(poll_from) + notice;
+                if !self.vcpus[x].tick_stopped {
+                    // Ticks while polling with the tick kept: CPU and exits, no delay.
+                    self.ticks(x, poll_from, r);
+                }
                 self.vcpus[x].idle.reflect(r - step_at, false);
                 r
             }
@@ -369,6 +409,7 @@ impl GuestPingPong {
             self.exit(w, ExitReason::MsrIcr, kvm.msr_write_exit_ns);
             self.vcpus[w].busy_exits_ns += kvm.msr_write_exit_ns;
         }
+        let idle_at = self.busy_until(w, t, idle_at);
         if let Phase::Running {
             idle_at: ref mut at,
             ..
@@ -380,7 +421,7 @@ impl GuestPingPong {
             since: run_from,
             idle_at: u64::MAX,
         };
-        run_from + half
+        self.busy_until(x, run_from, run_from + half)
     }
 
     /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
@@ -411,8 +452,9 @@ impl GuestPingPong {
         let switches = 2 * round_trips;
         if same_cpu {
             // One vCPU switches between the tasks directly; the other idles throughout.
-            let elapsed = switches * self.setup.costs.context_switch_ns;
-            self.vcpus[0].time.guest_busy_ns = elapsed;
+            let elapsed = self.busy_until(0, 0, switches * self.setup.costs.context_switch_ns);
+            self.vcpus[0].time.guest_busy_ns =
+                elapsed - std::mem::take(&mut self.vcpus[0].busy_exits_ns);
             self.vcpus[1].phase = Phase::Running {
                 since: 0,
                 idle_at: 0,
@@ -549,8 +591,21 @@ mod tests {
     #[test]
     fn host_polling_burns_host_cpu_not_guest_cpu() {
         let n = 5_000;
-        let hlt = guest(GuestIdlePath::Hlt, HostHaltPollParams::off()).run(n, false);
-        let polled = guest(GuestIdlePath::Hlt, HostHaltPollParams::with_max(500_000)).run(n, false);
+        // Without ticks: a tick can delay a sleep past the next wake, which would make the
+        // two runs differ for a reason other than host polling.
+        let no_ticks = |g: GuestPingPong| GuestPingPong {
+            setup: GuestSetup {
+                tick_period_ns: 1 << 62,
+                ..g.setup.clone()
+            },
+            ..g
+        };
+        let hlt = no_ticks(guest(GuestIdlePath::Hlt, HostHaltPollParams::off())).run(n, false);
+        let polled = no_ticks(guest(
+            GuestIdlePath::Hlt,
+            HostHaltPollParams::with_max(500_000),
+        ))
+        .run(n, false);
         let busy = |o: &PingPongOutcome| o.host.iter().map(|h| h.guest_busy_ns).sum::<u64>();
         let poll = |o: &PingPongOutcome| o.host.iter().map(|h| h.host_poll_ns).sum::<u64>();
         assert_eq!(poll(&hlt), 0);
@@ -564,6 +619,28 @@ mod tests {
         assert!(polled.host_cpu_pct() > hlt.host_cpu_pct());
         // Per switch, the host-polled wake is cheaper by the block/wake it avoids.
         assert!(polled.ns_per_switch() < hlt.ns_per_switch());
+    }
+
+    #[test]
+    fn ticks_land_only_where_the_tick_runs() {
+        let n = 20_000;
+        let hlt = guest(GuestIdlePath::Hlt, HostHaltPollParams::with_max(200_000)).run(n, false);
+        let ext = |o: &PingPongOutcome| o.exits[ExitReason::ExternalInterrupt.index()];
+        // HLT stops the tick at each idle entry: ticks land only in busy stretches, about
+        // busy share × run length / tick period of them.
+        let run_ticks = hlt.elapsed_ns / 4_000_000;
+        assert!(ext(&hlt) > 0 && ext(&hlt) <= 2 * run_ticks, "{}", ext(&hlt));
+        // idle=poll never stops it: every period of both vCPUs brings a tick.
+        let poll = guest(GuestIdlePath::IdlePoll, HostHaltPollParams::off()).run(n, false);
+        let expected = 2 * (poll.elapsed_ns / 4_000_000);
+        assert!(
+            ext(&poll) + 2 >= expected && ext(&poll) <= expected,
+            "{} vs {expected}",
+            ext(&poll)
+        );
+        // One vCPU switching alone keeps its tick: one per period.
+        let one = guest(GuestIdlePath::Hlt, HostHaltPollParams::off()).run(n, true);
+        assert_eq!(ext(&one), one.elapsed_ns / 4_000_000);
     }
 
     #[test]
