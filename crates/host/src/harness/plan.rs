@@ -32,6 +32,9 @@ pub struct RunConfig {
     pub lock_memory: bool,
     /// Ping-pong side B as a process or a thread.
     pub pingpong_mode: PingPongMode,
+    /// Hold `/dev/cpu_dma_latency` at this many µs for the run (PM QoS, as cyclictest does);
+    /// `None` leaves the idle states alone.
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -42,6 +45,7 @@ impl Default for RunConfig {
             fifo_priority: Some(50),
             lock_memory: true,
             pingpong_mode: PingPongMode::Processes,
+            cpu_dma_latency_us: None,
         }
     }
 }
