@@ -29,3 +29,25 @@ impl std::error::Error for InputError {}
 pub(crate) fn input_error(msg: impl Into<String>) -> anyhow::Error {
     InputError::new(msg).into()
 }
+
+/// A run stopped early by SIGINT or SIGTERM, after it printed its partial report (marked as
+/// interrupted): exit code [`EXIT_INTERRUPTED`], whichever of the two signals it was.
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub(crate) String);
+
+/// Exit code of an interrupted run.
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The error a host command returns after printing a partial report because `reason` (a
+/// signal's name) stopped it.
+pub(crate) fn interrupted(reason: &str, what: &str) -> anyhow::Error {
+    Interrupted(format!("interrupted by {reason}: {what}")).into()
+}

@@ -5,20 +5,21 @@
 //! [`ticklab_report::e3::live_report`].
 //!
 //! Needs root (the parameter is written through sysfs); every value is restored after its
-//! point, on error and on Ctrl-C, and a record under /run covers a killed run.
+//! point, on error and on Ctrl-C, and a record under /run covers a killed run. SIGINT or
+//! SIGTERM ends the sweep with the points done so far and exit code 130.
 
 use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
+use ticklab_host::harness::Stop;
 use ticklab_host::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
 use ticklab_host::harness::sysfs_params::current_values;
-use ticklab_host::harness::{Stop, StopReason};
 use ticklab_schema::experiment::e3::LiveSweep;
 use ticklab_twin::experiments::e3::HostTwin;
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{input_error, interrupted};
 use crate::host_run_cmd::restore_leftover_params;
 
 /// `host haltpoll-sweep` arguments.
@@ -129,10 +130,13 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", ticklab_report::e3::live_report(&live));
     }
-    if let Some(StopReason::Signal(sig)) = stop.reason() {
-        std::process::exit(128 + sig);
+    match stop.reason() {
+        Some(r) => Err(interrupted(
+            &r.name(),
+            "the points above are the ones completed; the interrupted one was dropped",
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {

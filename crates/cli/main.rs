@@ -91,6 +91,8 @@ fn main() -> ExitCode {
             eprintln!("ticklab: {e:#}");
             if e.downcast_ref::<error::InputError>().is_some() {
                 ExitCode::from(2)
+            } else if e.downcast_ref::<error::Interrupted>().is_some() {
+                ExitCode::from(error::EXIT_INTERRUPTED)
             } else {
                 ExitCode::FAILURE
             }
