@@ -6,7 +6,8 @@
 #   getpid ns/call              syscall:getpid@A:n=10000000               taskset -c A perf bench syscall basic
 #                               (raw syscall(SYS_getpid), 10 M calls)     (getppid() 10 M times; usecs/op)
 #   wake-up min / median, us    frames:1000@B:loop=0, SCHED_FIFO 50,      cyclictest -m -p 50 -i 1000 -a B -t 1
-#                               mlockall, clock_nanosleep ABSTIME         -D S --policy fifo -N -h 200000 -q
+#                               mlockall, clock_nanosleep ABSTIME,        -D S --policy fifo -N -h 200000 -q
+#                               --cpu-dma-latency=0                       (holds cpu_dma_latency at 0)
 #   pipe round trip, same CPU   pingpong:pipe@A,A:n=1000000 (processes)   taskset -c A perf bench sched pipe
 #   pipe round trip, across     pingpong:pipe@A,B:n=1000000 (processes)   perf bench sched pipe pinned to A,
 #                                                                         its forked child re-pinned to B
@@ -19,8 +20,10 @@
 # wake-up latency. Without -N it truncates to whole microseconds, which alone biases a 5 us
 # minimum by ~10 %; so it runs with -N (nanoseconds) and a 200 000-bucket histogram of 1 ns
 # buckets, and its median is read from that histogram counting overflows (> 200 us, which
-# "# Total" leaves out) as the largest values. Unlike ticklab, cyclictest also holds
-# /dev/cpu_dma_latency at 0 (this matters only under a cpuidle driver).
+# "# Total" leaves out) as the largest values. cyclictest holds /dev/cpu_dma_latency at 0
+# for its run (PM QoS: no idle state slower to leave than 0 us), so ticklab's wake-up run
+# holds it too (--cpu-dma-latency=0) and the wake-up rows compare like with like; this
+# matters only under a cpuidle driver (haltpoll in a KVM guest, intel_idle, acpi_idle).
 #
 # Usage: scripts/compare-peers.sh [--repeats N] [--secs S] [--cpus A,B] [--no-install]
 # Bands: getpid within 10 %, everything else within 20 % (ratio = ticklab / peer).
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
         --secs) secs="$2"; shift 2 ;;
         --cpus) cpus="$2"; shift 2 ;;
         --no-install) install=0; shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "compare-peers: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -89,7 +92,8 @@ perf_getppid() {
         awk '/usecs\/op/ { print $1 * 1000 }'
 }
 tl_wakeup() { # prints "min median"
-    "$ticklab" host run --workload "frames:1000@$B:loop=0" --duration "${secs}s" --fifo-priority 50 |
+    "$ticklab" host run --workload "frames:1000@$B:loop=0" --duration "${secs}s" --fifo-priority 50 \
+        --cpu-dma-latency=0 |
         awk '/^wakeup / { for (i = 1; i <= NF; i++) { if ($i == "min") m = $(i+1); if ($i == "p50") p = $(i+1) } print m, p }'
 }
 cyclic_wakeup() { # prints "min median" in us

@@ -57,6 +57,22 @@ fn bad_input_exits_2_and_names_the_input() {
             &["sim", "--machine", "xps13-7390", "--scenario", "s.toml"],
             "--machine",
         ),
+        // Issue 17: an unwritable --save-trace is refused before the window, not after it.
+        (
+            &[
+                "host",
+                "why",
+                "--duration",
+                "10s",
+                "--save-trace",
+                "/nonexistent/dir/t.txt",
+            ],
+            "--save-trace /nonexistent/dir/t.txt",
+        ),
+        (
+            &["host", "run", "--workload", "idle", "--pm-qos=-1"],
+            "--cpu-dma-latency",
+        ),
     ];
     for (args, needle) in cases {
         let out = ticklab(args);

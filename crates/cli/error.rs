@@ -5,7 +5,7 @@
 //! | 0 | the command did its work (a warning on stderr does not change that) |
 //! | 1 | anything else failed (I/O, a tool missing, the host refused something, a full disk) |
 //! | 2 | bad input: a flag, a scenario file, a machine, a workload spec, a command line |
-//! | 130 | interrupted by SIGINT (128 + the signal for SIGTERM, 143), after a partial report |
+//! | 130 | interrupted by SIGINT or SIGTERM, after a partial report (one line on stderr says so) |
 //! | 141 | stdout was closed by the reader (`ticklab … \| head`): stop quietly, as a tool killed by SIGPIPE does |
 //!
 //! Bad input (a malformed command line, a cpulist out of range, a scenario typo, a missing
@@ -49,22 +49,27 @@ pub(crate) fn input_error(msg: impl Into<String>) -> anyhow::Error {
     InputError::new(msg).into()
 }
 
-/// The run was stopped by a signal after its partial report was printed; exit code 128 + the
-/// signal (130 for SIGINT, 143 for SIGTERM).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // constructed by the host commands that stop on a signal
-pub(crate) struct Interrupted {
-    /// The signal number.
-    pub(crate) signal: i32,
-}
+/// A run stopped early by SIGINT or SIGTERM, after it printed its partial report (marked as
+/// interrupted): exit code [`EXIT_INTERRUPTED`], whichever of the two signals it was.
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub(crate) String);
+
+/// Exit code of an interrupted run.
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
 impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interrupted by signal {}", self.signal)
+        f.write_str(&self.0)
     }
 }
 
 impl std::error::Error for Interrupted {}
+
+/// The error a host command returns after printing a partial report because `reason` (a
+/// signal's name) stopped it.
+pub(crate) fn interrupted(reason: &str, what: &str) -> anyhow::Error {
+    Interrupted(format!("interrupted by {reason}: {what}")).into()
+}
 
 /// What `main` does with the end of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,9 +101,9 @@ pub(crate) fn exit_for_io(e: &io::Error) -> Exit {
 /// The exit-code policy (module docs) for an error a command returned.
 pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
     for cause in e.chain() {
-        if let Some(i) = cause.downcast_ref::<Interrupted>() {
-            let code = u8::try_from(128 + i.signal.clamp(0, 127)).unwrap_or(130);
-            return Exit::Quiet(code);
+        if cause.downcast_ref::<Interrupted>().is_some() {
+            // The partial report is above; one line says why it is partial.
+            return Exit::Report(EXIT_INTERRUPTED);
         }
         if let Some(io) = cause.downcast_ref::<io::Error>() {
             if io.kind() == io::ErrorKind::BrokenPipe {
@@ -147,8 +152,8 @@ mod tests {
         let cases: Vec<(anyhow::Error, Exit)> = vec![
             (input_error("bad flag"), Exit::Report(2)),
             (anyhow::anyhow!("other"), Exit::Report(1)),
-            (Interrupted { signal: 2 }.into(), Exit::Quiet(130)),
-            (Interrupted { signal: 15 }.into(), Exit::Quiet(143)),
+            (interrupted("SIGINT", "partial"), Exit::Report(130)),
+            (interrupted("SIGTERM", "partial"), Exit::Report(130)),
             (pipe().into(), Exit::Quiet(141)),
             (
                 anyhow::Error::from(pipe()).context("writing"),

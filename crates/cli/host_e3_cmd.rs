@@ -7,21 +7,22 @@
 //! calibrate` runs it.
 //!
 //! Needs root (the parameter is written through sysfs); every value is restored after its
-//! point, on error and on Ctrl-C, and a record under /run covers a killed run.
+//! point, on error and on Ctrl-C, and a record under /run covers a killed run. SIGINT or
+//! SIGTERM ends the sweep with the points done so far and exit code 130.
 
 use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
 use ticklab_host::calibrate::kvm::{self, KvmGuestCosts, KvmMeasurements};
+use ticklab_host::harness::Stop;
 use ticklab_host::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
 use ticklab_host::harness::sysfs_params::current_values;
-use ticklab_host::harness::{Stop, StopReason};
 use ticklab_schema::experiment::e3::LiveSweep;
 use ticklab_twin::experiments::e3::HostTwin;
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{input_error, interrupted};
 use crate::host_run_cmd::restore_leftover_params;
 
 /// `host haltpoll-sweep` arguments.
@@ -141,10 +142,13 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", ticklab_report::e3::live_report(&live));
     }
-    if let Some(StopReason::Signal(sig)) = stop.reason() {
-        std::process::exit(128 + sig);
+    match stop.reason() {
+        Some(r) => Err(interrupted(
+            &r.name(),
+            "the points above are the ones completed; the interrupted one was dropped",
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The twin of a guest with these costs.
@@ -187,13 +191,13 @@ pub(crate) fn kvm_notes(
             Ok(cal.notes())
         }
         Ok(None) => Ok(vec!["kvm: not a VM guest (no hypervisor CPU flag)".into()]),
-        Err(ticklab_host::calibrate::CalibrateError::Interrupted) => {
-            eprintln!("calibrate: interrupted, nothing written");
-            std::process::exit(match stop.reason() {
-                Some(StopReason::Signal(s)) => 128 + s,
-                _ => 130,
-            });
-        }
+        Err(ticklab_host::calibrate::CalibrateError::Interrupted) => Err(interrupted(
+            &stop
+                .reason()
+                .map(|r| r.name())
+                .unwrap_or_else(|| "a stop request".into()),
+            "calibration stopped, nothing written",
+        )),
         Err(ticklab_host::calibrate::CalibrateError::Twin(e)) => {
             Ok(vec![format!("kvm: no twin of this guest: {e}")])
         }

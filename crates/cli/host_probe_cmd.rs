@@ -1,8 +1,12 @@
 //! `ticklab host inspect | irqs | why`: thin wiring around `ticklab_host::probe`.
+//!
+//! `irqs` and `why` observe a window; SIGINT or SIGTERM ends it early, the report of the
+//! shorter window is printed (marked), and the exit code is 130 ([`crate::error::Interrupted`]).
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{input_error, interrupted};
 use clap::Args;
+use ticklab_host::harness::stop::Stop;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
 
 /// `host inspect` arguments.
@@ -67,17 +71,39 @@ pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The error after a partial report, when `stop` ended the window.
+fn interrupted_by(stop: &Stop) -> anyhow::Result<()> {
+    match stop.reason() {
+        Some(r) => Err(interrupted(
+            &r.name(),
+            "the report above covers a shorter window",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Runs `host irqs`.
 pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let root = probe::HostRoot::live();
-    let (before, after) = irqs::sample_window(&root, args.duration.as_std())
-        .map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
+    let stop = Stop::on_signals()?;
+    let proc_err = |e| anyhow::anyhow!("/proc/interrupts: {e}");
+    let before = irqs::snapshot(&root).map_err(proc_err)?;
+    let cut = stop.sleep(args.duration.as_std());
+    let after = irqs::snapshot(&root).map_err(proc_err)?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
-        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
+        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))?;
     } else {
-        emit(&rates.to_string())
+        if cut {
+            eprintln!(
+                "ticklab: window cut to {:.3} s of {:.3} s",
+                after.at.duration_since(before.at).as_secs_f64(),
+                args.duration.as_std().as_secs_f64()
+            );
+        }
+        emit(&rates.to_string())?;
     }
+    interrupted_by(&stop)
 }
 
 /// `--cpus`: a kernel cpulist naming at least one CPU.
@@ -93,7 +119,13 @@ fn cpus_arg(list: &str) -> anyhow::Result<Vec<u32>> {
 /// Runs `host why`.
 pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
     let cpus = args.cpus.as_deref().map(cpus_arg).transpose()?;
-    let stop = ticklab_host::harness::stop::Stop::on_signals()?;
+    if let Some(path) = &args.save_trace {
+        // Refuse an unwritable path before the window, not after it (the file is rewritten
+        // with the trace at the end).
+        std::fs::File::create(path)
+            .map_err(|e| input_error(format!("--save-trace {}: {e}", path.display())))?;
+    }
+    let stop = Stop::on_signals()?;
     let opts = why::WhyOptions {
         window: args.duration.as_std(),
         cpus,
@@ -108,8 +140,9 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         }
     })?;
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
-        emit(&report.to_string())
+        emit(&report.to_string())?;
     }
+    interrupted_by(&stop)
 }

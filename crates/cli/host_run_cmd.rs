@@ -2,8 +2,9 @@
 //!
 //! `host run` parses the spec and duration (bad input → exit code 2), installs the Ctrl-C /
 //! SIGTERM handler, runs [`ticklab_host::harness::run_workload`] and prints the report as JSON
-//! or as text ([`ticklab_report::host_run_report`]). An interrupted run still prints what it measured, marked as interrupted, and then
-//! exits with 128 + the signal number (130 for Ctrl-C).
+//! or as text ([`ticklab_report::host_run_report`]). An interrupted run (SIGINT or SIGTERM)
+//! still prints what it measured, marked as interrupted, and then exits with code 130
+//! ([`crate::error::Interrupted`]).
 
 use std::io::Write;
 
@@ -22,7 +23,7 @@ use ticklab_twin::experiments::e4;
 use crate::args::{
     DurationArg, HISTOGRAM_HELP, check_histogram_workload, histogram_parser, parse_duration_arg,
 };
-use crate::error::input_error;
+use crate::error::{input_error, interrupted};
 
 /// `host run` arguments.
 #[derive(Debug, Args)]
@@ -68,6 +69,18 @@ pub(crate) struct RunArgs {
     /// ./ticklab-calibration.toml if it exists, else a twin built from `host inspect`.
     #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "")]
     pub(crate) twin: Option<String>,
+    /// Hold /dev/cpu_dma_latency at US microseconds (default 0) for the run, as cyclictest
+    /// does: the cpuidle governor then picks no idle state slower to leave than that. Needs
+    /// root; the report says it was held.
+    #[arg(
+        long = "cpu-dma-latency",
+        visible_alias = "pm-qos",
+        value_name = "US",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "0"
+    )]
+    pub(crate) cpu_dma_latency: Option<u32>,
 }
 
 /// `host calibrate` arguments.
@@ -93,6 +106,7 @@ fn run_config(args: &RunArgs) -> RunConfig {
             PingPongMode::Processes
         },
         histogram_us: args.histogram,
+        cpu_dma_latency_us: args.cpu_dma_latency,
     }
 }
 
@@ -143,6 +157,13 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         extras.syscall_prediction = prediction;
         let text = ticklab_report::host_run_report(&run.report, &extras);
         write!(out, "{text}")?;
+        if let Some(us) = run.host_run.cpu_dma_latency_us {
+            writeln!(
+                out,
+                "PM QoS: {} held at {us} us for the whole run (--cpu-dma-latency)",
+                harness::pm_qos::CPU_DMA_LATENCY
+            )?;
+        }
         if let (Some((scenario, notes)), Some((report, rows))) = (&twin, &beside) {
             writeln!(
                 out,
@@ -160,8 +181,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
-    if let Some(StopReason::Signal(sig)) = stop.reason() {
-        std::process::exit(128 + sig);
+    if let Some(why) = &run.host_run.interrupted {
+        return Err(interrupted(why, "the report above is partial"));
     }
     Ok(())
 }
@@ -204,7 +225,7 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
 }
 
 /// Maps a calibration error to the binary's: bad input is exit code 2, an interrupted run
-/// exits at once with 128 + the signal number, having written nothing.
+/// exit code 130, having written nothing.
 fn calibrate_outcome<T>(
     result: Result<T, ticklab_host::calibrate::CalibrateError>,
     stop: &Stop,
@@ -216,15 +237,12 @@ fn calibrate_outcome<T>(
         Err(CalibrateError::Harness { phase, source }) if source.is_input() => {
             Err(input_error(format!("{phase}: {source}")))
         }
-        Err(CalibrateError::Interrupted) => {
-            eprintln!("calibrate: interrupted, nothing written");
-            std::process::exit(
-                128 + stop.reason().map_or(2, |r| match r {
-                    StopReason::Signal(s) => s,
-                    _ => 2,
-                }),
-            );
-        }
+        Err(CalibrateError::Interrupted) => Err(interrupted(
+            &stop
+                .reason()
+                .map_or_else(|| "a stop".into(), StopReason::name),
+            "calibration incomplete, nothing written",
+        )),
         Err(e) => Err(e.into()),
     }
 }

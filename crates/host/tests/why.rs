@@ -227,3 +227,57 @@ fn a_cpu_outside_the_inherited_affinity_is_observed() {
     .join()
     .unwrap();
 }
+
+/// Issue 17: a `host why` killed with SIGKILL leaves its instance recording; the next
+/// observation removes every `ticklab-*` instance whose owner is gone, and only those.
+#[test]
+#[ignore = "needs root and tracefs"]
+fn a_dead_process_s_trace_instance_is_removed_by_the_next_observation() {
+    assert!(
+        ticklab_host::probe::is_root(),
+        "tracefs instances need root"
+    );
+    let find = || {
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+        mounts.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"tracefs")).then(|| PathBuf::from(f[1]))
+        })
+    };
+    let mounted_here = find().is_none();
+    if mounted_here {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "could not mount tracefs at /sys/kernel/tracing");
+    }
+    let tracefs = find().expect("tracefs mounted");
+    // pid_max is at most 2^22: no process has pid 4194305, so this owner is gone. A live
+    // owner (this test process) with the right start time must stay.
+    let dead = tracefs.join("instances/ticklab-4194305-1");
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let start = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    let alive = tracefs.join(format!("instances/ticklab-{}-{start}", std::process::id()));
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::create_dir(&alive).unwrap();
+    let opts = WhyOptions {
+        window: Duration::from_millis(50),
+        cpus: None,
+        no_trace: true,
+        save_trace: None,
+    };
+    why::observe(&opts, &Stop::new()).expect("observe");
+    let (dead_gone, alive_kept) = (!dead.exists(), alive.exists());
+    let _ = std::fs::remove_dir(&alive);
+    let _ = std::fs::remove_dir(&dead);
+    if mounted_here {
+        let _ = std::process::Command::new("umount").arg(&tracefs).status();
+    }
+    assert!(dead_gone, "{} stayed", dead.display());
+    assert!(alive_kept, "{} was removed", alive.display());
+}

@@ -14,10 +14,17 @@
 //!    is not counted as jitter (docs/experiments.md E2).
 //!
 //! A frame that completes after the next frame's start is an overrun; the next frame then
-//! starts immediately (its sleep target is already past) and is not skipped, so unless the
-//! run is stopped early a worker runs every frame that starts inside the window
-//! ([`FrameClock::frames_in`], the twin's rule too): `FREQ × duration` for a window of whole
-//! frame periods, and at least one (frame 0 starts at t0; the plan refuses a zero window).
+//! starts immediately (its sleep target is already past) and is not skipped. The frames due
+//! are those that start inside the window ([`FrameClock::frames_in`], the twin's rule too):
+//! `FREQ × duration` for a window of whole frame periods, and at least one (frame 0 starts at
+//! t0; the plan refuses a zero window).
+//!
+//! **The window is a hard end** ([`WindowCut`]): a worker whose frames overrun falls behind,
+//! and it never works past t0 + duration to catch up. Its work runs in slices that look at the
+//! window's end and the stop flags ([`work_until`]); a frame still working at the end is *cut*
+//! (not recorded in the table, counted), and the frames due that the worker had not reached
+//! by then are counted as *not started*. A stop (Ctrl-C, SIGTERM) cuts the same way, within
+//! one slice (≈ 100 µs).
 
 use std::hint::black_box;
 use ticklab_schema::frames::{FrameClock, FrameTiming};
@@ -26,7 +33,8 @@ use super::gate::Gate;
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
 use super::stats::{FrameSample, FrameStats};
 use super::stop::Stop;
-use super::work::{Calibration, calibrate, work};
+use super::watchdog::Watchdog;
+use super::work::{Calibration, WorkEnd, calibrate, work_until};
 use super::{HarnessError, os_error};
 
 /// How a frame worker got its timely wake-ups.
@@ -66,6 +74,8 @@ pub(crate) struct FramePlan {
     pub loop_units: u64,
     /// Frames to run: those that start inside the window ([`FrameClock::frames_in`]).
     pub frames: u64,
+    /// The window's length, ns: no work runs after t0 + this.
+    pub window_ns: u64,
     /// Flier threshold in nanoseconds.
     pub flier_threshold_ns: i64,
     /// SCHED_FIFO priority to try, or `None` to go straight to timer slack.
@@ -94,6 +104,53 @@ pub(crate) struct FrameWorkerOutput {
     pub undisturbed_ns: u64,
     /// How it was scheduled.
     pub policy: WakePolicy,
+    /// The frames the end of the window (or a stop) cut or kept from starting.
+    pub cut: WindowCut,
+}
+
+/// The rule for frames at the end of the window, and its tally for one worker.
+///
+/// * A frame whose worker is free for it (its start has come and the previous frame is done)
+///   at or after the window's end is *not started*, and neither are the frames after it.
+/// * A frame whose work is still running at the window's end (or when a stop arrives) is
+///   *cut*: its work stops at the next slice boundary and it is not recorded.
+/// * Every frame due that was neither completed nor cut counts as not started (after a cut, or
+///   when a stop came while the worker slept).
+///
+/// Invariant (after [`WindowCut::finish`]): `completed + cut + not_started == frames due`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct WindowCut {
+    /// Frames whose work was cut (0 or 1 per worker).
+    pub cut: u64,
+    /// Frames due in the window that the worker never started.
+    pub not_started: u64,
+}
+
+impl WindowCut {
+    /// Whether a frame may start when its worker is free for it at `free_ns`.
+    pub(crate) fn admit(free_ns: u64, window_end_ns: u64) -> bool {
+        free_ns < window_end_ns
+    }
+
+    /// Whether the frame's work completed (and may be recorded); a cut frame is counted.
+    pub(crate) fn completed(&mut self, end: WorkEnd) -> bool {
+        match end {
+            WorkEnd::Done => true,
+            WorkEnd::Cut { .. } => {
+                self.cut += 1;
+                false
+            }
+        }
+    }
+
+    /// Counts the frames due that were neither completed nor cut as not started.
+    pub(crate) fn finish(&mut self, completed: u64, frames: u64) {
+        debug_assert!(
+            completed + self.cut <= frames,
+            "more frames ran than were due"
+        );
+        self.not_started = frames.saturating_sub(completed + self.cut);
+    }
 }
 
 fn set_policy(fifo: Option<i32>) -> Result<WakePolicy, HarnessError> {
@@ -119,41 +176,69 @@ fn set_policy(fifo: Option<i32>) -> Result<WakePolicy, HarnessError> {
 }
 
 /// Body of one frame worker thread. Waits at `gate` (even when its setup failed, so the other
-/// threads are never left waiting), then runs until all frames are done or `stop` / `abort`
-/// is set.
+/// threads are never left waiting), then runs until all frames are done, the window ends, or
+/// `stop` / `abort` is set. At SCHED_FIFO it is registered with the run's `watchdog` while
+/// it runs.
 pub(crate) fn worker(
     cpu: u32,
     plan: FramePlan,
     gate: &Gate,
     stop: &Stop,
     abort: &Stop,
+    watchdog: &Watchdog,
+) -> Result<FrameWorkerOutput, HarnessError> {
+    let out = run_frames(cpu, plan, gate, stop, abort, watchdog);
+    watchdog.unregister();
+    out
+}
+
+fn run_frames(
+    cpu: u32,
+    plan: FramePlan,
+    gate: &Gate,
+    stop: &Stop,
+    abort: &Stop,
+    watchdog: &Watchdog,
 ) -> Result<FrameWorkerOutput, HarnessError> {
     let setup = (|| {
         pin_to(cpu).map_err(|e| os_error(&format!("pinning a frame worker to CPU {cpu}"), e))?;
         let policy = set_policy(plan.fifo_priority)?;
+        if let WakePolicy::Fifo(_) = policy {
+            watchdog.register_fifo(cpu);
+        }
         let calibration = calibrate(50, 20_000_000);
         Ok::<_, HarnessError>((policy, calibration))
     })();
     let t0 = gate.wait();
     let (policy, calibration) = setup?;
     let undisturbed_ns = calibration.undisturbed_ns(plan.loop_units);
+    let window_end = t0.saturating_add(plan.window_ns);
+    let stopped = || stop.is_set() || abort.is_set();
     let mut stats = FrameStats::new(plan.flier_threshold_ns);
     if let Some(max_us) = plan.histogram_us {
         stats.keep_histograms(cpu, max_us);
     }
+    let mut cut = WindowCut::default();
     'frames: for k in 0..plan.frames {
-        if stop.is_set() || abort.is_set() {
+        if stopped() {
             break;
         }
         let start = t0 + plan.offset_ns(k);
         while !sleep_until(start) {
-            if stop.is_set() || abort.is_set() {
+            if stopped() {
                 break 'frames;
             }
         }
         let wake = now_ns();
-        black_box(work(plan.loop_units, k));
+        if !WindowCut::admit(wake, window_end) {
+            break;
+        }
+        let (state, end) = work_until(plan.loop_units, k, window_end, stopped);
+        black_box(state);
         let done = now_ns();
+        if !cut.completed(end) {
+            break;
+        }
         let timing = FrameTiming {
             start_ns: start,
             running_ns: wake,
@@ -166,12 +251,14 @@ pub(crate) fn worker(
             overrun: done > t0 + plan.offset_ns(k + 1),
         });
     }
+    cut.finish(stats.frames(), plan.frames);
     Ok(FrameWorkerOutput {
         cpu,
         stats,
         calibration,
         undisturbed_ns,
         policy,
+        cut,
     })
 }
 
@@ -185,6 +272,7 @@ mod tests {
             frequency_hz: 960.0,
             loop_units: 0,
             frames: 3_456_000,
+            window_ns: 3_600_000_000_000,
             flier_threshold_ns: 10_000,
             fifo_priority: None,
             histogram_us: None,
@@ -238,6 +326,70 @@ mod tests {
         }
         assert_eq!(FrameClock::new(960.0).frames_in(0), 0);
         assert_eq!(frames_in_before_frame_clock(0, 960.0), 1);
+    }
+
+    /// The worker's loop on a virtual clock: every frame's work takes `work_ns`, slices are
+    /// infinitely fine, wake-ups are punctual. Returns (completed, cut, not started).
+    fn run_virtually(frequency_hz: f64, work_ns: u64, window_ns: u64) -> (u64, u64, u64) {
+        let clock = FrameClock::new(frequency_hz);
+        let frames = clock.frames_in(window_ns);
+        let (mut now, mut completed, mut cut) = (0u64, 0u64, WindowCut::default());
+        for k in 0..frames {
+            now = now.max(clock.offset_ns(k));
+            if !WindowCut::admit(now, window_ns) {
+                break;
+            }
+            let end = if now + work_ns > window_ns {
+                WorkEnd::Cut {
+                    units_run: window_ns - now,
+                }
+            } else {
+                WorkEnd::Done
+            };
+            now = (now + work_ns).min(window_ns);
+            if !cut.completed(end) {
+                break;
+            }
+            completed += 1;
+        }
+        cut.finish(completed, frames);
+        assert_eq!(
+            completed + cut.cut + cut.not_started,
+            frames,
+            "nothing lost"
+        );
+        (completed, cut.cut, cut.not_started)
+    }
+
+    #[test]
+    fn the_window_cuts_the_frame_that_would_overrun_it_and_counts_the_rest() {
+        let ms = 1_000_000;
+        // (FREQ, work per frame, window, (completed, cut, not started))
+        type Case = (f64, u64, u64, (u64, u64, u64));
+        let table: [Case; 8] = [
+            // Work fits in the period: every frame runs.
+            (1000.0, ms / 2, 2000 * ms, (2000, 0, 0)),
+            // The reproducer: 20 ms of work per 1 ms frame over 2 s.
+            (1000.0, 20 * ms, 2000 * ms, (100, 0, 1900)),
+            // 30 ms frames: frame 66 starts at 1980 ms and would end at 2010 ms: cut.
+            (1000.0, 30 * ms, 2000 * ms, (66, 1, 1933)),
+            // An endless frame (loop=2^64-1): frame 0 is cut, nothing else starts.
+            (1000.0, u64::MAX / 2, 2000 * ms, (0, 1, 1999)),
+            // The last frame due ends exactly at the window's end: it completes.
+            (1.0, 500 * ms, 1500 * ms, (2, 0, 0)),
+            // ... one nanosecond more and it is cut.
+            (1.0, 500 * ms + 1, 1500 * ms, (1, 1, 0)),
+            // One frame in a window shorter than its period.
+            (1.0, 2 * ms, ms, (0, 1, 0)),
+            (960.0, ms / 2, 1000 * ms, (960, 0, 0)),
+        ];
+        for (f, work_ns, window, want) in table {
+            assert_eq!(
+                run_virtually(f, work_ns, window),
+                want,
+                "{f} Hz, {work_ns} ns of work, {window} ns window"
+            );
+        }
     }
 
     #[test]

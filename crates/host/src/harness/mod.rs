@@ -21,10 +21,12 @@
 //! * `sample.rs` — `/proc` snapshots, contamination and energy;
 //! * [`haltpoll_sweep`] — E3's live part: the futex ping-pong at several
 //!   `guest_halt_poll_ns` values, with the cpuidle driver/governor check;
+//! * [`pm_qos`] — `/dev/cpu_dma_latency` held for the run (`--cpu-dma-latency`);
 //! * [`sysfs_params`] — cpuidle / halt-polling parameters set for a run and always restored
 //!   (restore record under `/run` for a killed run);
-//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; [`os`] — the Linux calls (public: the CPU
-//!   lists). Run lengths are parsed by the one duration parser of `ticklab-schema`.
+//! * [`stop`] — Ctrl-C / SIGTERM into a stop flag; `watchdog.rs` — the thread above the
+//!   SCHED_FIFO frame workers that takes the signals and demotes a worker outliving its
+//!   window; [`os`] — the Linux calls (public: the CPU lists). Run lengths are parsed by the one duration parser of `ticklab-schema`.
 //!
 //! Only what the CLI and the other crates use is public (re-exported here, plus [`os`],
 //! [`placement`] and [`stop`]); the workers, the gate and the assembly are crate-private.
@@ -37,6 +39,7 @@ pub mod os;
 pub(crate) mod pingpong;
 pub mod placement;
 pub(crate) mod plan;
+pub mod pm_qos;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod sample;
@@ -44,14 +47,18 @@ pub(crate) mod stats;
 pub mod stop;
 pub(crate) mod syscall;
 pub mod sysfs_params;
+pub(crate) mod watchdog;
 pub(crate) mod work;
 
 pub use pingpong::PingPongMode;
 pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
-pub use report::{FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails};
+pub use report::{
+    FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails, WatchdogDetails,
+};
 pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
+pub use watchdog::WATCHDOG_GRACE_NS;
 
 /// Why a run could not be done.
 #[derive(Debug, thiserror::Error)]

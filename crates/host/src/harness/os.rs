@@ -93,6 +93,62 @@ pub(crate) fn set_fifo(priority: i32) -> io::Result<()> {
     }
 }
 
+/// Switches thread `tid` (of this process) to SCHED_OTHER, nice 0: what the watchdog does to
+/// a real-time worker that outlived its window.
+pub(crate) fn set_other(tid: libc::pid_t) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `tid` names a thread of this process (the caller holds it registered);
+    // `param` is a valid sched_param.
+    let rc = unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The calling thread's kernel thread id (`gettid`).
+pub(crate) fn thread_id() -> libc::pid_t {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// SIGINT and SIGTERM, the signals a [`Stop`](super::Stop) watches.
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set
+}
+
+/// The calling thread's signal mask as it was before [`block_stop_signals`].
+#[derive(Debug)]
+pub(crate) struct SavedMask(nix::sys::signal::SigSet);
+
+/// Blocks SIGINT and SIGTERM in the calling thread (threads it spawns inherit the mask);
+/// returns the old mask for [`restore_signal_mask`].
+pub(crate) fn block_stop_signals() -> SavedMask {
+    use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+    let mut old = SigSet::empty();
+    // pthread_sigmask fails only for an invalid `how`.
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), Some(&mut old));
+    SavedMask(old)
+}
+
+/// Unblocks SIGINT and SIGTERM in the calling thread (a pending one is delivered now).
+pub(crate) fn unblock_stop_signals() {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    let _ = pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&stop_signals()), None);
+}
+
+/// Puts back the mask [`block_stop_signals`] saved (a signal that stayed pending is
+/// delivered now).
+pub(crate) fn restore_signal_mask(saved: SavedMask) {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&saved.0), None);
+}
+
 /// Sets the calling thread's timer slack (`prctl(PR_SET_TIMERSLACK)`), in nanoseconds.
 pub(crate) fn set_timer_slack(ns: u64) -> io::Result<()> {
     // SAFETY: PR_SET_TIMERSLACK takes one unsigned long argument; the rest are ignored.
@@ -117,16 +173,59 @@ pub(crate) fn timer_slack() -> io::Result<u64> {
     }
 }
 
-/// Locks current and future pages of the whole process in memory.
-pub(crate) fn lock_memory() -> io::Result<()> {
+/// Locks current and future pages of the whole process in memory, when that cannot starve the
+/// run: with `CAP_IPC_LOCK` or an unlimited `RLIMIT_MEMLOCK`. Otherwise it locks nothing and
+/// says why — under `MCL_FUTURE` every later allocation (a thread stack, a histogram growing)
+/// fails once the limit (8 MiB by default) is reached, which aborts the run (issue 17), and
+/// locking only what is mapped now would still not cover those later pages.
+pub(crate) fn lock_memory() -> Result<(), String> {
+    let limit = memlock_limit();
+    if limit.is_some() && !has_cap_ipc_lock() {
+        let kib = limit.map_or(0, |b| b / 1024);
+        return Err(format!(
+            "RLIMIT_MEMLOCK is {kib} KiB and this process lacks CAP_IPC_LOCK: mlockall \
+             (MCL_FUTURE) would make allocations above the limit fail, so memory was not locked"
+        ));
+    }
     // SAFETY: mlockall takes only flags.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc == 0 {
         Ok(())
     } else {
-        Err(io::Error::last_os_error())
+        Err(format!("mlockall: {}", io::Error::last_os_error()))
     }
 }
+
+/// The soft `RLIMIT_MEMLOCK` in bytes, `None` when unlimited.
+fn memlock_limit() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) };
+    if rc != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        None
+    } else {
+        Some(lim.rlim_cur)
+    }
+}
+
+/// Whether the effective capabilities (`CapEff` in `/proc/self/status`) hold CAP_IPC_LOCK,
+/// which lifts `RLIMIT_MEMLOCK`.
+fn has_cap_ipc_lock() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let hex = s.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim();
+            u64::from_str_radix(hex, 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+/// The capability number of CAP_IPC_LOCK (`include/uapi/linux/capability.h`; libc does not
+/// export it).
+const CAP_IPC_LOCK: u32 = 14;
 
 /// Undoes [`lock_memory`].
 pub(crate) fn unlock_memory() {

@@ -35,6 +35,9 @@ pub struct RunConfig {
     /// Keep `cyclictest -h` histograms of this many 1 µs buckets per frame worker
     /// (`--histogram`); `None`: no histograms.
     pub histogram_us: Option<u32>,
+    /// Hold `/dev/cpu_dma_latency` at this many µs for the run (PM QoS, as cyclictest does);
+    /// `None` leaves the idle states alone.
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -46,6 +49,7 @@ impl Default for RunConfig {
             lock_memory: true,
             pingpong_mode: PingPongMode::Processes,
             histogram_us: None,
+            cpu_dma_latency_us: None,
         }
     }
 }

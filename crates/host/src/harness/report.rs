@@ -27,6 +27,7 @@ use super::sample::{self, ExpectedBusy, Snapshot};
 use super::stats::{LatencySummary, merged, percentile_ns};
 use super::stop::Stop;
 use super::syscall::SyscallOutput;
+use super::watchdog::{WATCHDOG_GRACE_NS, WatchdogOutcome};
 
 /// Host-only details of a frame worker that the shared report has no field for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +44,13 @@ pub struct FrameWorkerDetails {
     pub negative_jitter_frames: u64,
     /// Wake-up latency of this worker.
     pub wakeup: LatencySummary,
+    /// Frames whose work was still running at the end of the window (or at a stop) and was
+    /// cut there; they are not in the frame table.
+    #[serde(default)]
+    pub frames_cut: u64,
+    /// Frames due in the window that this worker never started (it was behind, or stopped).
+    #[serde(default)]
+    pub frames_not_started: u64,
 }
 
 /// Host-only details of a frame group.
@@ -76,6 +84,23 @@ pub struct RunDetails {
     pub pingpong_mode: String,
     /// Frame groups, in workload order.
     pub frame_groups: Vec<FrameGroupDetails>,
+    /// The watchdog of a run with frame workers (`None` without frames).
+    #[serde(default)]
+    pub watchdog: Option<WatchdogDetails>,
+    /// The CPU wake-up latency limit (µs) held on `/dev/cpu_dma_latency` for the whole run
+    /// (`--cpu-dma-latency`); `None` when none was.
+    #[serde(default)]
+    pub cpu_dma_latency_us: Option<u32>,
+}
+
+/// What the watchdog of a run with frame workers did (`harness/watchdog.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchdogDetails {
+    /// Its SCHED_FIFO priority (one above the workers'), `None` when it ran at SCHED_OTHER.
+    pub fifo_priority: Option<i32>,
+    /// Frame workers it switched to SCHED_OTHER because they outlived the window (or a stop)
+    /// by [`WATCHDOG_GRACE_NS`](super::WATCHDOG_GRACE_NS).
+    pub demoted: u64,
 }
 
 /// A finished (or interrupted) host run: the shared [`Report`] plus host-only details.
@@ -187,6 +212,14 @@ pub(crate) struct AssembleInput<'a> {
     pub(crate) hog_cpus: Vec<Vec<u32>>,
     /// Whether `mlockall` succeeded (None when not attempted).
     pub(crate) memory_locked: Option<bool>,
+    /// Why memory was not locked, when it was not.
+    pub(crate) memory_note: Option<String>,
+    /// What the watchdog did (`None`: no frame workers, no watchdog).
+    pub(crate) watchdog: Option<WatchdogOutcome>,
+    /// Threads of hogs and frame groups that could not be spawned (the run went on without).
+    pub(crate) skipped: Vec<String>,
+    /// The `/dev/cpu_dma_latency` limit held during the run, µs.
+    pub(crate) cpu_dma_latency_us: Option<u32>,
     /// The run's stop flag (set when it was interrupted).
     pub(crate) stop: &'a Stop,
 }
@@ -206,10 +239,27 @@ pub(crate) fn assemble(
         t0,
         ended,
         outputs,
-        hog_cpus,
+        mut hog_cpus,
         memory_locked,
+        memory_note,
+        watchdog,
+        skipped,
+        cpu_dma_latency_us,
         stop,
     } = input;
+    // A hog that never got its thread is not in the group's list.
+    for (list, outs) in hog_cpus.iter_mut().zip(&outputs) {
+        if !list.is_empty() {
+            let ran: Vec<u32> = outs
+                .iter()
+                .filter(|(_, o)| matches!(o, Output::Hog | Output::Failed(_)))
+                .map(|(cpu, _)| *cpu)
+                .collect();
+            if ran.len() < list.len() {
+                *list = ran;
+            }
+        }
+    }
     let window_ns = end.at_ns.saturating_sub(start.at_ns);
     let requested_ns = config.duration_ns();
     // The start snapshot precedes t0 and the coordinator sleeps to t0 + duration: a window
@@ -327,7 +377,10 @@ pub(crate) fn assemble(
                 ..
             } => {
                 for f in &frame_outs {
-                    expected.add(f.cpu, f.stats.frames() * f.undisturbed_ns);
+                    expected.add(f.cpu, f.stats.frames().saturating_mul(f.undisturbed_ns));
+                    if let Some(text) = cut_warning(name, *frequency_hz, f, stop.is_set()) {
+                        warnings.push(WarningTopic::Workload, text);
+                    }
                     if f.stats.negative() > 0 {
                         warnings.push(WarningTopic::Workload, format!(
                             "frames {name} CPU {}: {} frames ran faster than the calibrated minimum (negative jitter)",
@@ -354,7 +407,26 @@ pub(crate) fn assemble(
     if memory_locked == Some(false) {
         warnings.push(
             WarningTopic::Memory,
-            "mlockall not permitted: frame workers may take page faults",
+            format!(
+                "{}: frame workers may take page faults",
+                memory_note.as_deref().unwrap_or("mlockall not permitted")
+            ),
+        );
+    }
+    for s in &skipped {
+        warnings.push(WarningTopic::Workload, s.clone());
+    }
+    if let Some(w) = watchdog
+        && w.demoted > 0
+    {
+        warnings.push(
+            WarningTopic::Workload,
+            format!(
+                "the watchdog switched {} frame worker(s) from SCHED_FIFO to SCHED_OTHER: they \
+                 ran {:.1} s past the end of the window or the stop",
+                w.demoted,
+                WATCHDOG_GRACE_NS as f64 / 1e9
+            ),
         );
     }
     let interrupted = stop.reason().map(|r| r.name());
@@ -511,6 +583,11 @@ pub(crate) fn assemble(
             memory_locked,
             pingpong_mode: config.pingpong_mode.name().into(),
             frame_groups: frame_details,
+            watchdog: watchdog.map(|w| WatchdogDetails {
+                fifo_priority: w.priority,
+                demoted: w.demoted,
+            }),
+            cpu_dma_latency_us,
         },
     };
     debug_assert_eq!(run.report.warnings.len(), warnings.0.len());
@@ -563,6 +640,40 @@ fn short_window(
 fn skew_tick(cmdline: &str) -> Result<bool, ticklab_cmdline::CmdlineError> {
     let line = KernelCmdline::parse(cmdline, os::possible_cpu_count())?;
     Ok(line.skew_tick.is_some_and(|s| s != 0))
+}
+
+/// What the end of the window did to a frame worker, for the warnings: `None` when every frame
+/// due completed. After a stop the frames are counted the same way, and said to be stopped.
+fn cut_warning(
+    group: &str,
+    frequency_hz: f64,
+    f: &FrameWorkerOutput,
+    stopped: bool,
+) -> Option<String> {
+    let (cut, not_started) = (f.cut.cut, f.cut.not_started);
+    if cut == 0 && not_started == 0 {
+        return None;
+    }
+    let due = f.stats.frames() + cut + not_started;
+    let by = if stopped {
+        "the stop"
+    } else {
+        "the end of the window"
+    };
+    let mut text = format!(
+        "frames {group} CPU {}: {} of {due} frames completed; {cut} cut by {by}, {not_started} never started",
+        f.cpu,
+        f.stats.frames()
+    );
+    let period_ns = 1e9 / frequency_hz;
+    if !stopped && f.undisturbed_ns as f64 > period_ns {
+        text += &format!(
+            " (a frame's work, {} undisturbed, is longer than the {} frame period)",
+            seconds(f.undisturbed_ns),
+            seconds(period_ns.round() as u64)
+        );
+    }
+    Some(text)
 }
 
 /// The frame table of one group, and its host-only details.
@@ -655,6 +766,8 @@ fn frame_group(
                 policy: o.policy.describe(),
                 negative_jitter_frames: o.stats.negative(),
                 wakeup: o.stats.wakeup_summary(),
+                frames_cut: o.cut.cut,
+                frames_not_started: o.cut.not_started,
             })
             .collect(),
     };

@@ -30,10 +30,12 @@ use super::hogs;
 use super::os;
 use super::pingpong::{self, PingPongPlan};
 use super::plan::{RunConfig, hog_placement, validate};
+use super::pm_qos::CpuDmaLatency;
 use super::report::{AssembleInput, HostRun, Output, Warning, WindowEnd, assemble};
 use super::sample::Snapshot;
 use super::stop::Stop;
 use super::syscall;
+use super::watchdog::Watchdog;
 use super::{HarnessError, os_error};
 
 /// How often the coordinator thread wakes while timed workloads (hogs, frames) run: it only
@@ -92,9 +94,20 @@ pub(crate) fn run_with_warnings(
     } else {
         COORDINATOR_POLL_NS
     };
-    let memory_locked = (has_frames && config.lock_memory).then(|| os::lock_memory().is_ok());
+    // Held from before the threads start to after they are joined; dropped on every path.
+    let pm_qos = config
+        .cpu_dma_latency_us
+        .map(CpuDmaLatency::hold)
+        .transpose()?;
+    let memory_lock = (has_frames && config.lock_memory).then(os::lock_memory);
+    let memory_locked = memory_lock.as_ref().map(Result::is_ok);
+    let memory_note = memory_lock.and_then(Result::err);
 
     let gate = Gate::default();
+    let dog = Watchdog::default();
+    // With frame workers (the only SCHED_FIFO threads) the watchdog runs and takes the
+    // signals: block them here, before any thread of the run exists (they inherit the mask).
+    let saved_mask = has_frames.then(os::block_stop_signals);
     let window_over = Stop::new();
     let abort = Stop::new();
     let counted_left = AtomicU64::new(
@@ -105,8 +118,26 @@ pub(crate) fn run_with_warnings(
             .count() as u64,
     );
 
-    let (start, t0, outputs, end, ended, spawn_error) = std::thread::scope(|s| {
+    let scoped = std::thread::scope(|s| {
         let (gate, window_over, abort, counted_left) = (&gate, &window_over, &abort, &counted_left);
+        let dog = &dog;
+        // Spawned first, so it holds the signals before any worker starts; it learns the
+        // window's end when the gate opens.
+        let watchdog = if has_frames {
+            let priority = config.fifo_priority.map(|p| (p + 1).min(99));
+            match std::thread::Builder::new()
+                .name("ticklab-watchdog".into())
+                .spawn_scoped(s, move || dog.run(priority, stop))
+            {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    return Err(os_error("spawning the watchdog thread", e));
+                }
+            }
+        } else {
+            None
+        };
+        let mut skipped: Vec<String> = Vec::new();
         // handles[i] = the threads of group i, with their CPU.
         type Job<'a> = Box<dyn FnOnce() -> Output + Send + 'a>;
         let mut handles: Vec<Vec<(u32, std::thread::ScopedJoinHandle<'_, Output>)>> = Vec::new();
@@ -141,6 +172,7 @@ pub(crate) fn run_with_warnings(
                         frequency_hz: *frequency_hz,
                         loop_units: *loop_units,
                         frames,
+                        window_ns: duration_ns,
                         flier_threshold_ns: flier_ns,
                         fifo_priority: config.fifo_priority,
                         histogram_us: config.histogram_us,
@@ -151,7 +183,7 @@ pub(crate) fn run_with_warnings(
                             format!("ticklab-frames-{name}-cpu{cpu}"),
                             Box::new(move || {
                                 Output::Frame(Box::new(frames::worker(
-                                    cpu, plan, gate, stop, abort,
+                                    cpu, plan, gate, stop, abort, dog,
                                 )))
                             }),
                         ));
@@ -193,6 +225,10 @@ pub(crate) fn run_with_warnings(
                     ));
                 }
             }
+            // Hogs and frame workers are one thread per CPU: a run may go on without some
+            // of them when the system is out of threads (EAGAIN: RLIMIT_NPROC, memory), with
+            // a warning; a counted group is one thread and cannot.
+            let optional = matches!(g, TaskGroup::Hogs { .. } | TaskGroup::Frames { .. });
             let mut mine = Vec::new();
             for (cpu, name, job) in jobs {
                 if spawn_error.is_some() {
@@ -203,8 +239,20 @@ pub(crate) fn run_with_warnings(
                         spawned += 1;
                         mine.push((cpu, h));
                     }
+                    Err(e) if optional && e.kind() == std::io::ErrorKind::WouldBlock => {
+                        skipped.push(format!(
+                            "{} CPU {cpu}: no thread ({e}); the group ran without it",
+                            g.label()
+                        ));
+                    }
                     Err(e) => spawn_error = Some(os_error("spawning a harness thread", e)),
                 }
+            }
+            if optional && mine.is_empty() && spawn_error.is_none() {
+                spawn_error = Some(HarnessError::Os {
+                    what: format!("spawning any thread of {}", g.label()),
+                    source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
+                });
             }
             handles.push(mine);
         }
@@ -215,7 +263,9 @@ pub(crate) fn run_with_warnings(
         }
         let (start, t0) = gate.open(spawned, Snapshot::take);
         let end_at = t0.saturating_add(duration_ns);
+        dog.set_window_end(end_at);
         let ended = loop {
+            let seen = dog.coordinator.generation();
             if spawn_error.is_some() || stop.is_set() {
                 break WindowEnd::Stopped;
             }
@@ -226,7 +276,9 @@ pub(crate) fn run_with_warnings(
             if counted_only && counted_left.load(Ordering::Acquire) == 0 {
                 break WindowEnd::CountsDone;
             }
-            os::sleep_until((now + poll_ns).min(end_at));
+            // Woken early by the watchdog when it takes a signal, or by a signal here.
+            dog.coordinator
+                .wait_until(seen, (now + poll_ns).min(end_at));
         };
         window_over.request();
         let outputs: Vec<Vec<(u32, Output)>> = handles
@@ -243,11 +295,29 @@ pub(crate) fn run_with_warnings(
                     .collect()
             })
             .collect();
-        (start, t0, outputs, Snapshot::take(), ended, spawn_error)
+        let end = Snapshot::take();
+        dog.finish();
+        let watchdog = watchdog.map(|h| h.join().unwrap_or_default());
+        Ok((
+            start,
+            t0,
+            outputs,
+            end,
+            ended,
+            spawn_error,
+            watchdog,
+            skipped,
+        ))
     });
+    if let Some(mask) = saved_mask {
+        // A signal that arrived after the watchdog ended is delivered here, to the handler.
+        os::restore_signal_mask(mask);
+    }
     if memory_locked == Some(true) {
         os::unlock_memory();
     }
+    let cpu_dma_latency_us = pm_qos.map(|held| held.us);
+    let (start, t0, outputs, end, ended, spawn_error, watchdog, skipped) = scoped?;
     if let Some(e) = spawn_error {
         return Err(e);
     }
@@ -263,6 +333,10 @@ pub(crate) fn run_with_warnings(
             outputs,
             hog_cpus,
             memory_locked,
+            memory_note,
+            watchdog,
+            skipped,
+            cpu_dma_latency_us,
             stop,
         },
     )

@@ -65,7 +65,8 @@ impl Snapshot {
 }
 
 /// HZ from the two snapshots' `/proc/timer_list`: the jiffies rate over the window, checked
-/// against the tick alignment of the first snapshot (see [`crate::probe::hz`]).
+/// against the tick alignment of the first snapshot, and the build configuration's
+/// `CONFIG_HZ` as `host inspect` reads it (see [`crate::probe::hz`]).
 pub(crate) fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport {
     let unreadable = || "/proc/timer_list unreadable (needs root)".to_string();
     let alignment = start
@@ -79,7 +80,10 @@ pub(crate) fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> H
         }
         _ => Err(unreadable()),
     };
-    HzReport::combine(alignment, jiffies, Err("CONFIG_HZ not consulted".into()))
+    // The build configuration, read as `host inspect` reads it: the fallback when
+    // /proc/timer_list is unreadable (no root) and a cross-check otherwise.
+    let config = crate::probe::inspect::probes::build_config_hz(&crate::probe::HostRoot::live());
+    HzReport::combine(alignment, jiffies, config)
 }
 
 /// Nanoseconds per `/proc/stat` tick (`USER_HZ`, normally 100).

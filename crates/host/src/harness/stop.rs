@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 
+/// How often [`Stop::sleep`] looks at the flag when no signal wakes it.
+pub const STOP_POLL_NS: u64 = 100_000_000;
+
 /// The last SIGINT / SIGTERM received by the process (0 = none).
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
@@ -80,6 +83,24 @@ impl Stop {
             || (self.watch_signals && SIGNALLED.load(Ordering::Relaxed) != 0)
     }
 
+    /// Sleeps for `window`, or less when the flag gets set: a watched signal ends the sleep at
+    /// once (it interrupts the sleep of the thread it is delivered to); [`Stop::request`] from
+    /// another thread is seen within [`STOP_POLL_NS`]. Returns whether the flag ended it.
+    pub fn sleep(&self, window: std::time::Duration) -> bool {
+        let end = super::os::now_ns()
+            .saturating_add(u64::try_from(window.as_nanos()).unwrap_or(u64::MAX));
+        loop {
+            if self.is_set() {
+                return true;
+            }
+            let now = super::os::now_ns();
+            if now >= end {
+                return false;
+            }
+            super::os::sleep_until(end.min(now + STOP_POLL_NS));
+        }
+    }
+
     /// Why the flag is set, if it is.
     pub fn reason(&self) -> Option<StopReason> {
         let sig = SIGNALLED.load(Ordering::Relaxed);
@@ -106,6 +127,14 @@ mod tests {
         a.request();
         assert!(b.is_set());
         assert_eq!(b.reason(), Some(StopReason::Requested));
+    }
+
+    #[test]
+    fn a_set_flag_ends_a_sleep_at_once_and_an_unset_one_sleeps_it_out() {
+        let s = Stop::new();
+        assert!(!s.sleep(std::time::Duration::from_millis(1)));
+        s.request();
+        assert!(s.sleep(std::time::Duration::from_secs(3600)));
     }
 
     #[test]

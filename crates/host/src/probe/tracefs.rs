@@ -1,12 +1,19 @@
 //! A private tracefs instance for the duration of one observation.
 //!
 //! [`TraceSession::start`] finds tracefs (mounting it at `/sys/kernel/tracing` when it is not
-//! mounted anywhere and we are root), creates `instances/ticklab-<pid>` so the global buffer
-//! and other users' instances are untouched, selects the `mono` trace clock (timestamps then
+//! mounted anywhere and we are root), creates `instances/ticklab-<pid>-<start>` (the owner's
+//! pid and its start time in clock ticks since boot, field 22 of `/proc/<pid>/stat`) so the
+//! global buffer and other users' instances are untouched, selects the `mono` trace clock (timestamps then
 //! compare with `CLOCK_MONOTONIC` and `/proc/timer_list`), enables the requested events that
 //! exist, and starts recording. Dropping the session — normally, on an error path, or after
 //! Ctrl-C was turned into an early stop — disables the events, removes the instance and
 //! unmounts tracefs if this session mounted it.
+//!
+//! A process killed with SIGKILL runs no Drop: its instance stays, recording. Every start
+//! first removes such *stale* instances ([`remove_stale_instances`]): a `ticklab-*` instance
+//! whose owner is dead — no process with that pid, or one with another start time (the pid was
+//! reused). Instances of live ticklab processes, and names that record no owner, are left
+//! alone ([`is_stale`]).
 
 use std::ffi::CString;
 use std::fs;
@@ -97,6 +104,97 @@ pub(crate) fn cpumask_hex(cpus: &[u32]) -> String {
         .join(",")
 }
 
+/// The owner an instance name records: `ticklab-<pid>-<start>` → (pid, Some(start));
+/// `ticklab-<pid>` (the form before start times were recorded) → (pid, None); anything else →
+/// `None` (not ours to judge).
+pub(crate) fn instance_owner(name: &str) -> Option<(i32, Option<u64>)> {
+    let rest = name.strip_prefix("ticklab-")?;
+    let (pid, start) = match rest.split_once('-') {
+        Some((p, s)) => (p, Some(s.parse::<u64>().ok()?)),
+        None => (rest, None),
+    };
+    let pid: i32 = pid.parse().ok().filter(|&p| p > 0)?;
+    Some((pid, start))
+}
+
+/// Whether the instance `name` is stale: it records an owner, and that owner is gone.
+/// `start_time(pid)` is the start time of the live process `pid`, `None` when there is none.
+/// An instance without a recorded start time is stale only when its pid is gone.
+pub(crate) fn is_stale(name: &str, start_time: impl Fn(i32) -> Option<u64>) -> bool {
+    match instance_owner(name) {
+        None => false,
+        Some((pid, recorded)) => match (start_time(pid), recorded) {
+            (None, _) => true,
+            (Some(now), Some(then)) => now != then,
+            (Some(_), None) => false,
+        },
+    }
+}
+
+/// The start time of process `pid` in clock ticks after boot (field 22 of `/proc/<pid>/stat`),
+/// `None` when there is no such process.
+pub(crate) fn process_start_time(pid: i32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The name of this process's instance: `ticklab-<pid>-<start>`.
+fn own_instance_name() -> String {
+    let pid = std::process::id();
+    match process_start_time(pid as i32) {
+        Some(start) => format!("ticklab-{pid}-{start}"),
+        None => format!("ticklab-{pid}"),
+    }
+}
+
+/// Stops and removes every stale `ticklab-*` instance under `tracefs` ([`is_stale`]); returns
+/// the names removed, and the ones that could not be, with the error.
+pub(crate) fn remove_stale_instances(tracefs: &Path) -> Vec<Result<String, String>> {
+    let Ok(dir) = fs::read_dir(tracefs.join("instances")) else {
+        return Vec::new();
+    };
+    let mut done = Vec::new();
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !is_stale(&name, process_start_time) {
+            continue;
+        }
+        let path = entry.path();
+        let _ = fs::write(path.join("tracing_on"), "0");
+        let _ = fs::write(path.join("events/enable"), "0");
+        done.push(
+            fs::remove_dir(&path)
+                .map(|()| name.clone())
+                .map_err(|e| format!("{}: {e}", path.display())),
+        );
+    }
+    done
+}
+
+/// Removes stale instances when tracefs is mounted and we are root. `host why` does this
+/// before it observes, with or without tracing.
+pub(crate) fn clean_up_stale_instances() {
+    if super::is_root()
+        && let Some(tracefs) = find_tracefs()
+    {
+        clean_up_stale_instances_in(&tracefs);
+    }
+}
+
+/// [`remove_stale_instances`], saying on stderr what was removed.
+fn clean_up_stale_instances_in(tracefs: &Path) {
+    for r in remove_stale_instances(tracefs) {
+        match r {
+            Ok(name) => {
+                eprintln!("ticklab: removed trace instance {name} left by a process that is gone")
+            }
+            Err(e) => eprintln!("ticklab: could not remove stale trace instance {e}"),
+        }
+    }
+}
+
 impl TraceSession {
     /// Creates the instance and starts recording `events` (`system:name`). Events this
     /// kernel does not have are listed in [`TraceSession::missing`]; it is an error only if
@@ -122,9 +220,8 @@ impl TraceSession {
                 (at, true)
             }
         };
-        let instance = tracefs
-            .join("instances")
-            .join(format!("ticklab-{}", std::process::id()));
+        clean_up_stale_instances_in(&tracefs);
+        let instance = tracefs.join("instances").join(own_instance_name());
         let mut session = TraceSession {
             tracefs,
             instance: PathBuf::new(),
@@ -229,6 +326,44 @@ impl Drop for TraceSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_instance_is_stale_only_when_its_recorded_owner_is_gone() {
+        // Live processes: pid 100 started at 5000, pid 200 at 7000.
+        let live = |pid: i32| match pid {
+            100 => Some(5000),
+            200 => Some(7000),
+            _ => None,
+        };
+        // (instance name, stale)
+        let table = [
+            ("ticklab-100-5000", false), // its owner runs
+            ("ticklab-100-4999", true),  // pid 100 was reused by another process
+            ("ticklab-300-5000", true),  // no pid 300
+            ("ticklab-300", true),       // old form, owner gone
+            ("ticklab-200", false),      // old form, a process 200 runs: leave it
+            ("ticklab-0-1", false),      // no such owner can be recorded
+            ("ticklab--5", false),
+            ("ticklab-abc", false),
+            ("ticklab-100-x", false),
+            ("ticklab-300-", false),
+            ("ticklab", false),
+            ("perf-300", false), // not ours
+            ("", false),
+        ];
+        for (name, stale) in table {
+            assert_eq!(is_stale(name, live), stale, "{name:?}");
+        }
+        assert_eq!(instance_owner("ticklab-42-7"), Some((42, Some(7))));
+        assert_eq!(instance_owner("ticklab-42"), Some((42, None)));
+    }
+
+    #[test]
+    fn this_process_has_a_start_time_and_its_own_instance_is_not_stale() {
+        let me = std::process::id() as i32;
+        assert!(process_start_time(me).is_some());
+        assert!(!is_stale(&own_instance_name(), process_start_time));
+    }
 
     #[test]
     fn cpumasks() {

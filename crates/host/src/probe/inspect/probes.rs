@@ -131,6 +131,25 @@ fn build_view(k: &Kconfig, source: String) -> BuildView {
     }
 }
 
+/// `CONFIG_HZ` from the build configuration, the third source of [`HzReport::combine`].
+fn config_hz(build: &Probe<BuildView>) -> Result<u32, String> {
+    match build {
+        Probe::Ok(b) => {
+            b.hz.ok_or_else(|| "build config has no CONFIG_HZ".to_string())
+        }
+        Probe::NotAvailable(why) => Err(format!("build config: {why}")),
+    }
+}
+
+/// `CONFIG_HZ` of the running kernel as `host inspect` reads it (`/boot/config-<release>`,
+/// else `/proc/config.gz`): `host run` combines it with its own measurements, so both
+/// commands report HZ from the same probe, also without root (when `/proc/timer_list` is
+/// unreadable).
+pub(crate) fn build_config_hz(root: &HostRoot) -> Result<u32, String> {
+    let release = kernel_info(root).ok().map(|k| k.release.clone());
+    config_hz(&kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src)))
+}
+
 fn tick_state(tl: &TimerList) -> TickState {
     let cpus = tl
         .cpus
@@ -336,15 +355,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
                 Err(format!("jiffies rate: {why}"))
             }
         },
-        match build.ok() {
-            Some(b) => {
-                b.hz.ok_or_else(|| "build config has no CONFIG_HZ".to_string())
-            }
-            None => Err(match &build {
-                Probe::NotAvailable(why) => format!("build config: {why}"),
-                Probe::Ok(_) => unreachable!(),
-            }),
-        },
+        config_hz(&build),
     );
 
     let cpuidle_dir = "/sys/devices/system/cpu/cpuidle";

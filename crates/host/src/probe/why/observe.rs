@@ -91,6 +91,9 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
     };
     let mut missing = Vec::new();
     let tl0 = read_timer_list(&root);
+    // A `host why` killed by SIGKILL left its instance recording: remove it (and any other
+    // whose owner is gone) before observing, with or without tracing.
+    crate::probe::tracefs::clean_up_stale_instances();
 
     let session = if opts.no_trace {
         Err("tracing not requested (--no-trace)".to_string())
