@@ -14,6 +14,8 @@
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`units`] parses the durations and sizes every front end accepts.
+//! * [`trace`] writes timelines as Chrome trace-event JSON, one vocabulary for the twin and
+//!   the host lab.
 //!
 //! Read [`scenario`] first, then [`report`].
 
@@ -24,5 +26,6 @@ pub mod frames;
 pub mod machine;
 pub mod report;
 pub mod scenario;
+pub mod trace;
 pub mod units;
 pub mod workload;
