@@ -14,6 +14,7 @@ mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
+mod trace_out;
 mod twin_cmd;
 mod vm_cmd;
 

@@ -30,9 +30,11 @@ use ticklab_schema::trace::{
     TraceWindow, TraceWriter,
 };
 
-/// Interval of the counter samples (ns): a quarter of the shortest tick period (1000 Hz), so
-/// the staleness saw-tooth shows.
-pub const SAMPLE_NS: u64 = 250_000;
+/// Interval of the counter samples (ns): the shortest tick period (1000 Hz). A sample is
+/// written only when its value changed, so a steady machine costs few records; staleness
+/// therefore shows where it leaves its usual range (a stopped duty), not each tick's
+/// saw-tooth.
+pub const SAMPLE_NS: u64 = 1_000_000;
 
 /// Names interned once per run.
 #[derive(Debug)]
@@ -349,37 +351,56 @@ impl Observer for ChromeTrace {
     }
 }
 
-/// Runs `scenario` to its end with a [`ChromeTrace`] as process `pid`, keeping `window`
-/// (at most about `limit_bytes` of records, after which the window ends early); calls
-/// `progress` like [`Sim::run`]. Returns the report (the same as without the trace) and the
-/// records for [`ticklab_schema::trace::write_trace`].
-pub fn trace_run(
+/// The listener for a run of `scenario` as process `pid`, keeping `window` (at most about
+/// `limit_bytes` of records, after which the window ends early). Build the sim with it
+/// ([`Sim::with_observer`]) and drive it with [`trace_sim`].
+pub fn listener(
     scenario: &Scenario,
     pid: u32,
     window: TraceWindow,
     limit_bytes: usize,
-    mut progress: impl FnMut(u64),
-) -> Result<(Report, TraceWriter), SimError> {
+) -> ChromeTrace {
     let end = scenario.run.warmup_ns + scenario.run.duration_ns;
-    let (w0, w1) = window.resolve(end);
     let label = format!(
         "twin: {} (seed {}, {})",
         scenario.name, scenario.run.seed, scenario.machine.name
     );
     let nr = scenario.machine.topology.nr_cpus() as usize;
-    let listener = ChromeTrace::new(pid, &label, nr, (w0, w1), limit_bytes);
-    let mut sim = Sim::with_observer(scenario, listener)?;
+    ChromeTrace::new(pid, &label, nr, window.resolve(end), limit_bytes)
+}
+
+/// Runs `scenario` to its end with its [`listener`]: see [`trace_sim`].
+pub fn trace_run(
+    scenario: &Scenario,
+    pid: u32,
+    window: TraceWindow,
+    limit_bytes: usize,
+    progress: impl FnMut(u64),
+) -> Result<(Report, TraceWriter), SimError> {
+    let sim = Sim::with_observer(scenario, listener(scenario, pid, window, limit_bytes))?;
+    Ok(trace_sim(sim, progress))
+}
+
+/// Runs `sim` (built with a [`listener`], not yet stepped) to its end, sampling the counters
+/// between events; calls `progress` like [`Sim::run`]. Returns the report (the same as
+/// without the trace) and the records for [`ticklab_schema::trace::write_trace`].
+pub fn trace_sim(
+    mut sim: Sim<ChromeTrace>,
+    mut progress: impl FnMut(u64),
+) -> (Report, TraceWriter) {
     let states = sim.idle_state_names().map(Arc::from).collect();
     let sources = sim.source_names().map(Arc::from).collect();
     let duty = sim.duty();
     sim.observer_mut().learn(states, sources, duty);
+    let (w0, w1) = sim.observer().w.window();
+    let end = sim.end();
     let mut sample = w0;
-    let mut last_energy: Option<(Time, f64)> = None;
+    let mut last = Samples::default();
     let mut next_report = 0;
     loop {
         let due = sim.peek_event().map_or(NEVER, |(t, _)| t).min(end + 1);
         while sample <= w1 && sample < due {
-            sample_counters(&mut sim, sample, &mut last_energy);
+            sample_counters(&mut sim, sample, &mut last);
             sample += SAMPLE_NS;
         }
         if !sim.step() {
@@ -391,32 +412,46 @@ pub fn trace_run(
         }
     }
     while sample <= w1 {
-        sample_counters(&mut sim, sample, &mut last_energy);
+        sample_counters(&mut sim, sample, &mut last);
         sample += SAMPLE_NS;
     }
     progress(end);
     let report = sim.report();
-    Ok((report, sim.into_observer().finish()))
+    (report, sim.into_observer().finish())
 }
 
-/// Writes the counter samples at `at` (no event between the last one and `at`).
-fn sample_counters(sim: &mut Sim<ChromeTrace>, at: Time, last: &mut Option<(Time, f64)>) {
-    let stale = sim.jiffies_staleness_ns(at);
+/// The counters' last samples.
+#[derive(Debug, Default)]
+struct Samples {
+    /// Last energy reading `(time, J)`.
+    energy: Option<(Time, f64)>,
+    /// Last values written (milli-units).
+    staleness: Option<i64>,
+    power: Option<i64>,
+}
+
+/// Writes the counter samples at `at` (no event between the last one and `at`) that changed.
+fn sample_counters(sim: &mut Sim<ChromeTrace>, at: Time, last: &mut Samples) {
+    let stale = sim.jiffies_staleness_ns(at) as i64;
     let energy = sim.energy_j_until(at);
     let w = sim.observer_mut().writer();
-    if w.truncated() && !w.in_window(at) {
-        return;
-    }
     // milli-µs = ns.
-    w.counter(STALENESS, at, stale as i64);
+    if last.staleness != Some(stale) {
+        w.counter(STALENESS, at, stale);
+        last.staleness = Some(stale);
+    }
     if let Some(e) = energy {
-        if let Some((t0, e0)) = *last
+        if let Some((t0, e0)) = last.energy
             && at > t0
             && e >= e0
         {
             let watts = (e - e0) / ((at - t0) as f64 * 1e-9);
-            w.counter(PACKAGE_POWER, t0, (watts * 1000.0).round() as i64);
+            let milli = (watts * 1000.0).round() as i64;
+            if last.power != Some(milli) {
+                w.counter(PACKAGE_POWER, t0, milli);
+                last.power = Some(milli);
+            }
         }
-        *last = Some((at, e));
+        last.energy = Some((at, e));
     }
 }
