@@ -222,7 +222,7 @@ fn json_us(out: &mut Vec<u8>, ns: u64) {
 /// Invariant: every slice written lies inside `[start, end]`, and once the byte limit is
 /// reached `end` is moved to the latest time already written, so nothing written lies
 /// outside the final window.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceWriter {
     out: Vec<u8>,
     pid: u32,

@@ -96,7 +96,13 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
         Err("tracing not requested (--no-trace)".to_string())
     } else {
         match &tl0 {
-            Ok(_) => TraceSession::start(&EVENTS, 4096, opts.cpus.as_deref()),
+            Ok(_) => {
+                let mut events = EVENTS.to_vec();
+                if opts.timeline.is_some() {
+                    events.extend(super::chrome_trace::TIMELINE_EVENTS);
+                }
+                TraceSession::start(&events, 4096, opts.cpus.as_deref())
+            }
             Err(why) => Err(format!("tracing skipped: {why}")),
         }
     };
@@ -164,6 +170,34 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                     trace.lines.last().map_or(0, |l| l.ts_ns),
                 )
             };
+            let timeline = opts.timeline.map(|window| {
+                let states: Vec<String> =
+                    crate::procfs::read_cpuidle(std::path::Path::new("/sys/devices/system/cpu"))
+                        .cpus
+                        .first()
+                        .map(|c| {
+                            c.states
+                                .iter()
+                                .map(|s| {
+                                    s.name
+                                        .clone()
+                                        .unwrap_or_else(|| format!("state {}", s.index))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                let (host, kernel) = crate::harness::os::uname();
+                let label = format!("host: {host} (Linux {kernel})");
+                super::chrome_trace::timeline(
+                    &text,
+                    (start, end),
+                    &cpus,
+                    &states,
+                    (1, &label),
+                    window,
+                    ticklab_schema::trace::DEFAULT_LIMIT_BYTES,
+                )
+            });
             let period = tick_period_from_trace(&trace);
             let mut cpus_why = attribute(
                 &trace,
@@ -215,6 +249,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 elapsed_s: (end_ns - start_ns) as f64 / 1e9,
                 interrupted,
                 cpus: cpus_why,
+                timeline,
             })
         }
         Err(trace_why) => {
@@ -301,5 +336,6 @@ fn sample_fallback(
         elapsed_s: start.elapsed().as_secs_f64(),
         interrupted,
         cpus: cpus_why,
+        timeline: None,
     })
 }
