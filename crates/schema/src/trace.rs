@@ -125,9 +125,21 @@ impl TraceWindow {
             match x.trim() {
                 "" => Ok(None),
                 "0" => Ok(Some(0)),
-                t => crate::units::parse_duration(t)
-                    .map(Some)
-                    .map_err(|e| format!("trace window {s:?}: {e}")),
+                t => {
+                    // A zero start with a unit (`0s`) is fine here; the parser refuses zero.
+                    let split = t
+                        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                        .unwrap_or(t.len());
+                    let (num, unit) = t.split_at(split);
+                    if num.parse::<f64>() == Ok(0.0)
+                        && crate::units::parse_duration(&format!("1{unit}")).is_ok()
+                    {
+                        return Ok(Some(0));
+                    }
+                    crate::units::parse_duration(t)
+                        .map(Some)
+                        .map_err(|e| format!("trace window {s:?}: {e}"))
+                }
             }
         };
         let start_ns = side(a)?.unwrap_or(0);
@@ -658,6 +670,8 @@ mod tests {
             ("2s..3s", Some((2_000_000_000, Some(3_000_000_000)))),
             ("..500ms", Some((0, Some(500_000_000)))),
             ("0..1s", Some((0, Some(1_000_000_000)))),
+            ("0s..1ms", Some((0, Some(1_000_000)))),
+            ("0x..1ms", None),
             ("1s..", Some((1_000_000_000, None))),
             ("3s..2s", None),
             ("2s", None),
