@@ -523,6 +523,9 @@ pub struct TraceCheck {
     pub by_category: BTreeMap<String, usize>,
 }
 
+/// A slice as [`check`] reads it: start and end (ns), category, name.
+type Span = (u64, u64, String, String);
+
 fn ns_of(v: &serde_json::Value, what: &str) -> Result<u64, String> {
     let us = v
         .as_f64()
@@ -559,8 +562,7 @@ pub fn check(json: &str) -> Result<TraceCheck, String> {
         processes: windows.len(),
         ..TraceCheck::default()
     };
-    // (pid, tid) -> [(start, end, cat, name)]
-    let mut tracks: BTreeMap<(u64, u64), Vec<(u64, u64, String, String)>> = BTreeMap::new();
+    let mut tracks: BTreeMap<(u64, u64), Vec<Span>> = BTreeMap::new();
     for e in events {
         let ph = e["ph"].as_str().ok_or_else(|| format!("no ph: {e}"))?;
         if ph == "M" {
@@ -606,7 +608,7 @@ pub fn check(json: &str) -> Result<TraceCheck, String> {
                 .then(b.1.cmp(&a.1))
                 .then(rank(&a.2).cmp(&rank(&b.2)))
         });
-        let mut stack: Vec<&(u64, u64, String, String)> = Vec::new();
+        let mut stack: Vec<&Span> = Vec::new();
         let mut tiled = 0;
         let mut last_task_end = w0;
         for s in &slices {
@@ -666,7 +668,9 @@ mod tests {
 
     #[test]
     fn windows_parse() {
-        let cases: &[(&str, Option<(u64, Option<u64>)>)] = &[
+        // (input, (start, end) or None for an error)
+        type Want = Option<(u64, Option<u64>)>;
+        let cases: &[(&str, Want)] = &[
             ("2s..3s", Some((2_000_000_000, Some(3_000_000_000)))),
             ("..500ms", Some((0, Some(500_000_000)))),
             ("0..1s", Some((0, Some(1_000_000_000)))),

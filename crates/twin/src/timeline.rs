@@ -334,7 +334,7 @@ impl Observer for ChromeTrace {
                 wait_ns,
                 contended,
             } => {
-                let prev = std::mem::replace(self.taker_slot(lock), Some(cpu));
+                let prev = self.taker_slot(lock).replace(cpu);
                 if wait_ns > 0 {
                     let name = self.names.lock(lock);
                     let arg = prev.filter(|&p| p != cpu).map(|p| {
