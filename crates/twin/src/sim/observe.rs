@@ -287,7 +287,7 @@ pub struct NoTimeline;
 impl Observer for NoTimeline {}
 
 /// What a timeline samples between events (jiffies staleness, energy): read-only views of
-/// the loop's state for an exporter that drives [`Sim::step`] itself.
+/// the loop's state for an exporter that drives [`Sim::step`](super::Sim::step) itself.
 impl<O: Observer> super::Sim<O> {
     /// How far jiffies lags `at` (ns): the time since the jiffy edge jiffies stands for
     /// (the staleness a reader sees, as in the report's timekeeping section).
