@@ -11,7 +11,8 @@
 //! [`Event::HrtimerExpireEntry`] / [`Event::HrtimerExpireExit`] and [`Event::SoftirqEntry`] /
 //! [`Event::SoftirqExit`] nested slices; [`Event::LockAcquired`] with a wait a lock-wait slice
 //! whose `holder` is the CPU that took that lock (or line) last before it;
-//! [`Event::TickStopped`], [`Event::TickRestarted`] and [`Event::DutyChanged`] instants.
+//! [`Event::TickStopped`], [`Event::TickRestarted`], [`Event::DutyChanged`] and
+//! [`Event::IrqWorkIpi`] instants.
 //! Counters, every [`SAMPLE_NS`]: jiffies staleness and package power (the energy integrated
 //! over the interval, before any RAPL limit).
 //!
@@ -29,6 +30,9 @@ use ticklab_schema::trace::{
     Arg, CpuTrack, DUTY_MOVED, IDLE_TASK, Kind, PACKAGE_POWER, STALENESS, TICK_RESTART, TICK_STOP,
     TraceWindow, TraceWriter,
 };
+
+/// Instant: the SCHED tick dependency kicked a busy nohz_full CPU with an irq_work IPI.
+pub const IRQ_WORK_KICK: &str = "IPI irq_work (tick dependency kick)";
 
 /// Interval of the counter samples (ns): the shortest tick period (1000 Hz). A sample is
 /// written only when its value changed, so a steady machine costs few records; staleness
@@ -305,6 +309,11 @@ impl Observer for ChromeTrace {
             Event::TickStopped { cpu } => {
                 self.w
                     .instant(&self.cpus[cpu as usize].track, TICK_STOP, at, None);
+            }
+            Event::IrqWorkIpi { cpu } => {
+                // The kick's handler time is not modelled apart; the restart follows at exit.
+                self.w
+                    .instant(&self.cpus[cpu as usize].track, IRQ_WORK_KICK, at, None);
             }
             Event::TickRestarted { cpu } => {
                 self.w
