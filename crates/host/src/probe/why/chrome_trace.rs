@@ -258,6 +258,42 @@ pub fn timeline(
     w
 }
 
+/// [`timeline`] of this host's trace: process 1, named after the host and its kernel, with
+/// the cpuidle state names of CPU 0 and the default size limit.
+pub fn live_timeline(
+    text: &str,
+    span: (u64, u64),
+    cpus: &[u32],
+    window: TraceWindow,
+) -> TraceWriter {
+    let states: Vec<String> =
+        crate::procfs::read_cpuidle(std::path::Path::new("/sys/devices/system/cpu"))
+            .cpus
+            .first()
+            .map(|c| {
+                c.states
+                    .iter()
+                    .map(|s| {
+                        s.name
+                            .clone()
+                            .unwrap_or_else(|| format!("state {}", s.index))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+    let (host, kernel) = crate::harness::os::uname();
+    let label = format!("host: {host} (Linux {kernel})");
+    timeline(
+        text,
+        span,
+        cpus,
+        &states,
+        (1, &label),
+        window,
+        ticklab_schema::trace::DEFAULT_LIMIT_BYTES,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

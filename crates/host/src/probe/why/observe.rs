@@ -170,34 +170,9 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                     trace.lines.last().map_or(0, |l| l.ts_ns),
                 )
             };
-            let timeline = opts.timeline.map(|window| {
-                let states: Vec<String> =
-                    crate::procfs::read_cpuidle(std::path::Path::new("/sys/devices/system/cpu"))
-                        .cpus
-                        .first()
-                        .map(|c| {
-                            c.states
-                                .iter()
-                                .map(|s| {
-                                    s.name
-                                        .clone()
-                                        .unwrap_or_else(|| format!("state {}", s.index))
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                let (host, kernel) = crate::harness::os::uname();
-                let label = format!("host: {host} (Linux {kernel})");
-                super::chrome_trace::timeline(
-                    &text,
-                    (start, end),
-                    &cpus,
-                    &states,
-                    (1, &label),
-                    window,
-                    ticklab_schema::trace::DEFAULT_LIMIT_BYTES,
-                )
-            });
+            let timeline = opts
+                .timeline
+                .map(|w| super::chrome_trace::live_timeline(&text, (start, end), &cpus, w));
             let period = tick_period_from_trace(&trace);
             let mut cpus_why = attribute(
                 &trace,
