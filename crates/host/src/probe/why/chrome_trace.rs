@@ -258,8 +258,12 @@ pub fn timeline(
     w
 }
 
-/// [`timeline`] of this host's trace: process 1, named after the host and its kernel, with
-/// the cpuidle state names of CPU 0 and the default size limit.
+/// Process id of a host trace: apart from the twin's 1, 2, … so that a host trace and a twin
+/// trace can be merged into one file (docs/trace.md).
+pub const HOST_PID: u32 = 1000;
+
+/// [`timeline`] of this host's trace: process [`HOST_PID`], named after the host and its
+/// kernel, with the cpuidle state names of CPU 0 and the default size limit.
 pub fn live_timeline(
     text: &str,
     span: (u64, u64),
@@ -288,7 +292,7 @@ pub fn live_timeline(
         span,
         cpus,
         &states,
-        (1, &label),
+        (HOST_PID, &label),
         window,
         ticklab_schema::trace::DEFAULT_LIMIT_BYTES,
     )
