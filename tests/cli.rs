@@ -73,6 +73,25 @@ fn bad_input_exits_2_and_names_the_input() {
             &["host", "run", "--workload", "idle", "--pm-qos=-1"],
             "--cpu-dma-latency",
         ),
+        // --trace: a bad window, a window without a file, and runs without a timeline.
+        (
+            &["sim", "--trace", "x.json", "--trace-window", "3s..2s"],
+            "--trace-window",
+        ),
+        (&["sim", "--trace-window", "1s..2s"], "--trace"),
+        (&["experiment", "e3", "--trace", "x.json"], "--trace"),
+        (
+            &[
+                "sim",
+                "--machine",
+                "kvm-guest-2",
+                "--workload",
+                "pingpong:futex@0,1",
+                "--trace",
+                "x.json",
+            ],
+            "--trace",
+        ),
     ];
     for (args, needle) in cases {
         let out = ticklab(args);
@@ -283,4 +302,39 @@ fn boot_line_errors_say_what_the_kernel_does() {
         shown.contains("hands the rest to init unread: nohz_full=0"),
         "{shown}"
     );
+}
+
+#[test]
+fn trace_writes_a_valid_timeline_with_the_same_bytes_twice() {
+    let dir = std::env::temp_dir().join(format!("ticklab-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |name: &str| {
+        let path = dir.join(name);
+        let p = path.to_str().unwrap();
+        let args = [
+            "sim",
+            "--scenario",
+            "experiments/e1-aggressive-2hogs.toml",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "100ms",
+            "--trace",
+            p,
+            "--trace-window",
+            "150ms..400ms",
+        ];
+        let out = ticklab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let a = run("a.json");
+    let c = ticklab_schema::trace::check(&a).unwrap();
+    assert_eq!(c.tracks, 8, "{c:?}");
+    assert!(a == run("b.json"), "same seed, same bytes");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,6 +4,7 @@
 use crate::args::{DurationArg, Experiment, parse_duration_arg};
 use crate::error::input_error;
 use crate::progress::with_progress;
+use crate::trace_out::{TraceArgs, limit_per_run, save};
 use clap::Args;
 use std::time::Instant;
 use ticklab_schema::scenario::Run;
@@ -39,6 +40,9 @@ pub(crate) struct ExperimentArgs {
     /// (docs/validation.md).
     #[arg(long)]
     pub(crate) yes: bool,
+    /// e1, e2, e4: each point is run once more with the timeline export, one process per point.
+    #[command(flatten)]
+    pub(crate) trace: TraceArgs,
 }
 
 impl ExperimentArgs {
@@ -53,6 +57,10 @@ impl ExperimentArgs {
             ablate: false,
             switches: ticklab_schema::experiment::e3::SWITCHES,
             yes: false,
+            trace: TraceArgs {
+                trace: None,
+                trace_window: None,
+            },
         }
     }
 
@@ -118,6 +126,22 @@ fn check_compute(a: &ExperimentArgs) -> anyhow::Result<()> {
 /// Runs `ticklab experiment NAME`.
 pub(crate) fn experiment(a: &ExperimentArgs) -> anyhow::Result<()> {
     check_compute(a)?;
+    if let Some(path) = &a.trace.trace {
+        if a.ablate || a.name == Experiment::E3 {
+            return Err(input_error(
+                "--trace: e1, e2 and e4 export timelines (e3 is a guest model without one, and \
+                 an ablation has no trace); drop --trace"
+                    .to_string(),
+            ));
+        }
+        experiment_results(a)?;
+        return trace_points(a, path);
+    }
+    experiment_results(a)
+}
+
+/// The experiment's tables or JSON.
+fn experiment_results(a: &ExperimentArgs) -> anyhow::Result<()> {
     match a.name {
         Experiment::E2 if a.ablate => experiment_e2_ablation(a),
         other if a.ablate => Err(input_error(format!(
@@ -237,4 +261,71 @@ fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
         print!("{}", ticklab_report::ablation_report(&ablation));
     }
     Ok(())
+}
+
+/// `--trace`: every point of e1, e2 or e4 run again with the timeline listener (same
+/// scenario, seed and setup, so the same report), one process per point in the order of the
+/// experiment's table.
+fn trace_points(a: &ExperimentArgs, path: &std::path::Path) -> anyhow::Result<()> {
+    use ticklab_twin::timeline::{listener, trace_run, trace_sim};
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let window = a.trace.window();
+    let runs = match a.name {
+        Experiment::E1 => {
+            let run = a.run(e1::WARMUP_NS);
+            let points: Vec<(u32, e1::Mode, u32)> = (1..)
+                .zip(
+                    e1::Mode::ALL
+                        .iter()
+                        .flat_map(|&m| e1::LOADS.iter().map(move |&l| (m, l))),
+                )
+                .map(|(pid, (m, l))| (pid, m, l))
+                .collect();
+            let limit = limit_per_run(points.len());
+            with_progress(points.len() as u64, "traced points", |progress| {
+                let one = |&(pid, mode, hogs): &(u32, e1::Mode, u32)| {
+                    trace_run(&e1::scenario(mode, hogs, run), pid, window, limit, |_| {})
+                        .map(|(_, w)| w)
+                };
+                ticklab_twin::sweep::parallel_map(&points, threads, one, &progress)
+            })
+        }
+        Experiment::E2 => {
+            let run = a.run(e2::WARMUP_NS);
+            let flier_ns = (a.flier_us * 1e3).round() as u64;
+            let configs: Vec<(u32, e2::Config)> = (1..).zip(e2::Config::ALL).collect();
+            let limit = limit_per_run(configs.len());
+            with_progress(configs.len() as u64, "traced configurations", |progress| {
+                let one = |&(pid, c): &(u32, e2::Config)| {
+                    let l = listener(&e2::scenario(c, run), pid, window, limit);
+                    e2::sim_with(c, run, flier_ns, l).map(|sim| trace_sim(sim, |_| {}).1)
+                };
+                ticklab_twin::sweep::parallel_map(&configs, threads, one, &progress)
+            })
+        }
+        Experiment::E4 => {
+            let points: Vec<(u32, e4::Point)> = (1..).zip(e4::points()).collect();
+            let limit = limit_per_run(points.len());
+            with_progress(points.len() as u64, "traced points", |progress| {
+                let one = |&(pid, p): &(u32, e4::Point)| {
+                    trace_run(&e4::scenario(p, a.seed), pid, window, limit, |_| {}).map(|(_, w)| w)
+                };
+                ticklab_twin::sweep::parallel_map(&points, threads, one, &progress)
+            })
+        }
+        Experiment::E3 => {
+            return Err(input_error(
+                "--trace: e3 is a guest model without a timeline".to_string(),
+            ));
+        }
+    };
+    let runs: Vec<_> = runs
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|e| input_error(e.to_string()))?;
+    save(
+        path,
+        runs,
+        &format!("ticklab experiment {} (twin)", a.name.name()),
+    )
 }

@@ -49,6 +49,8 @@ pub(crate) struct WhyArgs {
     /// Also write the raw trace text to this file.
     #[arg(long, value_name = "FILE")]
     pub(crate) save_trace: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub(crate) trace: crate::trace_out::TraceArgs,
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
@@ -131,14 +133,29 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         cpus,
         no_trace: args.no_trace,
         save_trace: args.save_trace.clone(),
+        timeline: args.trace.trace.as_ref().map(|_| args.trace.window()),
     };
-    let report = why::observe(&opts, &stop).map_err(|e| {
+    if args.trace.trace.is_some() && args.no_trace {
+        return Err(input_error(
+            "--trace: the timeline comes from tracing; drop --no-trace",
+        ));
+    }
+    let mut report = why::observe(&opts, &stop).map_err(|e| {
         if matches!(e, why::WhyError::CpuNotOnline { .. }) {
             input_error(format!("--cpus: {e}"))
         } else {
             anyhow::anyhow!(e)
         }
     })?;
+    if let Some(path) = &args.trace.trace {
+        let Some(w) = report.timeline.take() else {
+            anyhow::bail!(
+                "--trace: no timeline without tracing ({})",
+                report.missing.join("; ")
+            );
+        };
+        crate::trace_out::save(path, vec![w], "ticklab host why (tracefs)")?;
+    }
     if args.json {
         emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {

@@ -15,6 +15,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod host_twin_cmd;
 mod progress;
+mod trace_out;
 mod twin_cmd;
 mod vm_cmd;
 

@@ -8,6 +8,7 @@ use crate::args::{
 };
 use crate::error::input_error;
 use crate::progress::{Progress, with_progress};
+use crate::trace_out::{TraceArgs, limit_per_run, save};
 use clap::Args;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::{self, Machine};
@@ -65,6 +66,8 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "MAX_US", num_args = 0..=1,
           default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
     histogram: Option<u32>,
+    #[command(flatten)]
+    trace: TraceArgs,
 }
 
 /// `ticklab compare` arguments.
@@ -79,6 +82,8 @@ pub(crate) struct CompareArgs {
     /// Print the reports as a JSON array.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    trace: TraceArgs,
 }
 
 /// The scenario of `--machine` (or the default laptop) before any other flag: 6.10,
@@ -201,18 +206,44 @@ fn simulate_with_progress(
     Ok(sim.report())
 }
 
+/// [`simulate_with_progress`] with the timeline export (`--trace`): same report.
+fn trace_with_progress(
+    s: &Scenario,
+    t: &TraceArgs,
+    path: &std::path::Path,
+) -> anyhow::Result<Report> {
+    let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
+    let mut p = Progress::new(total_ms, "simulated ms");
+    let (r, w) = ticklab_twin::timeline::trace_run(s, 1, t.window(), limit_per_run(1), |ns| {
+        p.set(ns / 1_000_000)
+    })
+    .map_err(|e| input_error(e.to_string()))?;
+    p.finish();
+    save(path, vec![w], "ticklab sim (twin)")?;
+    Ok(r)
+}
+
 /// Runs `ticklab sim`.
 pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let s = build_scenario(&a.scenario, a.cmdline.as_deref())?;
     check_histogram_workload(a.histogram, &s.workload).map_err(input_error)?;
     if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
+        if a.trace.trace.is_some() {
+            return Err(input_error(
+                "--trace: a ping-pong workload runs the E3 guest model, which has no timeline; \
+                 drop --trace",
+            ));
+        }
         return sim_pingpong(&s, a.json);
     }
-    let r = simulate_with_progress(
-        &s,
-        a.histogram,
-        &cmdline_origin(&a.scenario, a.cmdline.as_deref()),
-    )?;
+    let r = match &a.trace.trace {
+        Some(path) => trace_with_progress(&s, &a.trace, path)?,
+        None => simulate_with_progress(
+            &s,
+            a.histogram,
+            &cmdline_origin(&a.scenario, a.cmdline.as_deref()),
+        )?,
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -287,15 +318,44 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         scenarios.push(s);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let results = with_progress(scenarios.len() as u64, "configurations", |progress| {
-        let simulate = |s: &Scenario| ticklab_twin::simulate(s, |_| {});
-        ticklab_twin::sweep::parallel_map(&scenarios, threads, simulate, &progress)
-    });
-    let reports: Vec<Report> = results
-        .into_iter()
-        .zip(&a.cmdline)
-        .map(|(r, c)| r.map_err(|e| sim_error(&e, &format!("--cmdline {c:?}"))))
-        .collect::<Result<_, _>>()?;
+    let reports: Vec<Report> = match &a.trace.trace {
+        Some(path) => {
+            // One process per configuration, in --cmdline order.
+            let n = scenarios.len();
+            let indexed: Vec<(u32, &Scenario)> = (1..).zip(&scenarios).collect();
+            let results = with_progress(n as u64, "configurations", |progress| {
+                let run = |(pid, s): &(u32, &Scenario)| {
+                    ticklab_twin::timeline::trace_run(
+                        s,
+                        *pid,
+                        a.trace.window(),
+                        limit_per_run(n),
+                        |_| {},
+                    )
+                };
+                ticklab_twin::sweep::parallel_map(&indexed, threads, run, &progress)
+            });
+            let (reports, runs): (Vec<Report>, Vec<_>) = results
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| input_error(e.to_string()))?
+                .into_iter()
+                .unzip();
+            save(path, runs, "ticklab compare (twin)")?;
+            reports
+        }
+        None => {
+            let results = with_progress(scenarios.len() as u64, "configurations", |progress| {
+                let simulate = |s: &Scenario| ticklab_twin::simulate(s, |_| {});
+                ticklab_twin::sweep::parallel_map(&scenarios, threads, simulate, &progress)
+            });
+            results
+                .into_iter()
+                .zip(&a.cmdline)
+                .map(|(r, c)| r.map_err(|e| sim_error(&e, &format!("--cmdline {c:?}"))))
+                .collect::<Result<_, _>>()?
+        }
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else {

@@ -115,6 +115,7 @@ fn live_trace_window() {
         cpus: None,
         no_trace: false,
         save_trace: None,
+        timeline: None,
     };
     let report = why::observe(&opts, &Stop::new()).expect("observe");
     assert!(
@@ -158,6 +159,7 @@ fn sample_cpu0() -> why::WhyReport {
         cpus: Some(vec![0]),
         no_trace: true,
         save_trace: None,
+        timeline: None,
     };
     why::observe(&opts, &Stop::new()).expect("observe")
 }
@@ -193,6 +195,7 @@ fn a_cpu_that_is_not_online_is_refused_by_variant() {
         cpus: Some(vec![1 << 20]),
         no_trace: true,
         save_trace: None,
+        timeline: None,
     };
     match why::observe(&opts, &Stop::new()) {
         Err(why::WhyError::CpuNotOnline { cpu, online }) => {
@@ -218,6 +221,7 @@ fn a_cpu_outside_the_inherited_affinity_is_observed() {
             cpus: Some(vec![last]),
             no_trace: true,
             save_trace: None,
+            timeline: None,
         };
         let report = why::observe(&opts, &Stop::new()).expect("observe");
         assert_eq!(report.cpus.len(), 1);
@@ -270,6 +274,7 @@ fn a_dead_process_s_trace_instance_is_removed_by_the_next_observation() {
         cpus: None,
         no_trace: true,
         save_trace: None,
+        timeline: None,
     };
     why::observe(&opts, &Stop::new()).expect("observe");
     let (dead_gone, alive_kept) = (!dead.exists(), alive.exists());
@@ -280,4 +285,24 @@ fn a_dead_process_s_trace_instance_is_removed_by_the_next_observation() {
     }
     assert!(dead_gone, "{} stayed", dead.display());
     assert!(alive_kept, "{} was removed", alive.display());
+}
+
+#[test]
+#[ignore = "needs root and tracefs"]
+fn live_timeline_keeps_the_trace_invariants() {
+    assert!(ticklab_host::probe::is_root(), "tracing needs root");
+    let opts = WhyOptions {
+        window: Duration::from_millis(300),
+        cpus: None,
+        no_trace: false,
+        save_trace: None,
+        timeline: Some(ticklab_schema::trace::TraceWindow::WHOLE),
+    };
+    let report = why::observe(&opts, &Stop::new()).expect("observe");
+    let w = report.timeline.expect("a timeline with tracing");
+    let mut out = Vec::new();
+    ticklab_schema::trace::write_trace(&mut out, vec![w], &[]).unwrap();
+    let c = ticklab_schema::trace::check(&String::from_utf8(out).unwrap()).unwrap();
+    assert_eq!(c.tracks, report.cpus.len(), "{c:?}");
+    assert!(c.by_category.get("irq").is_some_and(|&n| n > 0), "{c:?}");
 }

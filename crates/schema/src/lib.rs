@@ -21,6 +21,8 @@
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
+//! * [`trace`] writes timelines as Chrome trace-event JSON, one vocabulary for the twin and
+//!   the host lab.
 //!
 //! Read [`scenario`] first, then [`report`].
 
@@ -33,6 +35,7 @@ pub mod histogram;
 pub mod machine;
 pub mod report;
 pub mod scenario;
+pub mod trace;
 pub mod units;
 pub mod validate;
 pub mod workload;

@@ -32,6 +32,7 @@ pub mod hw;
 pub mod kernel;
 pub mod sim;
 pub mod sweep;
+pub mod timeline;
 pub mod workloads;
 
 pub use sim::{Sim, SimError, simulate};

@@ -142,6 +142,17 @@ fn decode(name: &str, payload: &str) -> TraceEvent {
 
 /// Parses one line; `None` if it is not a trace event line.
 pub fn parse_trace_line(line: &str) -> Option<TraceLine> {
+    parse_trace_line_raw(line).map(|(l, _, _)| l)
+}
+
+/// The value of `key=value` in an event payload (space-separated), for events
+/// [`TraceEvent`] does not decode.
+pub fn payload_field<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
+    field(payload, key)
+}
+
+/// [`parse_trace_line`], also returning the event's name and its undecoded payload.
+pub fn parse_trace_line_raw(line: &str) -> Option<(TraceLine, &str, &str)> {
     // Try every `[digits]` candidate left to right; the first that is followed by a
     // timestamp (after an optional flags token) is the CPU field.
     let mut search = 0;
@@ -180,13 +191,15 @@ pub fn parse_trace_line(line: &str) -> Option<TraceLine> {
         let ts_end = rest.find(ts_tok).map(|p| p + ts_tok.len())?;
         let tail = rest[ts_end..].trim_start();
         let (name, payload) = tail.split_once(':').unwrap_or((tail, ""));
-        return Some(TraceLine {
+        let (name, payload) = (name.trim(), payload.trim());
+        let l = TraceLine {
             task: task.trim().to_string(),
             pid,
             cpu,
             ts_ns,
-            event: decode(name.trim(), payload.trim()),
-        });
+            event: decode(name, payload),
+        };
+        return Some((l, name, payload));
     }
     None
 }

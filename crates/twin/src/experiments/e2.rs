@@ -36,7 +36,7 @@
 //! `CONFIG_NO_HZ` (dyntick-idle), `CONFIG_MAXSMP` with one leaf `rcu_node` for up to 64 CPUs
 //! (the fan-out of that era before the leaf fan-out limit), the -rt tree's `skew_tick` patch.
 
-use crate::sim::{Sim, SimError};
+use crate::sim::{NoTimeline, Observer, Sim, SimError};
 use crate::sweep::parallel_map;
 use ticklab_cmdline::CpuSet;
 use ticklab_cmdline::NohzBuild;
@@ -125,8 +125,18 @@ pub fn run_point(
 /// `flier_ns`, every mechanism of the configuration on, and no power integration (E2
 /// reports frame tables, not watts).
 pub fn sim(config: impl Into<Config>, run: Run, flier_ns: u64) -> Result<Sim, SimError> {
+    sim_with(config, run, flier_ns, NoTimeline)
+}
+
+/// [`sim`] with an extra listener (a timeline export).
+pub fn sim_with<O: Observer>(
+    config: impl Into<Config>,
+    run: Run,
+    flier_ns: u64,
+    observer: O,
+) -> Result<Sim<O>, SimError> {
     let config = config.into();
-    let mut sim = Sim::new(&scenario(config, run))?;
+    let mut sim = Sim::with_observer(&scenario(config, run), observer)?;
     sim.set_flier_threshold_ns(flier_ns);
     sim.set_mechanisms(mechanisms(config, None));
     sim.without_energy();

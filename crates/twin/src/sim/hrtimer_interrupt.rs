@@ -2,7 +2,7 @@
 //! device reprogramming outside the interrupt (`hrtimer_reprogram`). The re-arm/retry/hang rule
 //! lives in [`crate::kernel::hrtimer`].
 
-use super::observe::{Event, Observer};
+use super::observe::{Callback, Event, Observer};
 use super::{Sim, TimerFn};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::{Rearm, TimerId, forward};
@@ -65,6 +65,18 @@ impl<O: Observer> Sim<O> {
 
     pub(super) fn run_hrtimer(&mut self, c: usize, id: TimerId, mut now: Time) -> Time {
         let func = self.cpus[c].hrt.func(id);
+        let callback = match func {
+            TimerFn::Tick => Callback::Tick,
+            TimerFn::Background(s) => Callback::Source(s),
+            TimerFn::FrameWake(_) => Callback::FrameWake,
+        };
+        self.emit(
+            now,
+            Event::HrtimerExpireEntry {
+                cpu: c as u32,
+                callback,
+            },
+        );
         match func {
             TimerFn::Tick => now = self.tick_sched_timer(c, id, now),
             TimerFn::FrameWake(w) => {
@@ -103,6 +115,7 @@ impl<O: Observer> Sim<O> {
                 }
             }
         }
+        self.emit(now, Event::HrtimerExpireExit { cpu: c as u32 });
         now
     }
 

@@ -82,7 +82,7 @@ use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
-pub use observe::{Event, LockId, NoTimeline, Observer, SharedLine};
+pub use observe::{Callback, Event, LockId, NoTimeline, Observer, SharedLine, SoftirqVec};
 pub use setup::SimError;
 use stats::WindowStats;
 

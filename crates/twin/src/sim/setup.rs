@@ -1,7 +1,7 @@
 //! Building a [`Sim`] from a [`Scenario`]: resolve the command line, lay out CPUs, arm the
 //! ticks and background sources, place the workload.
 
-use super::observe::{NoTimeline, Observer};
+use super::observe::{Event, NoTimeline, Observer};
 use super::stats::WindowStats;
 use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_TASK, Sim, SourceRt, TimerFn};
 use crate::engine::rng::{Stream, delivery_streams, streams};
@@ -224,6 +224,10 @@ impl<O: Observer> Sim<O> {
             self.cpus[c].arm_device(fire, jitter);
             if self.cpus[c].running == Running::Idle {
                 self.enter_idle(c, 0);
+            } else {
+                // Every CPU starts in the idle task; a placed task runs from boot.
+                let to = self.cpus[c].running;
+                self.emit(0, Event::TaskSwitched { cpu: c as u32, to });
             }
             let t = self.cpus[c].next_slot();
             self.queue.set(c, t);

@@ -1,12 +1,14 @@
 //! The TIMER softirq (`run_timer_softirq`): expire the timer wheel and re-arm its timers.
 
 use super::Sim;
-use super::observe::{Event, Observer};
+use super::observe::{Event, Observer, SoftirqVec};
 use crate::engine::Time;
 
 impl<O: Observer> Sim<O> {
     /// The TIMER softirq: runs expired wheel timers.
     pub(super) fn run_timer_softirq(&mut self, c: usize, mut now: Time) -> Time {
+        let vec = SoftirqVec::Timer;
+        self.emit(now, Event::SoftirqEntry { cpu: c as u32, vec });
         let jiffies = self.tk.jiffies();
         let cpu = &mut self.cpus[c];
         cpu.timer_softirq = false;
@@ -32,6 +34,7 @@ impl<O: Observer> Sim<O> {
             }
         }
         self.cpus[c].expired = expired;
+        self.emit(now, Event::SoftirqExit { cpu: c as u32, vec });
         now
     }
 }

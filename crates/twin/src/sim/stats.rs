@@ -250,7 +250,11 @@ impl Observer for WindowStats {
             | Event::RcuTrylockFailed { .. }
             | Event::JiffiesWrite { .. }
             | Event::LoadFolded { .. }
-            | Event::TaskSwitched { .. } => {}
+            | Event::TaskSwitched { .. }
+            | Event::HrtimerExpireEntry { .. }
+            | Event::HrtimerExpireExit { .. }
+            | Event::SoftirqEntry { .. }
+            | Event::SoftirqExit { .. } => {}
         }
     }
 }

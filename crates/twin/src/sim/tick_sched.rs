@@ -177,10 +177,11 @@ impl<O: Observer> Sim<O> {
                 .nohz_balance
                 .kick_needed(cpu_id, socket, now, self.transfer);
             waited += wait;
+            let arrival = now;
             now += t;
             if wait > 0 {
                 self.emit(
-                    now,
+                    arrival,
                     Event::LockAcquired {
                         cpu: cpu_id,
                         lock: LockId::Line(SharedLine::NohzPicks),
@@ -230,7 +231,7 @@ impl<O: Observer> Sim<O> {
         if self.cpus[c].housekeeping && self.rcu.needs_gp(now) {
             // rcu_start_gp: under the (root = leaf with one node level) rcu_node lock.
             let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
-            self.rcu_leaf_event(c, leaf, got);
+            self.rcu_leaf_event(c, leaf, got, now);
             self.rcu.start_gp(c, jiffies, now);
             self.emit(now, Event::RcuGpStarted { cpu: cpu_id });
             waited += got.wait_ns;
@@ -241,7 +242,7 @@ impl<O: Observer> Sim<O> {
             RcuWork::Notice => {
                 match self.rcu_leaves[leaf].try_acquire(now, hold, cpu_id, socket, self.transfer) {
                     Ok(got) => {
-                        self.rcu_leaf_event(c, leaf, got);
+                        self.rcu_leaf_event(c, leaf, got, now);
                         self.rcu.noticed(c);
                         waited += got.wait_ns;
                         now += got.wait_ns + hold;
@@ -255,7 +256,7 @@ impl<O: Observer> Sim<O> {
             }
             RcuWork::Report => {
                 let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
-                self.rcu_leaf_event(c, leaf, got);
+                self.rcu_leaf_event(c, leaf, got, now);
                 self.rcu.report(c);
                 waited += got.wait_ns;
                 now += got.wait_ns + hold;
@@ -264,7 +265,7 @@ impl<O: Observer> Sim<O> {
                 // Under the leaf lock: read every owing CPU's dynticks counter (a remote line).
                 let scan = hold + u64::from(self.rcu.owing()) * self.transfer.remote_ns;
                 let got = self.rcu_leaves[leaf].acquire(now, scan, cpu_id, socket, self.transfer);
-                self.rcu_leaf_event(c, leaf, got);
+                self.rcu_leaf_event(c, leaf, got, now);
                 let cpus = &self.cpus;
                 self.rcu.force_qs(jiffies, |i| {
                     cpus[i].ts.is_stopped() && cpus[i].idle.is_some()
@@ -276,9 +277,10 @@ impl<O: Observer> Sim<O> {
         (now - at, waited)
     }
 
-    fn rcu_leaf_event(&mut self, c: usize, leaf: usize, got: crate::hw::lock::Acquired) {
+    /// Reports `c`'s acquisition of leaf `leaf`, arriving at `at`.
+    fn rcu_leaf_event(&mut self, c: usize, leaf: usize, got: crate::hw::lock::Acquired, at: Time) {
         self.emit(
-            self.now,
+            at,
             Event::LockAcquired {
                 cpu: c as u32,
                 lock: LockId::RcuNodeLeaf(leaf as u32),

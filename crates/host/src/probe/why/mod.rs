@@ -28,12 +28,14 @@
 //! Files: this one holds the options, the report and the errors; `attribute.rs` the pure
 //! attribution of a trace ([`attribute`], [`gap_stopped_ns`], [`tick_period_from_trace`]);
 //! `observe.rs` the live observation ([`observe`]: tracing, or the sampling fallback);
-//! `screen.rs` the report as text (`Display`).
+//! `screen.rs` the report as text (`Display`); `chrome_trace.rs` the timeline export
+//! (`--trace`).
 
 use serde::Serialize;
 use std::time::Duration;
 
 mod attribute;
+pub mod chrome_trace;
 mod observe;
 mod screen;
 
@@ -67,6 +69,9 @@ pub struct WhyOptions {
     pub no_trace: bool,
     /// Write the raw trace text here (tracing method only).
     pub save_trace: Option<std::path::PathBuf>,
+    /// Also record [`chrome_trace::TIMELINE_EVENTS`] and convert the window (this part of
+    /// it) into a timeline ([`WhyReport::timeline`]; tracing method only).
+    pub timeline: Option<ticklab_schema::trace::TraceWindow>,
 }
 
 /// Why [`observe`] could not produce a report. The caller matches on the variant: a CPU that is
@@ -111,6 +116,9 @@ pub struct WhyReport {
     pub interrupted: bool,
     /// Per CPU.
     pub cpus: Vec<CpuWhy>,
+    /// The timeline asked for with [`WhyOptions::timeline`] (not part of the JSON report).
+    #[serde(skip)]
+    pub timeline: Option<ticklab_schema::trace::TraceWriter>,
 }
 
 /// One CPU's attribution.

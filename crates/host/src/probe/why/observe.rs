@@ -99,7 +99,13 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
         Err("tracing not requested (--no-trace)".to_string())
     } else {
         match &tl0 {
-            Ok(_) => TraceSession::start(&EVENTS, 4096, opts.cpus.as_deref()),
+            Ok(_) => {
+                let mut events = EVENTS.to_vec();
+                if opts.timeline.is_some() {
+                    events.extend(super::chrome_trace::TIMELINE_EVENTS);
+                }
+                TraceSession::start(&events, 4096, opts.cpus.as_deref())
+            }
             Err(why) => Err(format!("tracing skipped: {why}")),
         }
     };
@@ -167,6 +173,9 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                     trace.lines.last().map_or(0, |l| l.ts_ns),
                 )
             };
+            let timeline = opts
+                .timeline
+                .map(|w| super::chrome_trace::live_timeline(&text, (start, end), &cpus, w));
             let period = tick_period_from_trace(&trace);
             let mut cpus_why = attribute(
                 &trace,
@@ -218,6 +227,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 elapsed_s: (end_ns - start_ns) as f64 / 1e9,
                 interrupted,
                 cpus: cpus_why,
+                timeline,
             })
         }
         Err(trace_why) => {
@@ -304,5 +314,6 @@ fn sample_fallback(
         elapsed_s: start.elapsed().as_secs_f64(),
         interrupted,
         cpus: cpus_why,
+        timeline: None,
     })
 }
