@@ -13,6 +13,8 @@
 //!   holds, for the twin and the host lab alike.
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
+//! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
+//!   writes.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
@@ -24,5 +26,6 @@ pub mod frames;
 pub mod machine;
 pub mod report;
 pub mod scenario;
+pub mod sweep;
 pub mod units;
 pub mod workload;
