@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `sweep_cmd`: sweep, merge),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -14,6 +14,7 @@ mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
+mod sweep_cmd;
 mod twin_cmd;
 mod vm_cmd;
 
@@ -48,6 +49,10 @@ enum Command {
     },
     /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
     Vm(vm_cmd::VmArgs),
+    /// Run a scenario over a grid of parameter values and seeds, in parallel (one row per run).
+    Sweep(sweep_cmd::SweepArgs),
+    /// Put the shard outputs of `sweep --shard I/N` back together.
+    Merge(sweep_cmd::MergeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +89,8 @@ fn main() -> ExitCode {
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
+        Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
+        Some(Command::Merge(a)) => sweep_cmd::merge(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -27,6 +27,9 @@
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
 //!
+//! * [`sweep`](mod@sweep) — `ticklab sweep` and `ticklab merge`: rows and per-point summaries
+//!   as JSON lines or CSV.
+//!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
 
@@ -42,6 +45,7 @@ pub mod e4;
 pub mod format;
 pub mod frames;
 pub mod host_run;
+pub mod sweep;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
