@@ -17,7 +17,7 @@ pub(crate) struct InspectArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IrqsArgs {
     /// Sampling window, e.g. `10s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Show every row of /proc/interrupts, not just LOC, RES, CAL and IWI.
     #[arg(long)]
@@ -31,10 +31,10 @@ pub(crate) struct IrqsArgs {
 #[derive(Debug, Args)]
 pub(crate) struct WhyArgs {
     /// Observation window, e.g. `5s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// CPUs to report, as a kernel cpulist (`1`, `0-3,8`); default all online CPUs.
-    #[arg(long)]
+    #[arg(short = 'c', long)]
     pub(crate) cpus: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]

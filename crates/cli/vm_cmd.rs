@@ -111,7 +111,7 @@ pub(crate) struct BootArgs {
     #[arg(long, default_value = "idle")]
     workload: String,
     /// Measured window inside the guest.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     duration: DurationArg,
     /// Quiet time between boot and the window (boot-time work settles).
     #[arg(long, default_value = "3s", value_parser = parse_duration_arg)]
