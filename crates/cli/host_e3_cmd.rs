@@ -131,7 +131,11 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         interrupted: outcome.interrupted,
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&live)?);
+        let doc = ticklab_schema::versioned::Versioned::new(
+            ticklab_schema::report::REPORT_SCHEMA_VERSION,
+            &live,
+        );
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", ticklab_report::e3::live_report(&live));
     }

@@ -4,6 +4,7 @@ use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::input_error;
 use clap::Args;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
+use ticklab_schema::versioned::{HOST_PROBE_SCHEMA_VERSION, Versioned};
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
@@ -61,7 +62,10 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
 pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )
     } else {
         emit(&report.to_string())
     }
@@ -74,7 +78,10 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
-        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &rates))?
+                + "\n"),
+        )
     } else {
         emit(&rates.to_string())
     }
@@ -108,7 +115,10 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         }
     })?;
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )
     } else {
         emit(&report.to_string())
     }

@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -61,6 +61,8 @@ enum Command {
     Completions(shell_cmd::CompletionsArgs),
     /// Print the man page (roff): `ticklab man | man -l -`.
     Man,
+    /// Print the JSON Schema of a JSON document ticklab writes (as in docs/schema/).
+    JsonSchema(shell_cmd::JsonSchemaArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
         Some(Command::Merge(a)) => sweep_cmd::merge(&a),
         Some(Command::Completions(a)) => shell_cmd::completions(&a, Cli::command()),
         Some(Command::Man) => shell_cmd::man(Cli::command()),
+        Some(Command::JsonSchema(a)) => shell_cmd::json_schema(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

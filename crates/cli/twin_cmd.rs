@@ -175,6 +175,7 @@ fn sim_pingpong(s: &Scenario, json: bool) -> anyhow::Result<()> {
         .collect();
     if json {
         let v = serde_json::json!({
+            "schema_version": ticklab_schema::report::REPORT_SCHEMA_VERSION,
             "workload": s.workload.label(),
             "machine": s.machine.name,
             "cmdline": s.kernel.cmdline,
