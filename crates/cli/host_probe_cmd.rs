@@ -8,6 +8,7 @@ use crate::error::{input_error, interrupted};
 use clap::Args;
 use ticklab_host::harness::stop::Stop;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
+use ticklab_schema::versioned::{HOST_PROBE_SCHEMA_VERSION, Versioned};
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
@@ -21,7 +22,7 @@ pub(crate) struct InspectArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IrqsArgs {
     /// Sampling window, e.g. `10s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Show every row of /proc/interrupts, not just LOC, RES, CAL and IWI.
     #[arg(long)]
@@ -35,10 +36,10 @@ pub(crate) struct IrqsArgs {
 #[derive(Debug, Args)]
 pub(crate) struct WhyArgs {
     /// Observation window, e.g. `5s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// CPUs to report, as a kernel cpulist (`1`, `0-3,8`); default all online CPUs.
-    #[arg(long)]
+    #[arg(short = 'c', long)]
     pub(crate) cpus: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]
@@ -54,7 +55,7 @@ pub(crate) struct WhyArgs {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
-fn emit(text: &str) -> anyhow::Result<()> {
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -67,7 +68,10 @@ fn emit(text: &str) -> anyhow::Result<()> {
 pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )
     } else {
         emit(&report.to_string())
     }
@@ -94,7 +98,10 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let after = irqs::snapshot(&root).map_err(proc_err)?;
     let rates = irqs::rates_between(&before, &after, args.all);
     if args.json {
-        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))?;
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &rates))?
+                + "\n"),
+        )?;
     } else {
         if cut {
             eprintln!(
@@ -157,7 +164,10 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         crate::trace_out::save(path, vec![w], "ticklab host why (tracefs)")?;
     }
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )?;
     } else {
         emit(&report.to_string())?;
     }

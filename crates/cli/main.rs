@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -15,11 +15,13 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod host_twin_cmd;
 mod progress;
+mod shell_cmd;
+mod sweep_cmd;
 mod trace_out;
 mod twin_cmd;
 mod vm_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// A laboratory for the Linux kernel tick.
@@ -28,6 +30,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Command>,
+    /// No progress bar or timing lines on standard error.
+    #[arg(short = 'q', long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -50,6 +55,16 @@ enum Command {
     },
     /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
     Vm(vm_cmd::VmArgs),
+    /// Run a scenario over a grid of parameter values and seeds, in parallel (one row per run).
+    Sweep(sweep_cmd::SweepArgs),
+    /// Put the shard outputs of `sweep --shard I/N` back together.
+    Merge(sweep_cmd::MergeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell_cmd::CompletionsArgs),
+    /// Print the man page (roff): `ticklab man | man -l -`.
+    Man,
+    /// Print the JSON Schema of a JSON document ticklab writes (as in docs/schema/).
+    JsonSchema(shell_cmd::JsonSchemaArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,6 +95,7 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
+    progress::set_quiet(cli.quiet);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
     let result = match outcome {
         Ok(r) => r.and_then(|()| std::io::Write::flush(&mut std::io::stdout()).map_err(Into::into)),
@@ -117,5 +133,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
+        Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
+        Some(Command::Merge(a)) => sweep_cmd::merge(&a),
+        Some(Command::Completions(a)) => shell_cmd::completions(&a, Cli::command()),
+        Some(Command::Man) => shell_cmd::man(Cli::command()),
+        Some(Command::JsonSchema(a)) => shell_cmd::json_schema(&a),
     }
 }

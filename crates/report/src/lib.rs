@@ -34,6 +34,9 @@
 //!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
 //!   ones `host_run_report` prints too.
 //!
+//! * [`sweep`](mod@sweep) — `ticklab sweep` and `ticklab merge`: rows and per-point summaries
+//!   as JSON lines or CSV.
+//!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
 
@@ -51,6 +54,7 @@ pub mod format;
 pub mod frames;
 pub mod histogram;
 pub mod host_run;
+pub mod sweep;
 pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};

@@ -18,6 +18,8 @@
 //! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
 //!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
 //!   `host calibrate` and `vm compare` share.
+//! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
+//!   writes.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -35,7 +37,9 @@ pub mod histogram;
 pub mod machine;
 pub mod report;
 pub mod scenario;
+pub mod sweep;
 pub mod trace;
 pub mod units;
 pub mod validate;
+pub mod versioned;
 pub mod workload;

@@ -119,7 +119,7 @@ pub fn check_hz(hz: u32) -> Result<u32, String> {
 }
 
 /// How a background source is armed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimerKind {
     /// An hrtimer (ns resolution, own interrupt unless it rides another one).
@@ -333,7 +333,7 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// Reads and parses a scenario file (at most
+    /// Reads and parses a scenario file, or standard input for `-` (at most
     /// [`MAX_SCENARIO_BYTES`](crate::validate::MAX_SCENARIO_BYTES), so that `/dev/zero` or a
     /// log given by mistake is refused rather than read until memory runs out).
     pub fn load(path: &str) -> Result<Scenario, ScenarioError> {
@@ -343,11 +343,14 @@ impl Scenario {
             origin: path.to_string(),
             what,
         };
-        let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let mut bytes = Vec::new();
-        file.take(limit + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| err(format!("cannot read: {e}")))?;
+        let read = if path == "-" {
+            std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes)
+        } else {
+            let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
+            file.take(limit + 1).read_to_end(&mut bytes)
+        };
+        read.map_err(|e| err(format!("cannot read: {e}")))?;
         if bytes.len() as u64 > limit {
             return Err(err(format!(
                 "larger than {} MiB: not a scenario file",
@@ -360,7 +363,7 @@ impl Scenario {
                 e.utf8_error().valid_up_to()
             ))
         })?;
-        Scenario::from_toml(&text, path)
+        Scenario::from_toml(&text, if path == "-" { "<stdin>" } else { path })
     }
 
     /// Serialises back to a scenario file with the machine spelled out.
