@@ -42,7 +42,7 @@ pub fn check_histogram_us(max_us: u32) -> Result<u32, String> {
 /// A latency histogram of 1 µs buckets (see the module docs).
 ///
 /// Invariant: `counts.len() == max_us`, and `Σ counts + overflows == samples`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(into = "HistogramRecord", try_from = "HistogramRecord")]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
@@ -152,7 +152,7 @@ impl LatencyHistogram {
 
 /// What a [`LatencyHistogram`] looks like in the JSON report: the non-empty buckets only,
 /// as `[microsecond, count]` pairs, and the exact figures in ns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 struct HistogramRecord {
     /// Buckets (`MAX_US`).
     max_us: u32,
@@ -228,7 +228,7 @@ impl TryFrom<HistogramRecord> for LatencyHistogram {
 }
 
 /// One CPU's two histograms of a frame group: jitter and wake-up latency.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuHistograms {
     /// CPU of the worker.
     pub cpu: u32,
