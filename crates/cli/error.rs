@@ -105,15 +105,17 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
             // The partial report is above; one line says why it is partial.
             return Exit::Report(EXIT_INTERRUPTED);
         }
-        if let Some(io) = cause.downcast_ref::<io::Error>() {
-            if io.kind() == io::ErrorKind::BrokenPipe {
-                return exit_for_io(io);
-            }
+        if let Some(io) = cause
+            .downcast_ref::<io::Error>()
+            .filter(|io| io.kind() == io::ErrorKind::BrokenPipe)
+        {
+            return exit_for_io(io);
         }
-        if let Some(json) = cause.downcast_ref::<serde_json::Error>() {
-            if json.io_error_kind() == Some(io::ErrorKind::BrokenPipe) {
-                return Exit::Quiet(EXIT_BROKEN_PIPE);
-            }
+        if cause
+            .downcast_ref::<serde_json::Error>()
+            .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
+        {
+            return Exit::Quiet(EXIT_BROKEN_PIPE);
         }
     }
     if e.downcast_ref::<InputError>().is_some() {

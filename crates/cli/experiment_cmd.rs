@@ -222,12 +222,6 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
         e2::results(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
     })
     .map_err(|e| input_error(e.to_string()))?;
-    // The twin's speed goes to stderr: stdout stays byte-identical for a seed.
-    let wall_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "ticklab: {}",
-        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
-    );
     if a.json {
         println!(
             "{}",
@@ -236,6 +230,13 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", ticklab_report::e2_report(&results));
     }
+    // The twin's speed goes to stderr (after the output, so that a closed stdout ends
+    // quietly): stdout stays byte-identical for a seed.
+    let wall_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "ticklab: {}",
+        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
+    );
     Ok(())
 }
 
@@ -247,11 +248,6 @@ fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
         e2::ablation(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
     })
     .map_err(|e| input_error(e.to_string()))?;
-    let wall_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "ticklab: {}",
-        ticklab_report::e2::events_line(&ablation.points, wall_s, threads)
-    );
     if a.json {
         println!(
             "{}",
@@ -260,6 +256,11 @@ fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", ticklab_report::ablation_report(&ablation));
     }
+    let wall_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "ticklab: {}",
+        ticklab_report::e2::events_line(&ablation.points, wall_s, threads)
+    );
     Ok(())
 }
 

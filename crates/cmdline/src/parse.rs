@@ -446,14 +446,16 @@ fn check_size(line: &str) -> Result<(), CmdlineError> {
             .into(),
     };
     if line.len() > MAX_CMDLINE_BYTES {
-        let mut at = MAX_CMDLINE_BYTES;
-        while !line.is_char_boundary(at) {
-            at -= 1;
-        }
+        // The token that crosses the limit (linear: one pass of the tokenizer).
+        let crossing = tokenize(line)
+            .into_iter()
+            .find(|t| t.offset + t.raw.len() > MAX_CMDLINE_BYTES);
+        let (raw, number, offset) =
+            crossing.map_or(("", 0, line.len()), |t| (t.raw, t.number, t.offset));
         return Err(too_long(
-            &line[at..],
-            0,
-            at,
+            raw,
+            number,
+            offset,
             format!(
                 "a command line of at most {MAX_CMDLINE_BYTES} bytes, found {}",
                 line.len()

@@ -382,16 +382,19 @@ impl BackgroundSource {
             }
         }
         check_u64(&format!("{key}.slack_ns"), self.slack_ns, MAX_COST_NS, "ns")?;
-        if let Some(cpus) = &self.cpus {
-            if let Some(last) = cpus.last().filter(|&c| c >= nr_cpus) {
-                return Err(bad(
-                    format!("{key}.cpus"),
-                    format!(
-                        "CPU {last} is not on this machine: expected CPUs 0-{} ({nr_cpus} CPUs)",
-                        nr_cpus - 1
-                    ),
-                ));
-            }
+        if let Some(last) = self
+            .cpus
+            .as_ref()
+            .and_then(|cpus| cpus.last())
+            .filter(|&c| c >= nr_cpus)
+        {
+            return Err(bad(
+                format!("{key}.cpus"),
+                format!(
+                    "CPU {last} is not on this machine: expected CPUs 0-{} ({nr_cpus} CPUs)",
+                    nr_cpus.saturating_sub(1)
+                ),
+            ));
         }
         Ok(())
     }

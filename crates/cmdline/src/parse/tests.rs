@@ -576,3 +576,24 @@ proptest::proptest! {
         let _ = KernelCmdline::parse(&format!("isolcpus={line}"), nr);
     }
 }
+
+/// Issue 17: a line past the token or byte limit is refused naming the first token past it;
+/// one at the limit is read.
+#[test]
+fn size_limits_table() {
+    let at_limit = vec!["quiet"; MAX_CMDLINE_TOKENS].join(" ");
+    assert!(KernelCmdline::parse(&at_limit, 8).is_ok());
+    let past = format!("{at_limit} nohz_full=1");
+    let e = KernelCmdline::parse(&past, 8).expect_err("one token too many");
+    assert_eq!(e.token_number, MAX_CMDLINE_TOKENS + 1);
+    assert_eq!(e.token, "nohz_full=1");
+    assert!(e.expected.contains("at most 4096 parameters"), "{e}");
+    let long = format!("nohz_full=1 {}", "x".repeat(MAX_CMDLINE_BYTES));
+    let e = KernelCmdline::parse(&long, 8).expect_err("too many bytes");
+    // The token that crosses the limit: the second one, at byte 12.
+    assert_eq!((e.token_number, e.byte_offset), (2, 12));
+    assert!(e.expected.contains("65536 bytes"), "{e}");
+    // A multi-byte character across the limit is cut on a character boundary.
+    let wide = format!("{}é", "x".repeat(MAX_CMDLINE_BYTES - 1));
+    assert!(KernelCmdline::parse(&wide, 8).is_err());
+}

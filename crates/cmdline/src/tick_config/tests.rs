@@ -654,3 +654,17 @@ fn arguments_after_dashes_go_to_init() {
         ]
     );
 }
+
+/// Issue 17: repeating a housekeeping parameter (up to the token limit) resolves as one does,
+/// and each repeat is compared with one mask, not with every earlier repeat.
+#[test]
+fn repeated_housekeeping_resolves_like_one() {
+    let b = build(NohzBuild::Full, (6, 10));
+    let one = KernelCmdline::parse("nohz_full=1-7", 8).expect("parses");
+    let many_line = vec!["nohz_full=1-7"; crate::MAX_CMDLINE_TOKENS].join(" ");
+    let many = KernelCmdline::parse(&many_line, 8).expect("parses");
+    let (a, _) = TickConfig::resolve(&one, &b, 8, 0);
+    let (z, _) = TickConfig::resolve(&many, &b, 8, 0);
+    assert_eq!(a.nohz_full, z.nohz_full);
+    assert_eq!(a.housekeeping, z.housekeeping);
+}
