@@ -1,6 +1,6 @@
 //! `ticklab host inspect | irqs | why`: thin wiring around `ticklab_host::probe`.
 
-use crate::args::{DurationArg, parse_duration_arg};
+use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
 use crate::error::input_error;
 use clap::Args;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
@@ -25,6 +25,9 @@ pub(crate) struct IrqsArgs {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// `openmetrics`: gauges for node-exporter's textfile collector instead of the table.
+    #[arg(long, value_enum, default_value_t, conflicts_with = "json")]
+    pub(crate) format: MetricsFormat,
 }
 
 /// `host why` arguments.
@@ -73,6 +76,10 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let (before, after) = irqs::sample_window(&root, args.duration.as_std())
         .map_err(|e| anyhow::anyhow!("/proc/interrupts: {e}"))?;
     let rates = irqs::rates_between(&before, &after, args.all);
+    if args.format == MetricsFormat::Openmetrics {
+        let families = probe::irqs_metrics::metric_families(&rates);
+        return emit(&ticklab_schema::openmetrics::render(&families));
+    }
     if args.json {
         emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
     } else {

@@ -211,7 +211,7 @@ fn us(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cpu::tests::host_report;
     use ticklab_schema::report::{FrameGroupReport, FrameRow, PingPongReport, SyscallReport};
@@ -271,7 +271,8 @@ mod tests {
         }
     }
 
-    fn report() -> Report {
+    /// A host report with every kind of workload (shared with the OpenMetrics tests).
+    pub(crate) fn report() -> Report {
         let mut r = host_report();
         r.workloads = vec![
             WorkloadResult::Hogs { cpus: vec![1] },

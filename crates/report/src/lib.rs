@@ -26,6 +26,8 @@
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
+//! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
+//!   node-exporter textfile collector.
 //!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
@@ -42,6 +44,7 @@ pub mod e4;
 pub mod format;
 pub mod frames;
 pub mod host_run;
+pub mod openmetrics;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};

@@ -13,6 +13,8 @@
 //!   holds, for the twin and the host lab alike.
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
+//! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
+//!   readers scrape (`--format openmetrics`).
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
@@ -22,6 +24,7 @@
 pub mod experiment;
 pub mod frames;
 pub mod machine;
+pub mod openmetrics;
 pub mod report;
 pub mod scenario;
 pub mod units;
