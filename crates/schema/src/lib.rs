@@ -15,6 +15,8 @@
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
 //!   readers scrape (`--format openmetrics`).
+//! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
+//!   writes.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //!
 //! Read [`scenario`] first, then [`report`].
@@ -27,5 +29,6 @@ pub mod machine;
 pub mod openmetrics;
 pub mod report;
 pub mod scenario;
+pub mod sweep;
 pub mod units;
 pub mod workload;

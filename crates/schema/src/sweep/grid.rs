@@ -1,0 +1,593 @@
+//! The grid of a sweep: which parameters take which values, and which seeds each point runs.
+//!
+//! A grid is read from `KEY=VALUE` assignments, one value each (`--set hz=100 --set hz=1000`,
+//! so a value keeps its own commas: `--set workload=hogs:2@1,3`), or from a sweep file whose
+//! keys hold lists:
+//!
+//! ```toml
+//! cmdline = ["nohz_full=all", "nohz_full=all nohz_full_aggressive"]
+//! workload = ["idle", "hogs:1", "hogs:2", "hogs:4", "hogs:8"]
+//! "cost.tick_handler_ns" = [1500, 3000]
+//! seeds = 3            # or: seed = [1, 7, 42]
+//! ```
+//!
+//! Some keys take an inclusive range `A..B` (with an optional step, `A..B/S`): `seed`,
+//! `cost.FIELD` and the hog count of a workload (`hogs:0..8`, `hogs:1..4@4-7`; 0 hogs is
+//! `idle`). The points are the cartesian product of the axes, axes in the order
+//! [`ParamKey`] sorts them (machine first, warm-up last), the last axis varying fastest, and
+//! every point runs every seed, seeds innermost. That order does not depend on the order of
+//! the flags, so a sweep file and the flags that say the same thing give the same sweep.
+
+use super::{ParamKey, SweepParam};
+use crate::machine;
+use crate::scenario::{Scenario, check_hz};
+use crate::units::parse_duration;
+use crate::workload::{TaskGroup, Workload};
+use std::collections::BTreeMap;
+
+/// Most runs one sweep may have (points × seeds): a guard against a range typo
+/// (`seed=1..1000000000`) filling memory before anything runs.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// The grid of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Swept parameters and their values (ranges expanded), in [`ParamKey`] order.
+    axes: BTreeMap<ParamKey, Vec<String>>,
+    /// Seeds every point runs, in the order given.
+    seeds: Vec<u64>,
+}
+
+/// One point of the grid: its parameters and the scenario they make (with the first seed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Index of the point.
+    pub index: u64,
+    /// The swept parameters.
+    pub params: Vec<SweepParam>,
+    /// The base scenario with the parameters applied.
+    pub scenario: Scenario,
+}
+
+/// Where the seeds of a grid come from when no `seed` key is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeds {
+    /// The base scenario's seed only.
+    Base,
+    /// `N` seeds counting up from the base scenario's seed (`--seeds N`).
+    Count(u64),
+}
+
+impl Grid {
+    /// Reads `KEY=VALUE` assignments (each one value; `seed=` values and ranges are seeds).
+    /// `seeds` may not be `Count` when a `seed` key is given. Errors name the assignment.
+    pub fn from_sets(sets: &[String], seeds: Seeds, base_seed: u64) -> Result<Grid, String> {
+        let mut axes: BTreeMap<ParamKey, Vec<String>> = BTreeMap::new();
+        let mut seed_list = Vec::new();
+        for set in sets {
+            let (k, v) = set
+                .split_once('=')
+                .ok_or_else(|| format!("--set {set:?}: expected KEY=VALUE, e.g. hz=1000"))?;
+            let ctx = |e: String| format!("--set {set:?}: {e}");
+            if k.trim() == "seed" {
+                seed_list.extend(expand_u64(v.trim()).map_err(ctx)?);
+                continue;
+            }
+            let key = ParamKey::parse(k.trim()).map_err(ctx)?;
+            let values = expand(&key, v).map_err(ctx)?;
+            axes.entry(key).or_default().extend(values);
+        }
+        Grid::new(axes, seed_list, seeds, base_seed)
+    }
+
+    /// Reads a sweep file (module docs); `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str, base_seed: u64) -> Result<Grid, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+        let mut axes: BTreeMap<ParamKey, Vec<String>> = BTreeMap::new();
+        let mut seed_list = Vec::new();
+        let mut seeds = Seeds::Base;
+        for (k, v) in &table {
+            let ctx = |e: String| format!("{origin}: {k}: {e}");
+            let items: Vec<String> = match v {
+                toml::Value::Array(a) => a.iter().map(scalar).collect::<Result<_, _>>(),
+                other => scalar(other).map(|s| vec![s]),
+            }
+            .map_err(ctx)?;
+            match k.as_str() {
+                "seeds" => {
+                    let n = match v {
+                        toml::Value::Integer(n) if *n > 0 => *n as u64,
+                        _ => return Err(ctx("expected a positive number of seeds".into())),
+                    };
+                    seeds = Seeds::Count(n);
+                }
+                "seed" => {
+                    for i in &items {
+                        seed_list.extend(expand_u64(i).map_err(ctx)?);
+                    }
+                }
+                _ => {
+                    let key = ParamKey::parse(k).map_err(ctx)?;
+                    let axis = axes.entry(key.clone()).or_default();
+                    for i in &items {
+                        axis.extend(expand(&key, i).map_err(ctx)?);
+                    }
+                }
+            }
+        }
+        Grid::new(axes, seed_list, seeds, base_seed).map_err(|e| format!("{origin}: {e}"))
+    }
+
+    fn new(
+        axes: BTreeMap<ParamKey, Vec<String>>,
+        seed_list: Vec<u64>,
+        seeds: Seeds,
+        base_seed: u64,
+    ) -> Result<Grid, String> {
+        for (k, vs) in &axes {
+            for (i, v) in vs.iter().enumerate() {
+                if vs[..i].contains(v) {
+                    return Err(format!("{}={v} is given twice", k.name()));
+                }
+            }
+        }
+        let seeds = match (seed_list.is_empty(), seeds) {
+            (false, Seeds::Count(_)) => {
+                return Err("give seeds either as a count (--seeds) or as seed= values".into());
+            }
+            (false, Seeds::Base) => {
+                for (i, s) in seed_list.iter().enumerate() {
+                    if seed_list[..i].contains(s) {
+                        return Err(format!("seed={s} is given twice"));
+                    }
+                }
+                seed_list
+            }
+            (true, Seeds::Base) => vec![base_seed],
+            (true, Seeds::Count(0)) => return Err("--seeds: expected at least 1".into()),
+            (true, Seeds::Count(n)) => {
+                if n > MAX_RUNS {
+                    return Err(format!("--seeds {n}: at most {MAX_RUNS}"));
+                }
+                (0..n).map(|i| base_seed.wrapping_add(i)).collect()
+            }
+        };
+        let g = Grid { axes, seeds };
+        let runs = g.axes.values().try_fold(g.seeds.len() as u64, |acc, v| {
+            acc.checked_mul(v.len() as u64)
+        });
+        match runs {
+            Some(r) if r <= MAX_RUNS => Ok(g),
+            _ => Err(format!("the sweep has more than {MAX_RUNS} runs")),
+        }
+    }
+
+    /// The seeds every point runs.
+    pub fn seeds(&self) -> &[u64] {
+        &self.seeds
+    }
+
+    /// The swept keys and their values, in grid order.
+    pub fn axes(&self) -> impl Iterator<Item = (&ParamKey, &[String])> {
+        self.axes.iter().map(|(k, v)| (k, v.as_slice()))
+    }
+
+    /// Number of points (the product of the axes' lengths; 1 with no axis).
+    pub fn nr_points(&self) -> u64 {
+        self.axes.values().map(|v| v.len() as u64).product()
+    }
+
+    /// Number of runs: points × seeds.
+    pub fn nr_runs(&self) -> u64 {
+        self.nr_points() * self.seeds.len() as u64
+    }
+
+    /// Every point, in order, each with its scenario built from `base`. An error names the
+    /// point's parameter that does not apply (a machine preset that does not exist, a
+    /// workload that does not fit the machine, a command line the kernel version refuses).
+    pub fn points(&self, base: &Scenario) -> Result<Vec<Point>, String> {
+        let axes: Vec<(&ParamKey, &Vec<String>)> = self.axes.iter().collect();
+        let n = self.nr_points();
+        let mut out = Vec::with_capacity(n as usize);
+        for index in 0..n {
+            // Mixed radix, last axis fastest.
+            let mut rest = index;
+            let mut picks = vec![0usize; axes.len()];
+            for (i, (_, vs)) in axes.iter().enumerate().rev() {
+                picks[i] = (rest % vs.len() as u64) as usize;
+                rest /= vs.len() as u64;
+            }
+            let chosen: Vec<(&ParamKey, &str)> = axes
+                .iter()
+                .zip(&picks)
+                .map(|((k, vs), &p)| (*k, vs[p].as_str()))
+                .collect();
+            out.push(point(index, base, &chosen)?);
+        }
+        Ok(out)
+    }
+
+    /// Identity of the sweep of this grid over `base`: 16 hex digits of a 64-bit FNV-1a hash
+    /// of the base scenario, the axes and the seeds. Shard outputs of one sweep carry the
+    /// same identity; `merge` refuses rows of another.
+    pub fn id(&self, base: &Scenario) -> String {
+        let axes: Vec<(String, &Vec<String>)> =
+            self.axes.iter().map(|(k, v)| (k.name(), v)).collect();
+        let text = serde_json::to_string(&(base, axes, &self.seeds)).unwrap_or_default();
+        format!("{:016x}", fnv1a(text.as_bytes()))
+    }
+}
+
+/// 64-bit FNV-1a.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A TOML scalar as the text of a value.
+fn scalar(v: &toml::Value) -> Result<String, String> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        other => Err(format!("expected a string or a number, found {other}")),
+    }
+}
+
+/// `A..B` or `A..B/S` (inclusive) as its numbers; anything else as one number.
+fn expand_u64(v: &str) -> Result<Vec<u64>, String> {
+    let num = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{s:?}: expected a non-negative integer or a range A..B[/STEP]"))
+    };
+    let Some((a, rest)) = v.split_once("..") else {
+        return Ok(vec![num(v)?]);
+    };
+    let (b, step) = match rest.split_once('/') {
+        Some((b, s)) => (num(b)?, num(s)?),
+        None => (num(rest)?, 1),
+    };
+    let a = num(a)?;
+    if step == 0 {
+        return Err(format!("{v:?}: the step of a range must be at least 1"));
+    }
+    if b < a {
+        return Err(format!("{v:?}: a range A..B needs A <= B"));
+    }
+    if (b - a) / step >= MAX_RUNS {
+        return Err(format!("{v:?}: more than {MAX_RUNS} values"));
+    }
+    Ok((a..=b).step_by(step as usize).collect())
+}
+
+/// One assignment's values: ranges expanded where the key takes them.
+fn expand(key: &ParamKey, v: &str) -> Result<Vec<String>, String> {
+    match key {
+        ParamKey::Cost(_) if v.contains("..") => {
+            Ok(expand_u64(v)?.into_iter().map(|n| n.to_string()).collect())
+        }
+        ParamKey::Workload if v.contains("..") => {
+            // hogs:A..B[/S][@LIST]
+            let (head, at) = match v.split_once('@') {
+                Some((h, l)) => (h, Some(l)),
+                None => (v, None),
+            };
+            let range = head.trim().strip_prefix("hogs:").ok_or_else(|| {
+                format!("{v:?}: only a hog count takes a range (hogs:A..B[@LIST])")
+            })?;
+            Ok(expand_u64(range)?
+                .into_iter()
+                .map(|n| match (n, at) {
+                    (0, _) => "idle".to_string(),
+                    (n, Some(l)) => format!("hogs:{n}@{l}"),
+                    (n, None) => format!("hogs:{n}"),
+                })
+                .collect())
+        }
+        _ => Ok(vec![v.to_string()]),
+    }
+}
+
+/// Builds one point: applies the chosen values to `base` in key order and checks the result.
+fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Point, String> {
+    let mut s = base.clone();
+    let mut params = Vec::with_capacity(chosen.len());
+    for (key, value) in chosen {
+        let ctx = |e: String| format!("{}={value}: {e}", key.name());
+        let number = apply(&mut s, key, value).map_err(ctx)?;
+        params.push(SweepParam {
+            key: (*key).clone(),
+            value: (*value).to_string(),
+            number,
+        });
+    }
+    let nr = s.machine.topology.nr_cpus();
+    let version = s.kernel.version_tuple()?;
+    ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version).map_err(
+        |e| {
+            let where_ = describe(&params);
+            format!("{where_}: {e}")
+        },
+    )?;
+    if !chosen.is_empty() {
+        s.name = describe(&params);
+    }
+    Ok(Point {
+        index,
+        params,
+        scenario: s,
+    })
+}
+
+/// `key=value key=value` of a point, for names and errors.
+fn describe(params: &[SweepParam]) -> String {
+    let parts: Vec<String> = params
+        .iter()
+        .map(|p| format!("{}={}", p.key.name(), p.value))
+        .collect();
+    if parts.is_empty() {
+        "the base scenario".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// Applies one value to the scenario; returns the number it stands for, if any.
+fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, String> {
+    let v = value.trim();
+    match key {
+        ParamKey::Machine => {
+            s.machine = machine::preset(v).ok_or_else(|| {
+                format!(
+                    "expected a machine preset ({})",
+                    machine::PRESETS.join(", ")
+                )
+            })?;
+            Ok(None)
+        }
+        ParamKey::KernelVersion => {
+            s.kernel.version = v.to_string();
+            let (a, b) = s.kernel.version_tuple()?;
+            Ok(Some(a as f64 + b as f64 / 1000.0))
+        }
+        ParamKey::Hz => {
+            let hz = v
+                .parse::<u32>()
+                .map_err(|_| "expected a number (CONFIG_HZ)".to_string())
+                .and_then(check_hz)?;
+            s.kernel.hz = hz;
+            Ok(Some(hz as f64))
+        }
+        ParamKey::Nohz => {
+            s.kernel.nohz = serde_json::from_value(serde_json::Value::String(v.into()))
+                .map_err(|_| "expected periodic, idle or full".to_string())?;
+            Ok(None)
+        }
+        ParamKey::Cmdline => {
+            s.kernel.cmdline = value.to_string();
+            Ok(None)
+        }
+        ParamKey::Cost(field) => set_cost(s, field, v).map(Some),
+        ParamKey::Workload => {
+            let w = Workload::parse(v, s.machine.topology.nr_cpus()).map_err(|e| e.to_string())?;
+            let number = match &w.groups[..] {
+                [] => Some(0.0),
+                [TaskGroup::Hogs { count, .. }] => Some(*count as f64),
+                _ => None,
+            };
+            s.workload = w;
+            Ok(number)
+        }
+        ParamKey::Duration => {
+            s.run.duration_ns = parse_duration(v)?;
+            Ok(Some(s.run.duration_ns as f64 / 1e9))
+        }
+        ParamKey::Warmup => {
+            s.run.warmup_ns = parse_duration(v)?;
+            Ok(Some(s.run.warmup_ns as f64 / 1e9))
+        }
+    }
+}
+
+/// Sets `cost.FIELD` (a dotted path into the machine's costs, e.g.
+/// `context_tracking.rcu_eqs_ns`) to a number; the field keeps its type (an integer field
+/// takes a non-negative integer).
+fn set_cost(s: &mut Scenario, path: &str, v: &str) -> Result<f64, String> {
+    let mut costs = serde_json::to_value(&s.machine.costs).map_err(|e| e.to_string())?;
+    let fields_of = |o: &serde_json::Map<String, serde_json::Value>| {
+        o.keys().cloned().collect::<Vec<_>>().join(", ")
+    };
+    let mut slot = &mut costs;
+    for part in path.split('.') {
+        let obj = slot.as_object_mut().ok_or_else(|| {
+            format!("{path:?}: not a cost field (this machine has no such table)")
+        })?;
+        let list = fields_of(obj);
+        slot = obj
+            .get_mut(part)
+            .ok_or_else(|| format!("{part:?}: expected a cost field: {list}"))?;
+    }
+    let (new, number) = match slot {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x: f64 = v
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| "expected a non-negative number".to_string())?;
+            (serde_json::json!(x), x)
+        }
+        serde_json::Value::Number(_) => {
+            let x: u64 = v
+                .parse()
+                .map_err(|_| "expected a non-negative integer (ns)".to_string())?;
+            (serde_json::json!(x), x as f64)
+        }
+        _ => return Err(format!("{path:?}: not a number field")),
+    };
+    *slot = new;
+    s.machine.costs = serde_json::from_value(costs).map_err(|e| e.to_string())?;
+    Ok(number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Kernel, Run, default_background};
+    use ticklab_cmdline::NohzBuild;
+
+    fn base() -> Scenario {
+        Scenario {
+            name: "base".into(),
+            machine: machine::xps13_7390(),
+            kernel: Kernel {
+                version: "6.3".into(),
+                hz: 1000,
+                nohz: NohzBuild::Full,
+                high_res: true,
+                cmdline: String::new(),
+                rcu_fanout_leaf: None,
+                skew_tick_backport: false,
+            },
+            workload: Workload::default(),
+            background: default_background(),
+            run: Run::default(),
+        }
+    }
+
+    fn sets(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn values_keep_their_commas_and_ranges_expand() {
+        let g = Grid::from_sets(
+            &sets(&[
+                "workload=hogs:2@1,3",
+                "workload=hogs:0..2",
+                "hz=100",
+                "seed=5..9/2",
+            ]),
+            Seeds::Base,
+            1,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let axes: Vec<(String, Vec<String>)> =
+            g.axes().map(|(k, v)| (k.name(), v.to_vec())).collect();
+        assert_eq!(
+            axes,
+            [
+                ("hz".to_string(), vec!["100".to_string()]),
+                (
+                    "workload".to_string(),
+                    sets(&["hogs:2@1,3", "idle", "hogs:1", "hogs:2"])
+                ),
+            ]
+        );
+        assert_eq!(g.seeds(), [5, 7, 9]);
+        assert_eq!((g.nr_points(), g.nr_runs()), (4, 12));
+    }
+
+    #[test]
+    fn bad_assignments_table() {
+        // (assignments, seeds, a word the error must hold)
+        let cases: &[(&[&str], Seeds, &str)] = &[
+            (&["hz"], Seeds::Base, "KEY=VALUE"),
+            (&["hzz=100"], Seeds::Base, "hzz"),
+            (&["hz=100", "hz=100"], Seeds::Base, "twice"),
+            (&["seed=1"], Seeds::Count(3), "either"),
+            (&["seed=3..1"], Seeds::Base, "A <= B"),
+            (&["seed=1..5/0"], Seeds::Base, "step"),
+            (&["seed=x"], Seeds::Base, "integer"),
+            (&["workload=frames:1..3"], Seeds::Base, "hog count"),
+            (&["seed=0..99999999999"], Seeds::Base, "more than"),
+            (&[], Seeds::Count(0), "at least 1"),
+        ];
+        for (s, seeds, word) in cases {
+            let e = Grid::from_sets(&sets(s), *seeds, 1).unwrap_err();
+            assert!(e.contains(word), "{s:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn points_apply_in_key_order_last_axis_fastest() {
+        let g = Grid::from_sets(
+            &sets(&[
+                "workload=idle",
+                "workload=hogs:8",
+                "cmdline=nohz_full=all",
+                "cmdline=nohz_full=all nohz_full_aggressive",
+                "cost.tick_handler_ns=1234",
+            ]),
+            Seeds::Count(3),
+            10,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let ps = g.points(&base()).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = ps.iter().map(|p| p.scenario.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cmdline=nohz_full=all cost.tick_handler_ns=1234 workload=idle",
+                "cmdline=nohz_full=all cost.tick_handler_ns=1234 workload=hogs:8",
+                "cmdline=nohz_full=all nohz_full_aggressive cost.tick_handler_ns=1234 workload=idle",
+                "cmdline=nohz_full=all nohz_full_aggressive cost.tick_handler_ns=1234 workload=hogs:8",
+            ]
+        );
+        assert_eq!(ps[1].scenario.machine.costs.tick_handler_ns, 1234);
+        assert_eq!(ps[1].params[2].number, Some(8.0));
+        assert_eq!(g.seeds(), [10, 11, 12]);
+    }
+
+    #[test]
+    fn flags_and_file_are_one_sweep() {
+        let flags = Grid::from_sets(
+            &sets(&[
+                "workload=hogs:1..2",
+                "hz=100",
+                "hz=1000",
+                "seed=1",
+                "seed=2",
+            ]),
+            Seeds::Base,
+            1,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let file = Grid::from_toml(
+            "hz = [100, 1000]\nworkload = \"hogs:1..2\"\nseed = [1, 2]\n",
+            "s.toml",
+            1,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flags, file);
+        assert_eq!(flags.id(&base()), file.id(&base()));
+        let other = Grid::from_toml("hz = [100]\n", "s.toml", 1).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(flags.id(&base()), other.id(&base()));
+        let e = Grid::from_toml("hz = [true]\n", "s.toml", 1).unwrap_err();
+        assert!(e.contains("s.toml: hz"), "{e}");
+    }
+
+    #[test]
+    fn points_refuse_what_does_not_apply() {
+        // (assignment, a word the error must hold)
+        let cases = [
+            ("machine=xps", "preset"),
+            ("hz=1001", "CONFIG_HZ"),
+            ("nohz=sometimes", "periodic"),
+            ("cost.no_such_ns=1", "expected a cost field"),
+            ("cost.work_unit_ns=-1", "non-negative"),
+            ("cost.tick_handler_ns=1.5", "integer"),
+            ("workload=hogs:9", "hogs:9"),
+            ("cmdline=nohz_full=99", "nohz_full=99"),
+            ("kernel-version=six", "MAJOR.MINOR"),
+            ("duration=10", "unit"),
+        ];
+        for (set, word) in cases {
+            let g = Grid::from_sets(&sets(&[set]), Seeds::Base, 1)
+                .unwrap_or_else(|e| panic!("{set}: {e}"));
+            let e = g.points(&base()).unwrap_err();
+            assert!(e.contains(word), "{set}: {e}");
+        }
+    }
+}
