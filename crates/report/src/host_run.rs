@@ -234,6 +234,7 @@ pub(crate) mod tests {
             max_lock_wait_us: None,
         };
         WorkloadResult::Frames(FrameGroupReport {
+            jitter_histogram: None,
             group: "frames1".into(),
             frequency_hz: 1000.0,
             loop_units: 20_000,

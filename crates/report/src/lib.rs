@@ -26,6 +26,8 @@
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
+//! * [`plot`] — figures as SVG (plotters' SVG backend only): E1, E2, and any sweep metric
+//!   against any swept parameter.
 //! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
 //!   node-exporter textfile collector.
 //!
@@ -45,6 +47,7 @@ pub mod format;
 pub mod frames;
 pub mod host_run;
 pub mod openmetrics;
+pub mod plot;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};

@@ -598,6 +598,7 @@ fn frame_group(
         wake_summary.min_us = min;
     }
     let report = FrameGroupReport {
+        jitter_histogram: None,
         group: name.to_string(),
         frequency_hz,
         loop_units,
