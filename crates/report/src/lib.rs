@@ -28,6 +28,8 @@
 //!   measurements, then the per-CPU table.
 //! * [`plot`] — figures as SVG (plotters' SVG backend only): E1, E2, and any sweep metric
 //!   against any swept parameter.
+//! * [`html`] — `ticklab report --html`: one self-contained page per experiment or sweep
+//!   (scenario, tables, inline SVG figures, published figures beside the twin's).
 //! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
 //!   node-exporter textfile collector.
 //!
@@ -46,6 +48,7 @@ pub mod e4;
 pub mod format;
 pub mod frames;
 pub mod host_run;
+pub mod html;
 pub mod openmetrics;
 pub mod plot;
 

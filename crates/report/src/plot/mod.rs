@@ -4,7 +4,8 @@
 //! spread (the error bar) — and [`svg`] draws it. The figures of the experiments and sweeps
 //! build charts from their typed results: [`e1`] (irq/s and watts against load, twin beside
 //! published), [`e2`] (the jitter distribution of each frame group, one line per
-//! configuration) and [`sweep`](mod@sweep) (any metric against any swept parameter).
+//! configuration), [`e3`] (ns per switch against the polling threshold), [`e4`] (ns per
+//! call per kernel configuration) and [`sweep`](mod@sweep) (any metric against any swept parameter).
 //!
 //! No font is read: plotters' SVG backend writes text as `<text>` elements with a generic
 //! `sans-serif` family and the viewer lays it out, so there is no system font or C library
@@ -32,6 +33,8 @@ use std::fmt;
 
 pub mod e1;
 pub mod e2;
+pub mod e3;
+pub mod e4;
 pub mod sweep;
 
 /// Width and height of every figure, pixels.
