@@ -119,11 +119,7 @@ fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {
             e4::CALLS
         )));
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let results = with_progress(e4::POINTS as u64, "points", |progress| {
-        e4::results(a.seed, threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let results = e4_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -136,12 +132,7 @@ fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let points = (e1::Mode::ALL.len() * e1::LOADS.len()) as u64;
-    let results = with_progress(points, "points", |progress| {
-        e1::results(a.run(e1::WARMUP_NS), threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let results = e1_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -154,18 +145,7 @@ fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let threads = 2;
-    let t0 = Instant::now();
-    let results = with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
-        e2::results(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
-    // The twin's speed goes to stderr: stdout stays byte-identical for a seed.
-    let wall_s = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "ticklab: {}",
-        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
-    );
+    let results = e2_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -199,4 +179,40 @@ fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
         print!("{}", ticklab_report::ablation_report(&ablation));
     }
     Ok(())
+}
+
+/// E1's typed results for `a` (progress on stderr); shared with `plot` and `report`.
+pub(crate) fn e1_results(a: &ExperimentArgs) -> anyhow::Result<e1::Results> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let points = (e1::Mode::ALL.len() * e1::LOADS.len()) as u64;
+    with_progress(points, "points", |progress| {
+        e1::results(a.run(e1::WARMUP_NS), threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))
+}
+
+/// E2's typed results for `a` (progress and the twin's speed on stderr: stdout stays
+/// byte-identical for a seed); shared with `plot` and `report`.
+pub(crate) fn e2_results(a: &ExperimentArgs) -> anyhow::Result<e2::Results> {
+    let threads = 2;
+    let t0 = Instant::now();
+    let results = with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
+        e2::results(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "ticklab: {}",
+        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
+    );
+    Ok(results)
+}
+
+/// E4's typed results for `a` (progress on stderr); shared with `plot` and `report`.
+pub(crate) fn e4_results(a: &ExperimentArgs) -> anyhow::Result<e4::Results> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    with_progress(e4::POINTS as u64, "points", |progress| {
+        e4::results(a.seed, threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))
 }

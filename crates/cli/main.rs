@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -14,6 +14,7 @@ mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
+mod report_cmd;
 mod twin_cmd;
 mod vm_cmd;
 
@@ -48,6 +49,17 @@ enum Command {
     },
     /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
     Vm(vm_cmd::VmArgs),
+    /// Draw figures as SVG: an experiment's (e1-e4), or a sweep metric against a swept
+    /// parameter.
+    #[command(
+        after_help = "Examples:\n  ticklab plot e1 -D 5s -o figures/\n  ticklab plot sweep.jsonl --metric irq_per_s --x workload -o irq.svg"
+    )]
+    Plot(report_cmd::PlotArgs),
+    /// Write one self-contained HTML page for an experiment (e1-e4) or a sweep.
+    #[command(
+        after_help = "Examples:\n  ticklab report e1 --html e1.html\n  ticklab report sweep.jsonl --html sweep.html --x workload"
+    )]
+    Report(report_cmd::ReportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +96,8 @@ fn main() -> ExitCode {
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
+        Some(Command::Plot(a)) => report_cmd::plot(&a),
+        Some(Command::Report(a)) => report_cmd::report(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
