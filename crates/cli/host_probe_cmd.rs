@@ -51,7 +51,7 @@ pub(crate) struct WhyArgs {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
-fn emit(text: &str) -> anyhow::Result<()> {
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

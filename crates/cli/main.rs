@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -15,6 +15,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
 mod report_cmd;
+mod sweep_cmd;
 mod twin_cmd;
 mod vm_cmd;
 
@@ -60,6 +61,10 @@ enum Command {
         after_help = "Examples:\n  ticklab report e1 --html e1.html\n  ticklab report sweep.jsonl --html sweep.html --x workload"
     )]
     Report(report_cmd::ReportArgs),
+    /// Run a scenario over a grid of parameter values and seeds, in parallel (one row per run).
+    Sweep(sweep_cmd::SweepArgs),
+    /// Put the shard outputs of `sweep --shard I/N` back together.
+    Merge(sweep_cmd::MergeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,6 +103,8 @@ fn main() -> ExitCode {
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
         Some(Command::Plot(a)) => report_cmd::plot(&a),
         Some(Command::Report(a)) => report_cmd::report(&a),
+        Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
+        Some(Command::Merge(a)) => sweep_cmd::merge(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

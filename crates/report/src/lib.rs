@@ -32,6 +32,8 @@
 //!   (scenario, tables, inline SVG figures, published figures beside the twin's).
 //! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
 //!   node-exporter textfile collector.
+//! * [`sweep`](mod@sweep) — `ticklab sweep` and `ticklab merge`: rows and per-point summaries
+//!   as JSON lines or CSV.
 //!
 //! Number formats are fixed and documented next to each function; the helpers live in
 //! [`format`](mod@format).
@@ -51,6 +53,7 @@ pub mod host_run;
 pub mod html;
 pub mod openmetrics;
 pub mod plot;
+pub mod sweep;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};

@@ -1,9 +1,17 @@
 //! Parallelism across independent sweep points. Each run stays single-threaded and
-//! deterministic; only whole runs are spread over threads, and results come back in input
-//! order whatever the scheduling.
+//! deterministic; only whole runs are spread over threads (a rayon pool of the size asked
+//! for), and results come back in input order whatever the scheduling.
+//!
+//! [`parallel_map`] is the one parallel runner of the project (`compare`, the experiments and
+//! `ticklab sweep` all use it); [`run_grid`] runs the points × seeds of a sweep grid
+//! (`ticklab_schema::sweep::grid`) that a [`Shard`] owns and turns each report into a
+//! [`SweepRow`].
 
-use std::sync::Mutex;
+use crate::sim::simulate;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use ticklab_schema::sweep::grid::Point;
+use ticklab_schema::sweep::{Metrics, SWEEP_SCHEMA_VERSION, Shard, SweepRow};
 
 /// Maps `f` over `items` on up to `threads` threads, preserving order.
 /// `progress(done)` is called after each item completes.
@@ -13,44 +21,151 @@ pub fn parallel_map<T: Sync, R: Send>(
     f: impl Fn(&T) -> R + Sync,
     progress: &(impl Fn(usize) + Sync),
 ) -> Vec<R> {
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
     let threads = threads.clamp(1, items.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= items.len() {
-                        break;
-                    }
-                    let r = f(&items[i]);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(r);
-                    }
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .ok()
-                .flatten()
-                .expect("every sweep point ran")
+    let work = || {
+        items
+            .par_iter()
+            // One item per task: items are whole runs of very different lengths, so the
+            // pool should hand them out one by one.
+            .with_max_len(1)
+            .map(|item| {
+                let r = f(item);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                r
+            })
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(work),
+        // No thread could be started: run on this one, in order.
+        Err(_) => items
+            .iter()
+            .map(|item| {
+                let r = f(item);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                r
+            })
+            .collect(),
+    }
+}
+
+/// One run of a sweep: a point and a seed, with its index in the whole sweep.
+#[derive(Debug, Clone, Copy)]
+struct GridRun<'a> {
+    run: u64,
+    point: &'a Point,
+    seed: u64,
+}
+
+/// The runs of `points` × `seeds` (seeds innermost) that `shard` owns, for the planner of a
+/// progress bar; [`run_grid`] runs exactly these.
+pub fn shard_runs(nr_points: usize, nr_seeds: usize, shard: Shard) -> u64 {
+    let total = (nr_points * nr_seeds) as u64;
+    (0..total).filter(|&r| shard.owns(r)).count() as u64
+}
+
+/// Runs every (point, seed) of the sweep `sweep_id` that `shard` owns on `threads` threads
+/// and returns its rows in run order: the same bytes whatever `threads` is. An error names
+/// the point and seed that failed.
+pub fn run_grid(
+    sweep_id: &str,
+    points: &[Point],
+    seeds: &[u64],
+    shard: Shard,
+    threads: usize,
+    progress: &(impl Fn(usize) + Sync),
+) -> Result<Vec<SweepRow>, String> {
+    let runs_total = (points.len() * seeds.len()) as u64;
+    let runs: Vec<GridRun<'_>> = points
+        .iter()
+        .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
+        .enumerate()
+        .map(|(i, (point, seed))| GridRun {
+            run: i as u64,
+            point,
+            seed,
         })
+        .filter(|r| shard.owns(r.run))
+        .collect();
+    let one = |r: &GridRun<'_>| -> Result<SweepRow, String> {
+        let mut s = r.point.scenario.clone();
+        s.run.seed = r.seed;
+        let report =
+            simulate(&s, |_| {}).map_err(|e| format!("{} seed={}: {e}", s.name, r.seed))?;
+        Ok(SweepRow {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            sweep: sweep_id.to_string(),
+            run: r.run,
+            runs: runs_total,
+            point: r.point.index,
+            params: r.point.params.clone(),
+            seed: r.seed,
+            metrics: Metrics::from_report(&report),
+        })
+    };
+    parallel_map(&runs, threads, one, progress)
+        .into_iter()
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use ticklab_schema::sweep::grid::{Grid, Seeds};
+
     #[test]
     fn order_is_kept() {
         let items: Vec<u64> = (0..50).collect();
         let out = super::parallel_map(&items, 3, |x| x * x, &|_| {});
         assert_eq!(out, items.iter().map(|x| x * x).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn progress_counts_every_item() {
+        let items: Vec<u64> = (0..20).collect();
+        let seen = AtomicUsize::new(0);
+        let _ = parallel_map(&items, 2, |x| *x, &|done| {
+            seen.fetch_max(done, Ordering::Relaxed);
+        });
+        assert_eq!(seen.load(Ordering::Relaxed), 20);
+    }
+
+    #[test]
+    fn grid_rows_are_the_same_on_any_threads_and_shards_partition_them() {
+        let base = crate::experiments::e1::scenario(
+            ticklab_schema::experiment::e1::Mode::NohzFull,
+            0,
+            ticklab_schema::scenario::Run {
+                duration_ns: 20_000_000,
+                warmup_ns: 5_000_000,
+                seed: 1,
+            },
+        );
+        let sets: Vec<String> = ["workload=hogs:0..2", "hz=250", "hz=1000"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let grid = Grid::from_sets(&sets, Seeds::Count(2), 1).unwrap_or_else(|e| panic!("{e}"));
+        let points = grid.points(&base).unwrap_or_else(|e| panic!("{e}"));
+        let id = grid.id(&base);
+        let run = |shard, threads| {
+            run_grid(&id, &points, grid.seeds(), shard, threads, &|_| {})
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let one = run(Shard::ALL, 1);
+        assert_eq!(one.len(), 12);
+        assert_eq!(run(Shard::ALL, 3), one);
+        let mut pieces: Vec<SweepRow> = (0..3)
+            .flat_map(|i| run(Shard::new(i, 3).unwrap_or(Shard::ALL), 2))
+            .collect();
+        pieces.sort_by_key(|r| r.run);
+        assert_eq!(pieces, one);
+        // Seeds differ, points differ: the rows are not all alike.
+        assert_ne!(one[0].metrics, one[1].metrics);
+        assert_eq!(
+            shard_runs(points.len(), 2, Shard::new(1, 5).unwrap_or(Shard::ALL)),
+            3
+        );
     }
 }

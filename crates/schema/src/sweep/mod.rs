@@ -19,9 +19,11 @@ use std::collections::BTreeMap;
 
 pub mod grid;
 mod metrics;
+mod shard;
 mod stats;
 
 pub use metrics::{CpuMetric, CpuMetrics, Metric, Metrics};
+pub use shard::{Shard, merge};
 pub use stats::{Stats, t_975};
 
 use crate::report::CpuRole;
