@@ -700,6 +700,12 @@ mod tests {
 
     #[test]
     fn every_page_is_self_contained() {
+        let e2 = e2_html(&crate::plot::e2::tests::results_with_histograms()).unwrap();
+        assert_eq!(e2.matches("<svg").count(), 2, "one figure per group");
+        assert!(
+            e2.contains("<td class=\"fail\">FAIL</td>"),
+            "17 µs × 2 is over budget"
+        );
         let e3 = e3_html(&crate::e3::tests::results()).unwrap();
         let e4 = e4_html(&crate::e4::tests::results()).unwrap();
         let rows = crate::plot::sweep::tests::rows();
@@ -709,7 +715,7 @@ mod tests {
         let metrics = varying_metrics(&points);
         assert_eq!(metrics, [Metric::IrqPerS, Metric::Watts]);
         let sweep = sweep_html(&rows, &metrics, &x).unwrap();
-        for html in [&e3, &e4, &sweep] {
+        for html in [&e2, &e3, &e4, &sweep] {
             assert_self_contained(html);
             assert!(html.matches("<svg").count() >= 1);
         }

@@ -69,18 +69,17 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ticklab_schema::report::{WorkloadResult, jitter_histogram};
 
-    #[test]
-    fn e2_figures_snapshot() {
+    /// The E2 test results with a jitter histogram in every group: a body around 2-5 µs and
+    /// a tail that is longer without skew (shared with the HTML tests).
+    pub(crate) fn results_with_histograms() -> ticklab_schema::experiment::e2::Results {
         let mut r = crate::e2::tests::results();
-        assert!(figures(&r).is_err(), "no histogram, no figure");
         for (k, o) in r.outcomes.iter_mut().enumerate() {
             for w in &mut o.report.workloads {
                 if let WorkloadResult::Frames(g) = w {
-                    // A body around 2-5 µs and a tail that is longer without skew.
                     let tail = if k == 0 { 40_000 } else { 9_000 };
                     g.jitter_histogram = Some(jitter_histogram([
                         (800, 10),
@@ -94,6 +93,16 @@ mod tests {
                 }
             }
         }
+        r
+    }
+
+    #[test]
+    fn e2_figures_snapshot() {
+        assert!(
+            figures(&crate::e2::tests::results()).is_err(),
+            "no histogram, no figure"
+        );
+        let r = results_with_histograms();
         let figs = figures(&r).unwrap();
         let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["e2-A", "e2-B"]);
