@@ -15,7 +15,7 @@ use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::scenario::{CONFIG_HZ_CHOICES, check_hz};
 use ticklab_schema::units::parse_duration;
 
-/// A duration given on the command line (`10s`, `500ms`, `250us`, `2m`, `1h`).
+/// A duration given on the command line (`10s`, `500ms`, `250us`, `2m`, `1h`, `1h30m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DurationArg {
     ns: u64,
@@ -130,6 +130,16 @@ impl Experiment {
             .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
     }
 
+    /// A command line that runs this experiment, for `--help`.
+    pub(crate) fn example(self) -> &'static str {
+        match self {
+            Experiment::E1 => "ticklab experiment e1 -D 10s",
+            Experiment::E2 => "ticklab experiment e2 -D 60s --flier-us 10",
+            Experiment::E3 => "ticklab experiment e3 --switches 200000",
+            Experiment::E4 => "ticklab experiment e4 --json",
+        }
+    }
+
     /// Measured simulated time per point when `--duration` is not given.
     pub(crate) fn default_duration(self) -> DurationArg {
         let secs = match self {
@@ -157,20 +167,36 @@ pub(crate) enum MetricsFormat {
     Openmetrics,
 }
 
-/// The lines `ticklab --help` ends with: every experiment and every machine preset, read from
-/// [`Experiment`] and [`machine::PRESETS`].
+/// The lines `ticklab --help` ends with: every experiment, machine preset and kind of workload,
+/// each with an example, read from [`Experiment`], [`machine::PRESETS`] and
+/// [`ticklab_schema::workload::SPECS`].
 pub(crate) fn overview() -> String {
     let mut s = String::from("Experiments (ticklab experiment NAME):\n");
     for e in Experiment::value_variants() {
         if let Some(v) = e.to_possible_value() {
             let help = v.get_help().map(ToString::to_string).unwrap_or_default();
             s += &format!("  {:<4} {help}\n", v.get_name());
+            s += &format!("       e.g. {}\n", e.example());
         }
     }
     s += &format!(
-        "\nMachine presets (--machine): {}",
+        "\nMachine presets (--machine): {}\n",
         machine::PRESETS.join(", ")
     );
+    for name in machine::PRESETS {
+        if let Some(m) = machine::preset(name) {
+            s += &format!("  {name:<18} {}\n", m.description);
+        }
+    }
+    s += "       e.g. ticklab sim --machine kvm-guest-2 -D 10s --workload hogs:1\n";
+    s += "\nWorkloads (--workload SPEC, or workload=SPEC in a sweep):\n";
+    for (syntax, what, example) in ticklab_schema::workload::SPECS {
+        s += &format!(
+            "  {syntax:<38} {what}\n{:<41}e.g. --workload {example}\n",
+            ""
+        );
+    }
+    s += "\nSweeps: ticklab sweep --set hz=250 --set hz=1000 --set workload=hogs:0..4 --seeds 3 --format csv";
     s
 }
 
@@ -188,6 +214,8 @@ mod tests {
             ("10", None),
             ("0s", None),
             ("10x", None),
+            ("1h30m", Some(5_400_000_000_000)),
+            ("1m30s", Some(90_000_000_000)),
         ];
         for (input, want) in cases {
             assert_eq!(
@@ -213,7 +241,12 @@ mod tests {
     #[test]
     fn overview_names_every_experiment_and_preset() {
         let text = overview();
-        for name in ["e1", "e2", "e4"].iter().chain(machine::PRESETS) {
+        let kinds = ticklab_schema::workload::SPECS.iter().map(|s| &s.0);
+        for name in ["e1", "e2", "e4", "e.g. ticklab experiment e3"]
+            .iter()
+            .chain(machine::PRESETS)
+            .chain(kinds)
+        {
             assert!(text.contains(name), "{name}: {text}");
         }
     }

@@ -14,7 +14,7 @@ use ticklab_twin::{Sim, SimError};
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
     /// Simulated time of each point (E1 idle, E1 8 hogs, E2 without and with skew).
-    #[arg(long, default_value = "60s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "60s", value_parser = parse_duration_arg)]
     duration: DurationArg,
     /// Runs of each point; the best and the median are shown (a shared machine is noisy).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]

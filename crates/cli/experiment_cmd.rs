@@ -17,7 +17,7 @@ pub(crate) struct ExperimentArgs {
     pub(crate) name: Experiment,
     /// Measured simulated time per point (default: 30s for e1, 1h for e2; e4 runs each point
     /// until its loop is done and takes no --duration).
-    #[arg(long, value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, value_parser = parse_duration_arg)]
     pub(crate) duration: Option<DurationArg>,
     /// E2: frames with more jitter than this are fliers (µs).
     #[arg(long = "flier-us", default_value_t = 10.0, value_parser = parse_flier_us)]

@@ -36,7 +36,13 @@ pub(crate) struct SweepArgs {
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) rounds: u64,
     /// The two CPUs of the ping-pong, `A,B`.
-    #[arg(long, default_value = "0,1", value_delimiter = ',', num_args = 1)]
+    #[arg(
+        short = 'c',
+        long,
+        default_value = "0,1",
+        value_delimiter = ',',
+        num_args = 1
+    )]
     pub(crate) cpus: Vec<u32>,
     /// Cap on each point's run.
     #[arg(long, default_value = "30s", value_parser = parse_duration_arg)]
@@ -125,7 +131,11 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         interrupted: outcome.interrupted,
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&live)?);
+        let doc = ticklab_schema::versioned::Versioned::new(
+            ticklab_schema::report::REPORT_SCHEMA_VERSION,
+            &live,
+        );
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", ticklab_report::e3::live_report(&live));
     }

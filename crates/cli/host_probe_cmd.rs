@@ -4,6 +4,7 @@ use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
 use crate::error::input_error;
 use clap::Args;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
+use ticklab_schema::versioned::{HOST_PROBE_SCHEMA_VERSION, Versioned};
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
@@ -17,7 +18,7 @@ pub(crate) struct InspectArgs {
 #[derive(Debug, Args)]
 pub(crate) struct IrqsArgs {
     /// Sampling window, e.g. `10s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Show every row of /proc/interrupts, not just LOC, RES, CAL and IWI.
     #[arg(long)]
@@ -34,10 +35,10 @@ pub(crate) struct IrqsArgs {
 #[derive(Debug, Args)]
 pub(crate) struct WhyArgs {
     /// Observation window, e.g. `5s`, `500ms`.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// CPUs to report, as a kernel cpulist (`1`, `0-3,8`); default all online CPUs.
-    #[arg(long)]
+    #[arg(short = 'c', long)]
     pub(crate) cpus: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]
@@ -64,7 +65,10 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
 pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<()> {
     let report = probe::inspect::inspect(&InspectOptions::live());
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )
     } else {
         emit(&report.to_string())
     }
@@ -81,7 +85,10 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
         return emit(&ticklab_schema::openmetrics::render(&families));
     }
     if args.json {
-        emit(&(serde_json::to_string_pretty(&rates)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &rates))?
+                + "\n"),
+        )
     } else {
         emit(&rates.to_string())
     }
@@ -115,7 +122,10 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         }
     })?;
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report)? + "\n"))
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )
     } else {
         emit(&report.to_string())
     }

@@ -32,7 +32,7 @@ pub(crate) struct RunArgs {
     /// Run length (`500ms`, `10s`, `2m`): the window for idle, hogs and frames; a cap for a
     /// run of counted groups only (ping-pong, syscall), which ends when they finish — the
     /// report then says the window was shorter than asked, and why.
-    #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "10s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Print the report as JSON (the shared schema plus a `host_run` object).
     #[arg(long)]
@@ -67,7 +67,7 @@ pub(crate) struct RunArgs {
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
     /// Total measurement budget; every phase is scaled to fit it (at least 5s).
-    #[arg(long, default_value = "60s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "60s", value_parser = parse_duration_arg)]
     pub(crate) duration: DurationArg,
     /// Write the scenario file here instead of stdout.
     #[arg(long, value_name = "FILE")]

@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -15,11 +15,12 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod progress;
 mod report_cmd;
+mod shell_cmd;
 mod sweep_cmd;
 mod twin_cmd;
 mod vm_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// A laboratory for the Linux kernel tick.
@@ -28,6 +29,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Command>,
+    /// No progress bar or timing lines on standard error.
+    #[arg(short = 'q', long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,6 +69,12 @@ enum Command {
     Sweep(sweep_cmd::SweepArgs),
     /// Put the shard outputs of `sweep --shard I/N` back together.
     Merge(sweep_cmd::MergeArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell_cmd::CompletionsArgs),
+    /// Print the man page (roff): `ticklab man | man -l -`.
+    Man,
+    /// Print the JSON Schema of a JSON document ticklab writes (as in docs/schema/).
+    JsonSchema(shell_cmd::JsonSchemaArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,6 +96,7 @@ enum HostCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
     let result = match cli.cmd {
         None => experiment_cmd::experiment(&experiment_cmd::ExperimentArgs::e1_defaults()),
         Some(Command::Sim(a)) => twin_cmd::sim(&a),
@@ -105,6 +116,9 @@ fn main() -> ExitCode {
         Some(Command::Report(a)) => report_cmd::report(&a),
         Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
         Some(Command::Merge(a)) => sweep_cmd::merge(&a),
+        Some(Command::Completions(a)) => shell_cmd::completions(&a, Cli::command()),
+        Some(Command::Man) => shell_cmd::man(Cli::command()),
+        Some(Command::JsonSchema(a)) => shell_cmd::json_schema(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,7 +3,21 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// `-q/--quiet`: no bar at all (set once, from the command line, before any work starts).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Turns every progress bar off (`-q/--quiet`).
+pub(crate) fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether `-q/--quiet` was given: no progress and no timing lines on stderr.
+pub(crate) fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
 
 /// A progress bar on stderr, shown only for runs that last more than about two seconds.
 pub(crate) struct Progress {
@@ -26,7 +40,7 @@ impl Progress {
 
     /// Moves to `pos`; shows the bar once the run has taken more than two seconds.
     pub(crate) fn set(&mut self, pos: u64) {
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(2) {
+        if self.bar.is_none() && !is_quiet() && self.started.elapsed() > Duration::from_secs(2) {
             let bar = ProgressBar::new(self.total);
             let style = ProgressStyle::with_template(&format!(
                 "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {} (eta {{eta}})",

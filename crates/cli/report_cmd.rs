@@ -32,7 +32,7 @@ pub(crate) struct SourceArgs {
     pub(crate) x: Option<String>,
     /// Experiments: measured simulated time per point (default: the experiment's own, 30s
     /// for e1 and 1h for e2; e3 and e4 take none).
-    #[arg(short = 'D', long, value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, value_parser = parse_duration_arg)]
     pub(crate) duration: Option<DurationArg>,
     /// Experiments: the seed.
     #[arg(long, default_value_t = 1)]

@@ -4,7 +4,7 @@
 //! with `--shard I/N`, put back together by `merge`.
 
 use crate::error::input_error;
-use crate::progress::with_progress;
+use crate::progress::{is_quiet, with_progress};
 use crate::twin_cmd::{ScenarioArgs, build_scenario};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -66,9 +66,6 @@ pub(crate) struct SweepArgs {
     shard: Option<Shard>,
     #[command(flatten)]
     out: SweepOutput,
-    /// No progress bar and no timing line on standard error.
-    #[arg(short = 'q', long)]
-    quiet: bool,
 }
 
 /// `ticklab merge` arguments.
@@ -117,13 +114,8 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     let run = |progress: &(dyn Fn(usize) + Sync)| {
         ticklab_twin::sweep::run_grid(&id, &points, grid.seeds(), shard, threads, &progress)
     };
-    let rows = if a.quiet {
-        run(&|_| {})
-    } else {
-        with_progress(total, "runs", run)
-    }
-    .map_err(input_error)?;
-    if !a.quiet {
+    let rows = with_progress(total, "runs", run).map_err(input_error)?;
+    if !is_quiet() {
         // Timing goes to stderr: stdout stays byte-identical whatever the threads.
         eprintln!(
             "ticklab: sweep {id}: {} runs ({} points × {} seeds{}) in {:.1} s on {threads} threads",

@@ -15,7 +15,7 @@ use ticklab_schema::workload::{TaskGroup, Workload};
 /// What to simulate: a scenario file, or a machine preset plus flags.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ScenarioArgs {
-    /// Scenario file (TOML); flags given as well override its values.
+    /// Scenario file (TOML; `-` reads standard input); flags given as well override its values.
     #[arg(long)]
     scenario: Option<String>,
     /// Machine preset (default xps13-7390); a scenario file names its own.
@@ -32,8 +32,8 @@ pub(crate) struct ScenarioArgs {
     /// Workload spec (`idle`, `hogs:2`, `hogs:4@4-7`).
     #[arg(long)]
     workload: Option<String>,
-    /// Measured simulated time (`10s`, `500ms`).
-    #[arg(long, value_parser = parse_duration_arg)]
+    /// Measured simulated time (`10s`, `500ms`, `1h30m`); `-d` as rtla spells it.
+    #[arg(short = 'D', short_alias = 'd', long, value_parser = parse_duration_arg)]
     duration: Option<DurationArg>,
     /// Simulated warm-up before the window (`1s`).
     #[arg(long, value_parser = parse_duration_arg)]
@@ -99,9 +99,10 @@ fn preset_scenario(machine: Machine) -> Scenario {
 pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow::Result<Scenario> {
     let mut s = match &a.scenario {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| input_error(format!("--scenario {path}: cannot read: {e}")))?;
-            Scenario::from_toml(&text, path).map_err(|e| input_error(e.to_string()))?
+            let text = crate::sweep_cmd::read_input(std::path::Path::new(path))
+                .map_err(|e| input_error(format!("--scenario {e}")))?;
+            let origin = if path == "-" { "<stdin>" } else { path };
+            Scenario::from_toml(&text, origin).map_err(|e| input_error(e.to_string()))?
         }
         None => preset_scenario(a.machine.clone().unwrap_or_else(machine::xps13_7390)),
     };
@@ -174,6 +175,7 @@ fn sim_pingpong(s: &Scenario, json: bool) -> anyhow::Result<()> {
         .collect();
     if json {
         let v = serde_json::json!({
+            "schema_version": ticklab_schema::report::REPORT_SCHEMA_VERSION,
             "workload": s.workload.label(),
             "machine": s.machine.name,
             "cmdline": s.kernel.cmdline,

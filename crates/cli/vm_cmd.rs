@@ -111,7 +111,7 @@ pub(crate) struct BootArgs {
     #[arg(long, default_value = "idle")]
     workload: String,
     /// Measured window inside the guest.
-    #[arg(long, default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "5s", value_parser = parse_duration_arg)]
     duration: DurationArg,
     /// Quiet time between boot and the window (boot-time work settles).
     #[arg(long, default_value = "3s", value_parser = parse_duration_arg)]
@@ -273,7 +273,11 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     };
     let record = with_twin(&point, run)?;
     if a.json {
-        emit(&(serde_json::to_string_pretty(&record)? + "\n"))
+        let doc = ticklab_schema::versioned::Versioned::new(
+            ticklab_schema::report::REPORT_SCHEMA_VERSION,
+            &record,
+        );
+        emit(&(serde_json::to_string_pretty(&doc)? + "\n"))
     } else {
         emit(&ticklab_vm::render::comparison_text(&record.comparison))
     }
@@ -379,8 +383,14 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
         if a.retwin {
             c = retwin(c, a.kernel_config.as_deref())
                 .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
-            std::fs::write(f, serde_json::to_string_pretty(&c)? + "\n")
-                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", f.display()))?;
+            std::fs::write(
+                f,
+                serde_json::to_string_pretty(&ticklab_schema::versioned::Versioned::new(
+                    ticklab_schema::report::REPORT_SCHEMA_VERSION,
+                    &c,
+                ))? + "\n",
+            )
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", f.display()))?;
         }
         points.push(c.comparison);
     }

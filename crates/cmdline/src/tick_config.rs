@@ -16,7 +16,7 @@ use crate::params::{
 use serde::{Deserialize, Serialize};
 
 /// How the tick configuration treats a CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CpuRole {
     /// Housekeeping CPU that holds (or held) the timekeeping duty.

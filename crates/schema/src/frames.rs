@@ -106,7 +106,7 @@ impl FrameTiming {
 }
 
 /// Wake-up latency of one worker over its frames (µs): the columns beside the jitter table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WakeupRow {
     /// Smallest wake-up latency.
     pub min_us: f64,

@@ -31,4 +31,5 @@ pub mod report;
 pub mod scenario;
 pub mod sweep;
 pub mod units;
+pub mod versioned;
 pub mod workload;

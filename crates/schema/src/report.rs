@@ -22,7 +22,7 @@ use crate::scenario::TimerKind;
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// Where a report's numbers come from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// Simulated by the twin with this seed.
@@ -40,7 +40,7 @@ pub enum Source {
 }
 
 /// One run, simulated or measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// Always [`REPORT_SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,
@@ -90,7 +90,7 @@ impl Report {
 }
 
 /// Per-CPU counters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuReport {
     /// Logical CPU number.
     pub cpu: u32,
@@ -115,7 +115,7 @@ pub struct CpuReport {
 }
 
 /// Counters of one cpuidle state on one CPU (sysfs `usage`, `time`, `above`, `below`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdleStateReport {
     /// State name (`POLL`, `C1`, `C6`, ...).
     pub name: String,
@@ -130,7 +130,7 @@ pub struct IdleStateReport {
 }
 
 /// Package energy over the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EnergyReport {
     /// Average package power in watts.
     pub watts: f64,
@@ -145,7 +145,7 @@ pub struct EnergyReport {
 }
 
 /// A message the kernel printed or would print.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelMessage {
     /// Simulated or boot time in nanoseconds (0 for boot messages).
     pub at_ns: u64,
@@ -176,7 +176,7 @@ impl KernelMessage {
 }
 
 /// Contention on the shared state every tick touches.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LocksReport {
     /// Each modelled lock (or family of locks, summed).
     pub locks: Vec<LockReport>,
@@ -194,7 +194,7 @@ impl LocksReport {
 }
 
 /// Which shared lock a [`LockReport`] is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LockName {
     /// The write side of `xtime_lock` (kernels before 3.8).
@@ -235,7 +235,7 @@ impl std::fmt::Display for LockName {
 }
 
 /// Acquisition statistics of one lock over the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LockReport {
     /// Which lock.
     pub lock: LockName,
@@ -248,7 +248,7 @@ pub struct LockReport {
 }
 
 /// A modelled background timer source (scenario `[[kernel.sources]]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackgroundReport {
     /// The source's name in the scenario.
     pub name: String,
@@ -259,7 +259,7 @@ pub struct BackgroundReport {
 }
 
 /// What giving up the timekeeping duty cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimekeepingReport {
     /// Longest interval without a jiffies update, in nanoseconds.
     pub max_jiffies_gap_ns: u64,
@@ -274,7 +274,7 @@ pub struct TimekeepingReport {
 }
 
 /// hrtimer interrupt statistics (as in /proc/timer_list).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HrtimerReport {
     /// `.nr_events` summed.
     pub nr_events: u64,
@@ -289,7 +289,7 @@ pub struct HrtimerReport {
 }
 
 /// Results of one workload group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkloadResult {
     /// CPU hogs: nothing beyond the per-CPU counters.
@@ -306,7 +306,7 @@ pub enum WorkloadResult {
 }
 
 /// The frame table of one group (see docs/experiments.md E2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameGroupReport {
     /// Group name.
     pub group: String,
@@ -345,7 +345,7 @@ pub const JITTER_BUCKET_EDGES_NS: [u64; 17] = [
 
 /// One bucket of a jitter histogram: frames with jitter from `from_us` (inclusive) to the
 /// next bucket's `from_us` (exclusive; the last bucket is open).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramBucket {
     /// Lower edge, µs.
     pub from_us: f64,
@@ -373,7 +373,7 @@ pub fn jitter_histogram(values: impl IntoIterator<Item = (u64, u64)>) -> Vec<His
 }
 
 /// p50 / p99 / p99.9 of a distribution, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentiles {
     /// Median.
     pub p50_us: f64,
@@ -384,7 +384,7 @@ pub struct Percentiles {
 }
 
 /// One CPU's row of the frame table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameRow {
     /// CPU.
     pub cpu: u32,
@@ -420,7 +420,7 @@ pub struct FrameRow {
 }
 
 /// Ping-pong result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingPongReport {
     /// `futex` or `pipe`.
     pub method: String,
@@ -435,7 +435,7 @@ pub struct PingPongReport {
 }
 
 /// Syscall loop result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SyscallReport {
     /// Which syscall (`getpid`).
     pub syscall: String,
@@ -453,7 +453,7 @@ pub struct SyscallReport {
 
 /// The twin's account of a syscall loop: per call, in ns, parts that add up to `ns_per_call`
 /// (`elapsed_ns / calls`), and the counts behind them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SyscallBreakdown {
     /// CPU the loop ran on (placed by the scheduler when not pinned).
     pub ran_on: u32,

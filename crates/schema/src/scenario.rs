@@ -107,7 +107,7 @@ pub fn check_hz(hz: u32) -> Result<u32, String> {
 }
 
 /// How a background source is armed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimerKind {
     /// An hrtimer (ns resolution, own interrupt unless it rides another one).

@@ -1,32 +1,56 @@
 //! Small unit parsers shared by the CLI, scenario files and the host lab.
 
-/// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m` or `1h` into nanoseconds.
-/// Fractions are allowed (`1.5s`); the unit is required, so `10` is never silently read as ten
-/// seconds or ten minutes. This is the one duration parser of the project: the CLI, scenario
-/// files and the host lab all use it.
+/// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m` or `1h` into nanoseconds,
+/// or a compound one such as `1h30m`, `2m30s` or `1s500ms` (parts from the largest unit to the
+/// smallest, each unit once). Fractions are allowed (`1.5s`); the unit is required, so `10` is
+/// never silently read as ten seconds or ten minutes. This is the one duration parser of the
+/// project: the CLI, scenario files, sweep grids and the host lab all use it.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        format!("duration {s:?}: expected a number with a unit like 10s, 500ms, 2m")
-    })?;
-    let scale = match unit {
-        "s" => 1e9,
-        "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        _ => {
+    let mut rest = t;
+    let mut total = 0.0f64;
+    let mut last_scale = f64::INFINITY;
+    if rest.is_empty() {
+        return Err(format!(
+            "duration {s:?}: expected a number with a unit like 10s, 500ms, 2m or 1h30m"
+        ));
+    }
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(split);
+        let value: f64 = num.parse().map_err(|_| {
+            format!("duration {s:?}: expected a number with a unit like 10s, 500ms, 2m or 1h30m")
+        })?;
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let scale = match unit {
+            "s" => 1e9,
+            "ms" => 1e6,
+            "us" | "µs" => 1e3,
+            "ns" => 1.0,
+            "m" | "min" => 60e9,
+            "h" => 3600e9,
+            _ => {
+                return Err(format!(
+                    "duration {s:?}: unknown unit {unit:?} (expected ns, us, ms, s, m or h)"
+                ));
+            }
+        };
+        if scale >= last_scale {
             return Err(format!(
-                "duration {s:?}: unknown unit {unit:?} (expected ns, us, ms, s, m or h)"
+                "duration {s:?}: give the parts from the largest unit to the smallest, each \
+                 once (like 1h30m)"
             ));
         }
-    };
-    let ns = value * scale;
+        last_scale = scale;
+        total += value * scale;
+        rest = next;
+    }
+    let ns = total;
     if !(ns.is_finite() && ns >= 1.0) {
         return Err(format!("duration {s:?}: must be longer than zero"));
     }
@@ -85,6 +109,20 @@ mod tests {
             ("1e3s", None),
             ("5 parsecs", None),
             ("99999999s", None),
+            // Compound durations: largest unit first, each unit once.
+            ("1h30m", Some(5_400_000_000_000)),
+            ("2m30s", Some(150_000_000_000)),
+            ("1s500ms", Some(1_500_000_000)),
+            ("1h0m1ns", Some(3_600_000_000_001)),
+            ("1m1.5s", Some(61_500_000_000)),
+            ("1.5h30m", Some(7_200_000_000_000)),
+            ("30m1h", None),
+            ("1s1s", None),
+            ("1h30", None),
+            ("1h 30m", None),
+            ("1h-30m", None),
+            ("167h59m", Some(604_740_000_000_000)),
+            ("168h1s", None),
         ];
         for (input, want) in cases {
             assert_eq!(parse_duration(input).ok(), *want, "{input:?}");

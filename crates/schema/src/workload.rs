@@ -329,3 +329,47 @@ mod tests {
         }
     }
 }
+
+/// Every kind of workload spec: (syntax, what it runs, an example that parses on an 8-CPU
+/// machine), for `--help` and the docs.
+pub const SPECS: &[(&str, &str, &str)] = &[
+    ("idle", "nothing runs", "idle"),
+    (
+        "hogs:N[@LIST]",
+        "N busy-looping tasks, placed by the scheduler or one per listed CPU",
+        "hogs:2@1,3",
+    ),
+    (
+        "frames:FREQ@LIST:loop=UNITS[:name=G]",
+        "a frame-scheduler group, one worker per CPU, FREQ frames per second",
+        "frames:1000@4-7:loop=50000",
+    ),
+    (
+        "pingpong:futex|pipe@A,B[:n=ROUNDS]",
+        "two tasks waking each other on CPUs A and B (twin: machine kvm-guest-2)",
+        "pingpong:futex@0,1",
+    ),
+    (
+        "syscall:getpid[@CPU][:n=CALLS]",
+        "a getpid() loop, pinned or not",
+        "syscall:getpid@3",
+    ),
+    (
+        "SPEC+SPEC",
+        "several groups at once",
+        "hogs:1+frames:300@3:loop=1000",
+    ),
+];
+
+#[cfg(test)]
+mod spec_examples {
+    #[test]
+    fn every_example_parses() {
+        for (syntax, _, example) in super::SPECS {
+            assert!(
+                super::Workload::parse(example, 8).is_ok(),
+                "{syntax}: {example}"
+            );
+        }
+    }
+}

@@ -10,7 +10,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A figure with one value per run (machine-wide).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Local timer interrupts per second, all CPUs (`LOC` in /proc/interrupts).
@@ -169,7 +181,19 @@ impl Metric {
 }
 
 /// A figure with one value per CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CpuMetric {
     /// Local timer interrupts per second on this CPU.
@@ -207,7 +231,7 @@ impl CpuMetric {
 }
 
 /// One CPU's metrics in one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuMetrics {
     /// Logical CPU number.
     pub cpu: u32,
@@ -218,7 +242,7 @@ pub struct CpuMetrics {
 }
 
 /// Everything a sweep keeps of one run: machine-wide values and per-CPU values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     /// Machine-wide values the run produced, by metric.
     pub aggregate: BTreeMap<Metric, f64>,

@@ -124,9 +124,10 @@ impl TryFrom<String> for ParamKey {
 }
 
 /// One swept parameter at one point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepParam {
     /// Which parameter.
+    #[schemars(with = "String")]
     pub key: ParamKey,
     /// The value as given (`hogs:2@1,3`, `1000`, `nohz_full=all`).
     pub value: String,
@@ -137,7 +138,7 @@ pub struct SweepParam {
 }
 
 /// One run of a sweep: a point's parameters, a seed and every metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepRow {
     /// Always [`SWEEP_SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,
@@ -159,7 +160,7 @@ pub struct SweepRow {
 }
 
 /// One CPU's metrics over the seeds of a point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSummary {
     /// Logical CPU number.
     pub cpu: u32,
@@ -170,7 +171,7 @@ pub struct CpuSummary {
 }
 
 /// One point of a sweep, over its seeds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepSummary {
     /// Always [`SWEEP_SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One metric over the seeds of a point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Seeds that produced the metric.
     pub n: u32,
