@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ticklab's labs need beyond the Rust toolchain (Debian/Ubuntu, as root):
 # QEMU and a distribution kernel with its /boot/config-* for `ticklab vm` (issue 12),
-# busybox-static for the guest's shell. Safe to run again.
+# busybox-static for the guest's shell; promtool (package prometheus) for the metrics test
+# and chromium-headless-shell for the HTML report test (issue 16). Safe to run again.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
     echo "setup.sh: run as root (apt-get)" >&2
@@ -10,5 +11,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends qemu-system-x86 linux-image-amd64 busybox-static
+apt-get install -y --no-install-recommends prometheus chromium-headless-shell
 ls /boot/vmlinuz-* /boot/config-* /bin/busybox
 qemu-system-x86_64 --version | head -1
+promtool --version | head -1
+chromium-headless-shell --version

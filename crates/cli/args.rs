@@ -183,6 +183,17 @@ impl Experiment {
     }
 }
 
+/// `--format` of the host measurements: the text table (default), or the Prometheus /
+/// OpenMetrics text exposition for node-exporter's textfile collector (docs/metrics.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub(crate) enum MetricsFormat {
+    /// The table for a terminal.
+    #[default]
+    Text,
+    /// Gauges in the text exposition format, ending with `# EOF`.
+    Openmetrics,
+}
+
 /// The lines `ticklab --help` ends with: every experiment, machine preset and kind of workload,
 /// each with an example, read from [`Experiment`], [`machine::PRESETS`] and
 /// [`ticklab_schema::workload::SPECS`].

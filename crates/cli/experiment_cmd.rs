@@ -181,11 +181,7 @@ fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {
             e4::CALLS
         )));
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let results = with_progress(e4::POINTS as u64, "points", |progress| {
-        e4::results(a.seed, threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let results = e4_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -198,12 +194,7 @@ fn experiment_e4(a: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let points = (e1::Mode::ALL.len() * e1::LOADS.len()) as u64;
-    let results = with_progress(points, "points", |progress| {
-        e1::results(a.run(e1::WARMUP_NS), threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let results = e1_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -216,12 +207,8 @@ fn experiment_e1(a: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
-    let threads = 2;
     let t0 = Instant::now();
-    let results = with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
-        e2::results(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let results = e2_results(a)?;
     if a.json {
         println!(
             "{}",
@@ -235,7 +222,7 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
     let wall_s = t0.elapsed().as_secs_f64();
     eprintln!(
         "ticklab: {}",
-        ticklab_report::e2::events_line(&results.outcomes, wall_s, threads)
+        ticklab_report::e2::events_line(&results.outcomes, wall_s, E2_THREADS)
     );
     Ok(())
 }
@@ -329,4 +316,34 @@ fn trace_points(a: &ExperimentArgs, path: &std::path::Path) -> anyhow::Result<()
         runs,
         &format!("ticklab experiment {} (twin)", a.name.name()),
     )
+}
+
+/// Threads for E2's four configurations.
+const E2_THREADS: usize = 2;
+
+/// E1's typed results for `a` (progress on stderr); shared with `plot` and `report`.
+pub(crate) fn e1_results(a: &ExperimentArgs) -> anyhow::Result<e1::Results> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let points = (e1::Mode::ALL.len() * e1::LOADS.len()) as u64;
+    with_progress(points, "points", |progress| {
+        e1::results(a.run(e1::WARMUP_NS), threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))
+}
+
+/// E2's typed results for `a` (progress on stderr); shared with `plot` and `report`.
+pub(crate) fn e2_results(a: &ExperimentArgs) -> anyhow::Result<e2::Results> {
+    with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
+        e2::results(a.run(e2::WARMUP_NS), a.flier_us, E2_THREADS, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))
+}
+
+/// E4's typed results for `a` (progress on stderr); shared with `plot` and `report`.
+pub(crate) fn e4_results(a: &ExperimentArgs) -> anyhow::Result<e4::Results> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    with_progress(e4::POINTS as u64, "points", |progress| {
+        e4::results(a.seed, threads, progress)
+    })
+    .map_err(|e| input_error(e.to_string()))
 }

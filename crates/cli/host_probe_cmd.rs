@@ -3,7 +3,7 @@
 //! `irqs` and `why` observe a window; SIGINT or SIGTERM ends it early, the report of the
 //! shorter window is printed (marked), and the exit code is 130 ([`crate::error::Interrupted`]).
 
-use crate::args::{DurationArg, parse_duration_arg};
+use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
 use crate::error::{input_error, interrupted};
 use clap::Args;
 use ticklab_host::harness::stop::Stop;
@@ -30,6 +30,9 @@ pub(crate) struct IrqsArgs {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// `openmetrics`: gauges for node-exporter's textfile collector instead of the table.
+    #[arg(long, value_enum, default_value_t, conflicts_with = "json")]
+    pub(crate) format: MetricsFormat,
 }
 
 /// `host why` arguments.
@@ -97,6 +100,10 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let cut = stop.sleep(args.duration.as_std());
     let after = irqs::snapshot(&root).map_err(proc_err)?;
     let rates = irqs::rates_between(&before, &after, args.all);
+    if args.format == MetricsFormat::Openmetrics {
+        let families = probe::irqs_metrics::metric_families(&rates);
+        return emit(&ticklab_schema::openmetrics::render(&families));
+    }
     if args.json {
         emit(
             &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &rates))?

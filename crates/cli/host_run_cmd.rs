@@ -21,7 +21,8 @@ use ticklab_schema::workload::Workload;
 use ticklab_twin::experiments::e4;
 
 use crate::args::{
-    DurationArg, HISTOGRAM_HELP, check_histogram_workload, histogram_parser, parse_duration_arg,
+    DurationArg, HISTOGRAM_HELP, MetricsFormat, check_histogram_workload, histogram_parser,
+    parse_duration_arg,
 };
 use crate::error::{input_error, interrupted};
 
@@ -40,6 +41,9 @@ pub(crate) struct RunArgs {
     /// Print the report as JSON (the shared schema plus a `host_run` object).
     #[arg(long)]
     pub(crate) json: bool,
+    /// `openmetrics`: gauges for node-exporter's textfile collector instead of the report.
+    #[arg(long, value_enum, default_value_t, conflicts_with = "json")]
+    pub(crate) format: MetricsFormat,
     /// Frames with jitter above this many us count as fliers.
     #[arg(long, default_value_t = 10.0, value_name = "US")]
     pub(crate) flier_us: f64,
@@ -141,7 +145,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         None => None,
     };
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if args.format == MetricsFormat::Openmetrics {
+        let families = ticklab_report::openmetrics::report_metrics(&run.report);
+        write!(out, "{}", ticklab_schema::openmetrics::render(&families))?;
+    } else if args.json {
         let mut v = serde_json::to_value(&run)?;
         if let Some(p) = &prediction {
             v["twin_prediction"] = serde_json::to_value(p)?;

@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -15,6 +15,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod host_twin_cmd;
 mod progress;
+mod report_cmd;
 mod shell_cmd;
 mod sweep_cmd;
 mod trace_out;
@@ -55,6 +56,17 @@ enum Command {
     },
     /// Boot a real kernel under QEMU, measure it with the host lab, hold the twin beside it.
     Vm(vm_cmd::VmArgs),
+    /// Draw figures as SVG: an experiment's (e1-e4), or a sweep metric against a swept
+    /// parameter.
+    #[command(
+        after_help = "Examples:\n  ticklab plot e1 -D 5s -o figures/\n  ticklab plot sweep.jsonl --metric irq_per_s --x workload -o irq.svg"
+    )]
+    Plot(report_cmd::PlotArgs),
+    /// Write one self-contained HTML page for an experiment (e1-e4) or a sweep.
+    #[command(
+        after_help = "Examples:\n  ticklab report e1 --html e1.html\n  ticklab report sweep.jsonl --html sweep.html --x workload"
+    )]
+    Report(report_cmd::ReportArgs),
     /// Run a scenario over a grid of parameter values and seeds, in parallel (one row per run).
     Sweep(sweep_cmd::SweepArgs),
     /// Put the shard outputs of `sweep --shard I/N` back together.
@@ -133,6 +145,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },
         Some(Command::Vm(a)) => vm_cmd::vm(&a),
+        Some(Command::Plot(a)) => report_cmd::plot(&a),
+        Some(Command::Report(a)) => report_cmd::report(&a),
         Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
         Some(Command::Merge(a)) => sweep_cmd::merge(&a),
         Some(Command::Completions(a)) => shell_cmd::completions(&a, Cli::command()),

@@ -126,6 +126,7 @@ mod tests {
         assert_eq!(workload_label(&r), "idle");
         r.workloads = vec![
             WorkloadResult::Frames(FrameGroupReport {
+                jitter_histogram: None,
                 group: "B".into(),
                 frequency_hz: 666.0,
                 loop_units: 72_072,

@@ -145,7 +145,7 @@ fn bands(s: &mut String, r: &Results) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ticklab_schema::experiment::BandCheck;
     use ticklab_schema::experiment::e1::{Row, published};
@@ -171,7 +171,7 @@ mod tests {
 
     /// Every row but `aggressive 2` (to show a load with one mode missing is left out), one
     /// failed band, one hrtimer hang.
-    fn results() -> Results {
+    pub(crate) fn results() -> Results {
         let rows: Vec<Row> = Mode::ALL
             .iter()
             .flat_map(|&m| LOADS.iter().map(move |&l| row(m, l)))

@@ -243,7 +243,7 @@ fn group_summaries(s: &mut String, outcomes: &[Outcome]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cpu::tests::twin_report;
     use ticklab_schema::experiment::e2::{Config, Mechanism};
@@ -279,6 +279,7 @@ mod tests {
             })
             .collect();
         WorkloadResult::Frames(FrameGroupReport {
+            jitter_histogram: None,
             group: name.into(),
             frequency_hz: hz,
             loop_units: 50_000,
@@ -314,7 +315,8 @@ mod tests {
         }
     }
 
-    fn results() -> Results {
+    /// Two configurations, two groups each (shared with the figure tests).
+    pub(crate) fn results() -> Results {
         Results {
             seed: 1,
             duration_ns: 2_000_000_000,

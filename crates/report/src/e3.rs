@@ -207,12 +207,13 @@ pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ticklab_schema::experiment::BandCheck;
     use ticklab_schema::experiment::e3::{Config, CostRow, DiffPart, DiffParts, Row, published};
 
-    fn results() -> Results {
+    /// Every configuration (shared with the figure tests).
+    pub(crate) fn results() -> Results {
         let row = |config: Config, ns: f64, hlt: f64| Row {
             config,
             label: config.label(),

@@ -161,7 +161,7 @@ fn breakdown_table(s: &mut String, r: &Results) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ticklab_schema::report::SyscallBreakdown;
 
@@ -192,9 +192,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn e4_report_snapshot() {
-        let r = Results {
+    /// Intel rows of cases 1, 3 and 4 (shared with the figure tests).
+    pub(crate) fn results() -> Results {
+        Results {
             seed: 1,
             calls: 100,
             hz: 250,
@@ -205,7 +205,12 @@ mod tests {
                 row(Server::Intel, 3, Some(4), 466.0, 16.5),
                 row(Server::Intel, 4, Some(20), 400.0, 0.0),
             ],
-        };
+        }
+    }
+
+    #[test]
+    fn e4_report_snapshot() {
+        let r = results();
         insta::assert_snapshot!(e4_report(&r));
         let j = json(&r).unwrap();
         assert_eq!(j["experiment"], "e4");

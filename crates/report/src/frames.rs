@@ -194,6 +194,7 @@ mod tests {
             ..e2_row()
         };
         FrameGroupReport {
+            jitter_histogram: None,
             group: "A".to_string(),
             frequency_hz: 960.0,
             loop_units: 50_000,

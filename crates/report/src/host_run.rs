@@ -187,7 +187,7 @@ fn us(v: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cpu::tests::host_report;
     use ticklab_schema::report::{FrameGroupReport, FrameRow, PingPongReport, SyscallReport};
@@ -210,6 +210,7 @@ mod tests {
             max_lock_wait_us: None,
         };
         WorkloadResult::Frames(FrameGroupReport {
+            jitter_histogram: None,
             group: "frames1".into(),
             frequency_hz: 1000.0,
             loop_units: 20_000,
@@ -248,7 +249,8 @@ mod tests {
         }
     }
 
-    fn report() -> Report {
+    /// A host report with every kind of workload (shared with the OpenMetrics tests).
+    pub(crate) fn report() -> Report {
         let mut r = host_report();
         r.workloads = vec![
             WorkloadResult::Hogs { cpus: vec![1] },

@@ -33,7 +33,12 @@
 //! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
 //!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
 //!   ones `host_run_report` prints too.
-//!
+//! * [`plot`] — figures as SVG (plotters' SVG backend only): E1, E2, and any sweep metric
+//!   against any swept parameter.
+//! * [`html`] — `ticklab report --html`: one self-contained page per experiment or sweep
+//!   (scenario, tables, inline SVG figures, published figures beside the twin's).
+//! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
+//!   node-exporter textfile collector.
 //! * [`sweep`](mod@sweep) — `ticklab sweep` and `ticklab merge`: rows and per-point summaries
 //!   as JSON lines or CSV.
 //!
@@ -54,6 +59,9 @@ pub mod format;
 pub mod frames;
 pub mod histogram;
 pub mod host_run;
+pub mod html;
+pub mod openmetrics;
+pub mod plot;
 pub mod sweep;
 pub mod workloads;
 

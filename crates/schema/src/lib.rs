@@ -18,6 +18,8 @@
 //! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
 //!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
 //!   `host calibrate` and `vm compare` share.
+//! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
+//!   readers scrape (`--format openmetrics`).
 //! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
 //!   writes.
 //! * [`units`] parses the durations and sizes every front end accepts.
@@ -35,6 +37,7 @@ pub mod experiment;
 pub mod frames;
 pub mod histogram;
 pub mod machine;
+pub mod openmetrics;
 pub mod report;
 pub mod scenario;
 pub mod sweep;

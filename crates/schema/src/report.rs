@@ -332,6 +332,47 @@ pub struct FrameGroupReport {
     /// Per-CPU latency histograms (`--histogram`), in row order; empty when not asked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub histograms: Vec<crate::histogram::CpuHistograms>,
+    /// The jitter distribution of all the group's frames in the buckets of
+    /// [`JITTER_BUCKET_EDGES_NS`] (twin; `None` where not kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_histogram: Option<Vec<HistogramBucket>>,
+}
+
+/// Lower edges of the jitter histogram buckets, ns: 0, then 1-2-5 steps from 100 ns to
+/// 10 ms (the last bucket is open above). Fine enough to show E2's tails (µs to tens of µs)
+/// apart from its body, coarse enough to stay a few lines of JSON per group.
+pub const JITTER_BUCKET_EDGES_NS: [u64; 17] = [
+    0, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+    1_000_000, 2_000_000, 5_000_000, 10_000_000,
+];
+
+/// One bucket of a jitter histogram: frames with jitter from `from_us` (inclusive) to the
+/// next bucket's `from_us` (exclusive; the last bucket is open).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HistogramBucket {
+    /// Lower edge, µs.
+    pub from_us: f64,
+    /// Frames in the bucket.
+    pub frames: u64,
+}
+
+/// The buckets of [`JITTER_BUCKET_EDGES_NS`] filled from `(jitter ns, frames)` pairs (the
+/// recorded values of a histogram); every bucket is listed, empty ones with 0.
+pub fn jitter_histogram(values: impl IntoIterator<Item = (u64, u64)>) -> Vec<HistogramBucket> {
+    let mut frames = [0u64; JITTER_BUCKET_EDGES_NS.len()];
+    for (ns, n) in values {
+        // The last edge not above `ns`; edge 0 is 0, so there always is one.
+        let i = JITTER_BUCKET_EDGES_NS.partition_point(|&e| e <= ns) - 1;
+        frames[i] += n;
+    }
+    JITTER_BUCKET_EDGES_NS
+        .iter()
+        .zip(frames)
+        .map(|(&e, frames)| HistogramBucket {
+            from_us: e as f64 / 1e3,
+            frames,
+        })
+        .collect()
 }
 
 /// p50 / p99 / p99.9 of a distribution, µs.
@@ -589,6 +630,27 @@ impl FrameRowStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jitter_histogram_buckets_by_lower_edge() {
+        // (ns, frames) -> bucket lower edge in µs
+        let h = jitter_histogram([
+            (1, 3),
+            (99, 1),
+            (100, 2),
+            (4_999, 5),
+            (5_000, 7),
+            (u64::MAX, 1),
+        ]);
+        assert_eq!(h.len(), JITTER_BUCKET_EDGES_NS.len());
+        let count = |from_us: f64| h.iter().find(|b| b.from_us == from_us).map(|b| b.frames);
+        assert_eq!(count(0.0), Some(4));
+        assert_eq!(count(0.1), Some(2));
+        assert_eq!(count(2.0), Some(5));
+        assert_eq!(count(5.0), Some(7));
+        assert_eq!(count(10_000.0), Some(1));
+        assert_eq!(h.iter().map(|b| b.frames).sum::<u64>(), 19);
+    }
 
     #[test]
     fn frame_row_stats_stay_exact_far_from_zero() {

@@ -734,6 +734,7 @@ fn frame_group(
         jitter_summary.max_us = max as f64 / 1e3;
     }
     let report = FrameGroupReport {
+        jitter_histogram: None,
         group: name.to_string(),
         frequency_hz,
         loop_units,

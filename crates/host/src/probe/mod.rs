@@ -8,12 +8,14 @@
 //! * [`inspect`] — one-screen description of the host's tick configuration;
 //! * [`hz`] — inferring HZ from `/proc/timer_list`, the jiffies rate and the build config;
 //! * [`irqs`] — per-CPU interrupt rates over a window;
+//! * [`irqs_metrics`] — the same rates as OpenMetrics gauges (`host irqs --format openmetrics`);
 //! * [`why`] — per-CPU attribution of local timer interrupts over a window, using a private
 //!   tracefs instance (`tracefs.rs`) or, without tracing, sampling `/proc/timer_list`.
 
 pub mod hz;
 pub mod inspect;
 pub mod irqs;
+pub mod irqs_metrics;
 pub(crate) mod tracefs;
 pub mod why;
 

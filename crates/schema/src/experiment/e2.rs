@@ -438,6 +438,7 @@ mod tests {
             max_lock_wait_us: None,
         };
         let g = FrameGroupReport {
+            jitter_histogram: None,
             group: "A".into(),
             frequency_hz: 960.0,
             loop_units: 50_000,

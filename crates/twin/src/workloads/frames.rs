@@ -20,7 +20,7 @@ use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
 use ticklab_schema::frames::{FrameClock, WakeupRowStats};
 use ticklab_schema::histogram::CpuHistograms;
-use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles};
+use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles, jitter_histogram};
 
 /// Default flier threshold (docs/experiments.md E2: "default 10 µs").
 pub const DEFAULT_FLIER_NS: u64 = 10_000;
@@ -158,6 +158,11 @@ pub(crate) fn group_report(
     let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
     let w = |p: f64| g.wake_hist.value_at_quantile(p) as f64 / 1e3;
     FrameGroupReport {
+        jitter_histogram: Some(jitter_histogram(
+            g.hist
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value())),
+        )),
         group: g.name.clone(),
         frequency_hz: g.frequency_hz,
         loop_units: g.loop_units,

@@ -1,0 +1,740 @@
+//! `ticklab report --html OUT`: one self-contained HTML page per experiment or sweep.
+//!
+//! The page is built from the typed results — the same structs the text reports render —
+//! never from their text: the scenario, the tables (the twin's numbers beside the published
+//! ones where there are published ones), the figures of [`crate::plot`] inlined as `<svg>`
+//! elements, and the band checks. Everything is in the one file: inline CSS, no script, no
+//! image, font or style sheet fetched from anywhere, so it opens the same offline, attached
+//! to a mail or archived with a run. Like every renderer here it is a pure function of its
+//! input: the same results give the same bytes.
+//!
+//! Layout: a title, then `<section>`s — "Scenario" (a definition list), the experiment's
+//! tables, "Figures" (one `<figure>` per plot with its caption) and, where the experiment
+//! has them, "Acceptance bands". Numbers follow the text reports' formats
+//! ([`crate::format`]).
+
+use crate::format::{fixed, opt_fixed};
+use crate::plot::{self, Figure, PlotError};
+use std::fmt::Write;
+use ticklab_schema::experiment::{BandCheck, e1, e2, e3, e4};
+use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSummary};
+
+/// The page's style sheet (inline; no web font, system sans-serif).
+const CSS: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:62rem;\
+padding:0 1rem;color:#1b1b1b;line-height:1.45}\
+h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;\
+border-bottom:1px solid #ddd;padding-bottom:.2rem}\
+p.sub{color:#555;margin-top:0}\
+dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}\
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}\
+th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .6rem;text-align:left;vertical-align:top}\
+th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+td.pub{color:#555;font-style:italic}td.ok{color:#05703a}td.fail{color:#b00020;font-weight:600}\
+figure{margin:1rem 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+figcaption{color:#555;font-size:.85rem}footer{margin-top:2rem;color:#777;font-size:.8rem}";
+
+/// `s` with `&`, `<`, `>`, `"` and `'` escaped for text and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    /// Text, left-aligned.
+    Text(String),
+    /// A number, right-aligned.
+    Num(String),
+    /// A published figure, right-aligned, set apart.
+    Pub(String),
+    /// A band check's verdict.
+    Verdict(bool),
+}
+
+fn table(head: &[&str], rows: &[Vec<Cell>]) -> String {
+    let mut s = String::from("<table><thead><tr>");
+    for h in head {
+        let _ = write!(s, "<th>{}</th>", escape(h));
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for row in rows {
+        s.push_str("<tr>");
+        for c in row {
+            let _ = match c {
+                Cell::Text(t) => write!(s, "<td>{}</td>", escape(t)),
+                Cell::Num(t) => write!(s, "<td class=\"n\">{}</td>", escape(t)),
+                Cell::Pub(t) => write!(s, "<td class=\"n pub\">{}</td>", escape(t)),
+                Cell::Verdict(true) => write!(s, "<td class=\"ok\">ok</td>"),
+                Cell::Verdict(false) => write!(s, "<td class=\"fail\">FAIL</td>"),
+            };
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table>\n");
+    s
+}
+
+fn definitions(items: &[(&str, String)]) -> String {
+    let mut s = String::from("<dl>\n");
+    for (k, v) in items {
+        let _ = writeln!(s, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(v));
+    }
+    s.push_str("</dl>\n");
+    s
+}
+
+fn figures(figs: &[Figure]) -> String {
+    let mut s = String::new();
+    for f in figs {
+        let _ = writeln!(
+            s,
+            "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>",
+            escape(&f.id),
+            f.svg.trim_end(),
+            escape(&f.title)
+        );
+    }
+    s
+}
+
+fn bands(checks: &[BandCheck], decimals: usize) -> String {
+    let rows: Vec<Vec<Cell>> = checks
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::Verdict(c.ok),
+                Cell::Text(c.what.clone()),
+                Cell::Num(fixed(c.value, decimals)),
+                Cell::Pub(fixed(c.target, decimals)),
+                Cell::Text(c.band.clone()),
+            ]
+        })
+        .collect();
+    let passed = checks.iter().filter(|c| c.ok).count();
+    format!(
+        "{}<p>{passed} of {} checks inside their bands.</p>\n",
+        table(&["", "check", "twin", "target", "band"], &rows),
+        checks.len()
+    )
+}
+
+/// The whole page: title, subtitle, then `(heading, body)` sections.
+fn page(title: &str, subtitle: &str, sections: &[(&str, String)]) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{t}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{t}</h1>\n\
+         <p class=\"sub\">{}</p>\n",
+        escape(subtitle),
+        t = escape(title)
+    );
+    for (h, body) in sections {
+        let _ = write!(s, "<section>\n<h2>{}</h2>\n{body}</section>\n", escape(h));
+    }
+    let _ = write!(
+        s,
+        "<footer>ticklab {} — typed results rendered by ticklab-report; published figures in \
+         italics.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
+fn secs(ns: u64) -> String {
+    format!("{} s", ns as f64 / 1e9)
+}
+
+/// The E1 page: scenario, the published table beside the twin's, what aggressive costs,
+/// the figures and the bands.
+pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
+    let scenario = definitions(&[
+        (
+            "machine",
+            "Dell XPS 13 7390 (i7-10510U, 4 cores / 8 CPUs), machine preset xps13-7390".into(),
+        ),
+        ("kernel", "CONFIG_NO_HZ_FULL, HZ=1000".into()),
+        (
+            "configurations",
+            e1::Mode::ALL
+                .iter()
+                .map(|m| format!("{}: {}", m.name(), m.cmdline()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        (
+            "loads",
+            e1::LOADS
+                .iter()
+                .map(|&l| e1::load_label(l))
+                .collect::<Vec<_>>()
+                .join(", ")
+                + " (hogs)",
+        ),
+        (
+            "twin",
+            format!(
+                "{} per point after {} warm-up, seed {}",
+                secs(r.duration_ns),
+                secs(e1::WARMUP_NS),
+                r.seed
+            ),
+        ),
+        (
+            "published",
+            "the 2023 nohz_full_aggressive RFC, 5-minute averages (docs/experiments.md E1)".into(),
+        ),
+    ]);
+    let mut rows = Vec::new();
+    for load in e1::LOADS {
+        if let (Some(n), Some(g)) = (
+            r.row(e1::Mode::NohzFull, load),
+            r.row(e1::Mode::Aggressive, load),
+        ) {
+            rows.push(vec![
+                Cell::Text(e1::load_label(load)),
+                Cell::Num(fixed(n.irq_per_s, 1)),
+                Cell::Pub(fixed(n.published_irq_per_s, 1)),
+                Cell::Num(fixed(g.irq_per_s, 1)),
+                Cell::Pub(fixed(g.published_irq_per_s, 1)),
+                Cell::Num(fixed(n.watts, 3)),
+                Cell::Pub(fixed(n.published_watts, 3)),
+                Cell::Num(fixed(g.watts, 3)),
+                Cell::Pub(fixed(g.published_watts, 3)),
+            ]);
+        }
+    }
+    let main = table(
+        &[
+            "load",
+            "irq/s nohz_full",
+            "published",
+            "irq/s aggressive",
+            "published",
+            "W nohz_full",
+            "published",
+            "W aggressive",
+            "published",
+        ],
+        &rows,
+    );
+    let costs: Vec<Vec<Cell>> = r
+        .rows
+        .iter()
+        .filter(|row| row.mode == e1::Mode::Aggressive)
+        .map(|row| {
+            vec![
+                Cell::Text(row.load.clone()),
+                Cell::Num(fixed(row.max_jiffies_gap_ms, 1)),
+                Cell::Num(fixed(row.max_reader_staleness_ms, 1)),
+                Cell::Num(fixed(row.mean_coarse_staleness_ms, 2)),
+                Cell::Num(row.hrtimer_hangs.to_string()),
+                Cell::Num(fixed(row.max_irq_us, 1)),
+            ]
+        })
+        .collect();
+    let costs = table(
+        &[
+            "load",
+            "max jiffies gap (ms)",
+            "max staleness at irq (ms)",
+            "mean coarse staleness (ms)",
+            "hrtimer hangs",
+            "longest irq (µs)",
+        ],
+        &costs,
+    );
+    Ok(page(
+        "E1 — nohz_full_aggressive on a laptop",
+        "Local timer interrupts and package power, nohz_full=all with and without the 2023 \
+         proposal, idle to 8 hogs: the twin beside the published table.",
+        &[
+            ("Scenario", scenario),
+            ("Twin beside published", main),
+            ("What aggressive costs (twin)", costs),
+            ("Figures", figures(&plot::e1::figures(r)?)),
+            ("Acceptance bands", bands(&r.checks, 3)),
+        ],
+    ))
+}
+
+/// The E2 page: scenario (groups, configurations), the per-group summary of every
+/// configuration against the budget, the jitter distributions.
+pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
+    let groups: Vec<Vec<Cell>> = e2::GROUPS
+        .iter()
+        .map(|&(name, hz, lp, first, last)| {
+            vec![
+                Cell::Text(name.into()),
+                Cell::Num(fixed(hz, 0)),
+                Cell::Num(lp.to_string()),
+                Cell::Text(format!("{first}-{last}")),
+            ]
+        })
+        .collect();
+    let configs: Vec<Vec<Cell>> = r
+        .outcomes
+        .iter()
+        .map(|o| {
+            vec![
+                Cell::Text(e2::config_name(o.config)),
+                Cell::Text(o.config.describe().into()),
+                Cell::Text(o.config.cmdline().into()),
+            ]
+        })
+        .collect();
+    let scenario = format!(
+        "{}{}{}",
+        definitions(&[
+            (
+                "machine",
+                "64-CPU server of 2012 (4 × Sandy Bridge-EP 8C/16T, machine preset \
+                 server-2012-64), 3.0-rt, HZ=1000 (assumed), CPUs 0-3 housekeeping"
+                    .into()
+            ),
+            (
+                "twin",
+                format!(
+                    "{} per configuration after {} warm-up, seed {}, fliers above {} µs",
+                    secs(r.duration_ns),
+                    secs(e2::WARMUP_NS),
+                    r.seed,
+                    r.flier_us
+                )
+            ),
+            (
+                "published",
+                format!(
+                    "jitter budget {} µs; the user saw it \"nearly doubled\", even with \
+                     skew_tick=1 (docs/experiments.md E2)",
+                    e2::BUDGET_US
+                )
+            ),
+        ]),
+        table(&["group", "Hz", "LOOP", "CPUs"], &groups),
+        table(&["config", "what", "kernel command line"], &configs)
+    );
+    let mut rows = Vec::new();
+    for o in &r.outcomes {
+        for g in o.groups() {
+            let s = e2::summary(g);
+            rows.push(vec![
+                Cell::Text(e2::config_name(o.config)),
+                Cell::Text(s.group.clone()),
+                Cell::Num(fixed(s.max_us, 2)),
+                Cell::Num(fixed(s.avg_us, 2)),
+                Cell::Num(fixed(s.sigma_us, 2)),
+                Cell::Num(fixed(s.p999_us, 2)),
+                Cell::Verdict(s.max_us <= e2::BUDGET_US),
+                Cell::Num(s.fliers.to_string()),
+                Cell::Num(s.overruns.to_string()),
+                Cell::Num(fixed(s.wakeup_max_us, 2)),
+                Cell::Num(fixed(s.max_lock_wait_us, 2)),
+            ]);
+        }
+    }
+    let summary = format!(
+        "{}<p>The verdict column holds each group's largest jitter against the {} µs budget.</p>\n",
+        table(
+            &[
+                "config",
+                "group",
+                "max (µs)",
+                "avg",
+                "sigma",
+                "p99.9",
+                "≤ budget",
+                "fliers",
+                "overruns",
+                "wake-up max",
+                "lock wait max",
+            ],
+            &rows,
+        ),
+        e2::BUDGET_US
+    );
+    Ok(page(
+        "E2 — skew_tick=1 and frame-scheduler jitter on a 64-CPU server",
+        "Jitter of three frame groups (960, 666 and 300 Hz) in configurations (a)-(d); jitter \
+         counts from the worker's start, wake-up latency apart.",
+        &[
+            ("Scenario", scenario),
+            ("Jitter per group (twin)", summary),
+            ("Figures", figures(&plot::e2::figures(r)?)),
+        ],
+    ))
+}
+
+/// The E3 page: scenario, every configuration beside the published figure, the costs, the
+/// assumptions, the figure and the difference checks.
+pub fn e3_html(r: &e3::Results) -> Result<String, PlotError> {
+    let scenario = definitions(&[
+        (
+            "benchmark",
+            format!(
+                "contextswitch (futex ping-pong between two vCPUs of a KVM guest), {} switches \
+                 per configuration",
+                r.switches
+            ),
+        ),
+        (
+            "published",
+            "the 2017 guest-polling proposal's later revision (docs/costs.md §3b)".into(),
+        ),
+    ]);
+    let rows: Vec<Vec<Cell>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            vec![
+                Cell::Text(row.label.clone()),
+                Cell::Num(fixed(row.ns_per_switch, 1)),
+                Cell::Pub(opt_fixed(row.published_ns, 1)),
+                Cell::Num(fixed(row.hlt_exits, 2)),
+                Cell::Num(fixed(row.ipi_skipped_pct, 1)),
+                Cell::Num(fixed(row.host_cpu_pct, 1)),
+                Cell::Pub(row.published_cpu.clone().unwrap_or_else(|| "-".into())),
+            ]
+        })
+        .collect();
+    let main = table(
+        &[
+            "configuration",
+            "ns/switch",
+            "published",
+            "HLT exits/switch",
+            "IPIs skipped %",
+            "host CPU %",
+            "published CPU",
+        ],
+        &rows,
+    );
+    let costs: Vec<Vec<Cell>> = r
+        .costs
+        .iter()
+        .map(|c| vec![Cell::Text(c.name.clone()), Cell::Num(c.ns.to_string())])
+        .collect();
+    let mut assumptions = String::from("<ul>\n");
+    for a in &r.assumptions {
+        let _ = writeln!(assumptions, "<li>{}</li>", escape(a));
+    }
+    assumptions.push_str("</ul>\n");
+    Ok(page(
+        "E3 — context switches in a KVM guest, polling before idle",
+        "ns per switch under each guest idle path and host halt polling, the twin beside the \
+         published figures.",
+        &[
+            ("Scenario", scenario),
+            ("Twin beside published", main),
+            ("Figures", figures(&plot::e3::figures(r)?)),
+            (
+                "Costs and assumptions",
+                table(&["cost", "ns"], &costs) + &assumptions,
+            ),
+            ("HLT-versus-polling difference", bands(&r.checks, 1)),
+        ],
+    ))
+}
+
+/// The E4 page: scenario, ns per call of every point with its change against case 1, the
+/// figure.
+pub fn e4_html(r: &e4::Results) -> Result<String, PlotError> {
+    let scenario = definitions(&[
+        (
+            "benchmark",
+            format!(
+                "getpid() × {} per point, HZ={}, seed {}",
+                r.calls, r.hz, r.seed
+            ),
+        ),
+        (
+            "servers",
+            e4::Server::ALL
+                .iter()
+                .map(|s| format!("{} ({})", s.name(), s.preset()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "published",
+            "no outcome given (docs/experiments.md E4): every figure is the twin's prediction"
+                .into(),
+        ),
+    ]);
+    let rows: Vec<Vec<Cell>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            vec![
+                Cell::Text(row.machine.name().into()),
+                Cell::Text(row.kernel.clone()),
+                Cell::Num(row.case.to_string()),
+                Cell::Text(row.pinned.map_or_else(|| "-".into(), |c| c.to_string())),
+                Cell::Num(fixed(row.ns_per_call, 1)),
+                Cell::Num(if row.case == 1 {
+                    "—".into()
+                } else {
+                    format!("{:+.1} %", row.change_pct)
+                }),
+                Cell::Num(fixed(row.breakdown.rcu_eqs_ns + row.breakdown.vtime_ns, 3)),
+                Cell::Num(fixed(row.breakdown.interrupts_ns, 3)),
+            ]
+        })
+        .collect();
+    let main = table(
+        &[
+            "machine",
+            "kernel",
+            "case",
+            "pinned to",
+            "ns/call",
+            "vs case 1",
+            "context tracking ns",
+            "interrupts ns",
+        ],
+        &rows,
+    );
+    Ok(page(
+        "E4 — what NO_HZ_FULL costs a system call",
+        "A getpid() loop on three servers in four kernel configurations, unpinned and pinned.",
+        &[
+            ("Scenario", scenario),
+            ("Twin", main),
+            ("Figures", figures(&plot::e4::figures(r)?)),
+        ],
+    ))
+}
+
+/// The metrics a sweep page shows by default: those every point has, and that differ
+/// between points (a constant says nothing on a plot).
+pub fn varying_metrics(points: &[SweepSummary]) -> Vec<Metric> {
+    Metric::ALL
+        .into_iter()
+        .filter(|m| {
+            let means: Vec<f64> = points
+                .iter()
+                .filter_map(|p| p.aggregate.get(m).map(|s| s.mean))
+                .collect();
+            means.len() == points.len()
+                && means
+                    .iter()
+                    .any(|&v| (v - means[0]).abs() > 1e-12 * v.abs().max(1.0))
+        })
+        .collect()
+}
+
+/// The x parameter a sweep page plots against by default: the first swept parameter with
+/// several values that has a number at every point, else the first with several values.
+pub fn default_x(points: &[SweepSummary]) -> Option<ParamKey> {
+    let first = points.first()?;
+    let values = |k: &ParamKey| {
+        let mut v: Vec<&str> = points
+            .iter()
+            .filter_map(|p| {
+                p.params
+                    .iter()
+                    .find(|q| &q.key == k)
+                    .map(|q| q.value.as_str())
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    let several: Vec<&ParamKey> = first
+        .params
+        .iter()
+        .map(|p| &p.key)
+        .filter(|k| values(k) > 1)
+        .collect();
+    several
+        .iter()
+        .find(|k| {
+            points
+                .iter()
+                .all(|p| p.params.iter().any(|q| &q.key == **k && q.number.is_some()))
+        })
+        .or(several.first())
+        .map(|k| (*k).clone())
+}
+
+/// The sweep page: the grid, one table row per point (mean and seed range of each metric)
+/// and one figure per metric against `x`.
+pub fn sweep_html(
+    rows: &[SweepRow],
+    metrics: &[Metric],
+    x: &ParamKey,
+) -> Result<String, PlotError> {
+    let points = SweepSummary::of_rows(rows);
+    let Some(first) = points.first() else {
+        return Err(PlotError("the sweep has no rows".into()));
+    };
+    let keys: Vec<ParamKey> = first.params.iter().map(|p| p.key.clone()).collect();
+    let mut seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let scenario = definitions(&[
+        ("sweep", first.sweep.clone()),
+        (
+            "parameters",
+            keys.iter()
+                .map(ParamKey::name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "points × seeds",
+            format!(
+                "{} points, seeds {:?}, {} runs",
+                points.len(),
+                seeds,
+                rows.len()
+            ),
+        ),
+        ("plotted against", x.name()),
+    ]);
+    let mut head: Vec<String> = keys.iter().map(ParamKey::name).collect();
+    head.push("seeds".into());
+    head.extend(metrics.iter().map(|m| m.label().to_string()));
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let body: Vec<Vec<Cell>> = points
+        .iter()
+        .map(|p| {
+            let mut row: Vec<Cell> = keys
+                .iter()
+                .map(|k| {
+                    Cell::Text(
+                        p.params
+                            .iter()
+                            .find(|q| &q.key == k)
+                            .map_or_else(|| "-".into(), |q| q.value.clone()),
+                    )
+                })
+                .collect();
+            row.push(Cell::Num(p.seeds.len().to_string()));
+            row.extend(metrics.iter().map(|m| {
+                Cell::Num(p.aggregate.get(m).map_or_else(
+                    || "-".into(),
+                    |s| {
+                        if s.n > 1 {
+                            format!(
+                                "{} [{} – {}]",
+                                plot::tick(s.mean),
+                                plot::tick(s.min),
+                                plot::tick(s.max)
+                            )
+                        } else {
+                            plot::tick(s.mean)
+                        }
+                    },
+                ))
+            }));
+            row
+        })
+        .collect();
+    let figs = metrics
+        .iter()
+        .map(|&m| plot::sweep::figure(rows, m, x))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(page(
+        &format!("Sweep {}", first.sweep),
+        "Every point of the grid over its seeds: the mean, and the smallest and largest seed's \
+         value in brackets (the error bars of the figures).",
+        &[
+            ("Scenario", scenario),
+            ("Points", table(&head, &body)),
+            ("Figures", figures(&figs)),
+        ],
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page with every `<svg …>…</svg>` cut to `<svg/>` (the figures have their own
+    /// snapshots).
+    fn without_svg(html: &str) -> String {
+        let mut out = String::new();
+        let mut rest = html;
+        while let Some(i) = rest.find("<svg") {
+            out.push_str(&rest[..i]);
+            out.push_str("<svg/>");
+            match rest[i..].find("</svg>") {
+                Some(j) => rest = &rest[i + j + "</svg>".len()..],
+                None => rest = "",
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    #[test]
+    fn escape_table() {
+        assert_eq!(
+            escape("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
+        );
+    }
+
+    #[test]
+    fn e1_page_snapshot() {
+        let html = e1_html(&crate::e1::tests::results()).unwrap();
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert_self_contained(&html);
+        insta::assert_snapshot!(without_svg(&html));
+    }
+
+    #[test]
+    fn every_page_is_self_contained() {
+        let e2 = e2_html(&crate::plot::e2::tests::results_with_histograms()).unwrap();
+        assert_eq!(e2.matches("<svg").count(), 2, "one figure per group");
+        assert!(
+            e2.contains("<td class=\"fail\">FAIL</td>"),
+            "17 µs × 2 is over budget"
+        );
+        let e3 = e3_html(&crate::e3::tests::results()).unwrap();
+        let e4 = e4_html(&crate::e4::tests::results()).unwrap();
+        let rows = crate::plot::sweep::tests::rows();
+        let points = SweepSummary::of_rows(&rows);
+        let x = default_x(&points).unwrap();
+        assert_eq!(x, ParamKey::Workload, "numeric beats categorical");
+        let metrics = varying_metrics(&points);
+        assert_eq!(metrics, [Metric::IrqPerS, Metric::Watts]);
+        let sweep = sweep_html(&rows, &metrics, &x).unwrap();
+        for html in [&e2, &e3, &e4, &sweep] {
+            assert_self_contained(html);
+            assert!(html.matches("<svg").count() >= 1);
+        }
+        assert!(
+            sweep.contains("1046 [1044 – 1048]"),
+            "{}",
+            without_svg(&sweep)
+        );
+    }
+
+    /// Nothing is fetched: no script, no external reference (the only URL is the SVG
+    /// namespace, which names, not loads).
+    pub(crate) fn assert_self_contained(html: &str) {
+        assert!(!html.contains("<script"), "no script");
+        for attr in ["src=", "href=", "url(", "@import"] {
+            assert!(!html.contains(attr), "{attr}");
+        }
+        let urls = html.matches("http").count();
+        let namespaces = html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count();
+        assert_eq!(urls, namespaces, "only SVG namespaces name a URL");
+    }
+}

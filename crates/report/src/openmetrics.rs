@@ -1,0 +1,273 @@
+//! `ticklab host run --format openmetrics`: a [`Report`] as gauges for the node-exporter
+//! textfile collector (docs/metrics.md); the text format is
+//! [`ticklab_schema::openmetrics`]'s.
+//!
+//! Families, all gauges over the run's window, base units in the names; a counter the run
+//! did not measure (`None` in the report) writes no sample, never a 0:
+//!
+//! * `ticklab_run_info{source, label, machine, kernel, cmdline, hz}` = 1;
+//!   `ticklab_run_window_seconds`;
+//! * per CPU (`cpu`, `role`): `ticklab_local_timer_interrupts_per_second`,
+//!   `ticklab_reschedule_ipis_per_second`, `ticklab_function_call_ipis_per_second`,
+//!   `ticklab_irq_work_interrupts_per_second`, `ticklab_ticks_per_second`,
+//!   `ticklab_tick_stopped_ratio`, `ticklab_cpu_busy_ratio`; per cpuidle state (`cpu`,
+//!   `state`): `ticklab_cpuidle_residency_ratio`, `ticklab_cpuidle_entries_per_second`;
+//! * `ticklab_package_power_watts`, `ticklab_package_idle_ratio` (when energy is known);
+//! * frame groups (`group`): `ticklab_frame_jitter_seconds{percentile}` (50, 99, 99.9; not
+//!   `quantile`, which Prometheus keeps for summaries), `ticklab_frame_wakeup_latency_seconds{percentile}`; per worker (`group`, `cpu`):
+//!   `ticklab_frame_jitter_max_seconds`, `ticklab_frame_overruns`, `ticklab_frame_fliers`;
+//! * `ticklab_pingpong_switch_seconds{method, cpus}`, `ticklab_syscall_call_seconds{syscall,
+//!   cpu}`.
+
+use ticklab_schema::openmetrics::{MetricFamily, Unit};
+use ticklab_schema::report::{CpuRole, Report, Source, WorkloadResult};
+
+/// Seconds from microseconds that count whole nanoseconds (jitter quantiles and maxima):
+/// rounded to the nanosecond first, so that `3.2` µs is written `0.0000032`, not
+/// `0.0000032000000000000003`.
+fn ns_us_to_s(us: f64) -> f64 {
+    (us * 1e3).round() / 1e9
+}
+
+fn role(r: CpuRole) -> &'static str {
+    match r {
+        CpuRole::Timekeeping => "timekeeping",
+        CpuRole::Housekeeping => "housekeeping",
+        CpuRole::NohzFull => "nohz_full",
+    }
+}
+
+/// The metric families of one run (see the module documentation).
+pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
+    let secs = r.seconds();
+    let rate = |n: u64| {
+        if secs > 0.0 {
+            n as f64 / secs
+        } else {
+            f64::NAN
+        }
+    };
+    let ratio = |ns: u64| {
+        if r.duration_ns > 0 {
+            ns as f64 / r.duration_ns as f64
+        } else {
+            f64::NAN
+        }
+    };
+    let (source, kernel) = match &r.source {
+        Source::Host { kernel, .. } => ("host", kernel.clone()),
+        Source::Twin { .. } => ("twin", String::new()),
+    };
+    let info = MetricFamily::new(
+        "ticklab_run_info",
+        "The run the other ticklab_ metrics describe (value always 1).",
+        None,
+    )
+    .with(
+        vec![
+            ("source", source.into()),
+            ("label", r.label.clone()),
+            ("machine", r.machine.clone()),
+            ("kernel", kernel),
+            ("cmdline", r.cmdline.clone()),
+            ("hz", r.hz.to_string()),
+        ],
+        1.0,
+    );
+    let window = MetricFamily::new(
+        "ticklab_run_window_seconds",
+        "Length of the measured window.",
+        Some(Unit::Seconds),
+    )
+    .with(Vec::new(), secs);
+
+    let mut loc = MetricFamily::new(
+        "ticklab_local_timer_interrupts_per_second",
+        "Local timer interrupts (LOC) per second on one CPU.",
+        None,
+    );
+    let mut res = MetricFamily::new(
+        "ticklab_reschedule_ipis_per_second",
+        "Reschedule IPIs (RES) per second on one CPU.",
+        None,
+    );
+    let mut cal = MetricFamily::new(
+        "ticklab_function_call_ipis_per_second",
+        "Function-call IPIs (CAL) per second on one CPU.",
+        None,
+    );
+    let mut iwi = MetricFamily::new(
+        "ticklab_irq_work_interrupts_per_second",
+        "irq_work interrupts (IWI) per second on one CPU.",
+        None,
+    );
+    let mut ticks = MetricFamily::new(
+        "ticklab_ticks_per_second",
+        "Scheduler tick handler runs per second on one CPU.",
+        None,
+    );
+    let mut stopped = MetricFamily::new(
+        "ticklab_tick_stopped_ratio",
+        "Fraction of the window the CPU's tick was stopped.",
+        Some(Unit::Ratio),
+    );
+    let mut busy = MetricFamily::new(
+        "ticklab_cpu_busy_ratio",
+        "Fraction of the window the CPU was not idle.",
+        Some(Unit::Ratio),
+    );
+    let mut residency = MetricFamily::new(
+        "ticklab_cpuidle_residency_ratio",
+        "Fraction of the window the CPU spent in one cpuidle state.",
+        Some(Unit::Ratio),
+    );
+    let mut entries = MetricFamily::new(
+        "ticklab_cpuidle_entries_per_second",
+        "Entries into one cpuidle state per second on one CPU.",
+        None,
+    );
+    for c in &r.cpus {
+        let l = || vec![("cpu", c.cpu.to_string()), ("role", role(c.role).into())];
+        loc.push(l(), rate(c.loc));
+        if let Some(n) = c.res {
+            res.push(l(), rate(n));
+        }
+        if let Some(n) = c.cal {
+            cal.push(l(), rate(n));
+        }
+        iwi.push(l(), rate(c.iwi));
+        if let Some(n) = c.ticks {
+            ticks.push(l(), rate(n));
+        }
+        if let Some(ns) = c.tick_stopped_ns {
+            stopped.push(l(), ratio(ns));
+        }
+        if let Some(ns) = c.busy_ns {
+            busy.push(l(), ratio(ns));
+        }
+        for s in &c.idle_states {
+            let l = || vec![("cpu", c.cpu.to_string()), ("state", s.name.clone())];
+            residency.push(l(), ratio(s.time_ns));
+            entries.push(l(), rate(s.usage));
+        }
+    }
+
+    let mut watts = MetricFamily::new(
+        "ticklab_package_power_watts",
+        "Average package power over the window.",
+        Some(Unit::Watts),
+    );
+    let mut pkg_idle = MetricFamily::new(
+        "ticklab_package_idle_ratio",
+        "Fraction of the window every core of the package was idle at once.",
+        Some(Unit::Ratio),
+    );
+    if let Some(e) = &r.energy {
+        watts.push(Vec::new(), e.watts);
+        pkg_idle.push(Vec::new(), e.package_idle_fraction);
+    }
+
+    let mut jitter = MetricFamily::new(
+        "ticklab_frame_jitter_seconds",
+        "Frame jitter percentile of a frame group, all its workers' frames.",
+        Some(Unit::Seconds),
+    );
+    let mut wakeup = MetricFamily::new(
+        "ticklab_frame_wakeup_latency_seconds",
+        "Frame wake-up latency percentile of a frame group, all its workers' frames.",
+        Some(Unit::Seconds),
+    );
+    let mut jitter_max = MetricFamily::new(
+        "ticklab_frame_jitter_max_seconds",
+        "Largest frame jitter of one worker.",
+        Some(Unit::Seconds),
+    );
+    let mut overruns = MetricFamily::new(
+        "ticklab_frame_overruns",
+        "Frames of one worker that ran past the next frame's start, in the window.",
+        None,
+    );
+    let mut fliers = MetricFamily::new(
+        "ticklab_frame_fliers",
+        "Frames of one worker with more jitter than the flier threshold, in the window.",
+        None,
+    );
+    let mut pingpong = MetricFamily::new(
+        "ticklab_pingpong_switch_seconds",
+        "Time per context switch of a ping-pong pair (half a round trip).",
+        Some(Unit::Seconds),
+    );
+    let mut syscall = MetricFamily::new(
+        "ticklab_syscall_call_seconds",
+        "Average time per call of a system-call loop.",
+        Some(Unit::Seconds),
+    );
+    for w in &r.workloads {
+        match w {
+            WorkloadResult::Frames(g) => {
+                let q = |p: &str| vec![("group", g.group.clone()), ("percentile", p.into())];
+                for (p, us) in [("50", g.p50_us), ("99", g.p99_us), ("99.9", g.p999_us)] {
+                    jitter.push(q(p), ns_us_to_s(us));
+                }
+                if let Some(w) = g.wakeup {
+                    for (p, us) in [("50", w.p50_us), ("99", w.p99_us), ("99.9", w.p999_us)] {
+                        wakeup.push(q(p), ns_us_to_s(us));
+                    }
+                }
+                for row in &g.rows {
+                    let l = || vec![("group", g.group.clone()), ("cpu", row.cpu.to_string())];
+                    jitter_max.push(l(), ns_us_to_s(row.max_us));
+                    overruns.push(l(), row.overruns as f64);
+                    fliers.push(l(), row.fliers as f64);
+                }
+            }
+            WorkloadResult::PingPong(p) => pingpong.push(
+                vec![
+                    ("method", p.method.clone()),
+                    ("cpus", format!("{},{}", p.cpus.0, p.cpus.1)),
+                ],
+                p.ns_per_switch / 1e9,
+            ),
+            WorkloadResult::Syscall(s) => syscall.push(
+                vec![
+                    ("syscall", s.syscall.clone()),
+                    ("cpu", s.cpu.map_or_else(|| "any".into(), |c| c.to_string())),
+                ],
+                s.ns_per_call / 1e9,
+            ),
+            WorkloadResult::Hogs { .. } => {}
+        }
+    }
+    vec![
+        info, window, loc, res, cal, iwi, ticks, stopped, busy, residency, entries, watts,
+        pkg_idle, jitter, wakeup, jitter_max, overruns, fliers, pingpong, syscall,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::openmetrics::render;
+
+    #[test]
+    fn host_run_metrics_snapshot() {
+        let report = crate::host_run::tests::report();
+        insta::assert_snapshot!(render(&report_metrics(&report)));
+    }
+
+    #[test]
+    fn unmeasured_counters_write_no_sample() {
+        let mut report = crate::host_run::tests::report();
+        for c in &mut report.cpus {
+            c.res = None;
+            c.ticks = None;
+        }
+        let text = render(&report_metrics(&report));
+        assert!(
+            !text.contains("ticklab_reschedule_ipis_per_second"),
+            "{text}"
+        );
+        assert!(!text.contains("ticklab_ticks_per_second"), "{text}");
+        assert!(text.contains("ticklab_local_timer_interrupts_per_second{cpu=\"0\""));
+    }
+}
