@@ -166,6 +166,7 @@ mod tests {
                     p999_us: 9.5,
                 }),
                 histograms: vec![h],
+                jitter_histogram: None,
             }),
             WorkloadResult::PingPong(PingPongReport {
                 method: "futex".into(),
