@@ -197,7 +197,8 @@ fn simulate_with_progress(
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let mut sim: ticklab_twin::Sim = ticklab_twin::Sim::new(s).map_err(|e| sim_error(&e, origin))?;
+    let mut sim: ticklab_twin::Sim =
+        ticklab_twin::Sim::new(s).map_err(|e| sim_error(&e, origin))?;
     if let Some(max_us) = histogram {
         sim.set_frame_histogram(max_us);
     }

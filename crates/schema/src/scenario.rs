@@ -345,7 +345,10 @@ impl Scenario {
         };
         let mut bytes = Vec::new();
         let read = if path == "-" {
-            std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes)
+            std::io::stdin()
+                .lock()
+                .take(limit + 1)
+                .read_to_end(&mut bytes)
         } else {
             let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
             file.take(limit + 1).read_to_end(&mut bytes)

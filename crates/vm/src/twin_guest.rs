@@ -396,7 +396,8 @@ mod tests {
         };
         let none = CpuSet::new();
         // (busy ns per CPU, hogs ran on, nohz_full) -> coordinator CPU
-        let cases: &[(&[Option<u64>], &[u32], &str, Option<u32>)] = &[
+        type Case<'a> = (&'a [Option<u64>], &'a [u32], &'a str, Option<u32>);
+        let cases: &[Case] = &[
             (&[Some(1_000), Some(50_000_000)], &[], "", Some(1)),
             (&[Some(50_000_000), Some(1_000)], &[], "", Some(0)),
             (&[Some(7), Some(7)], &[], "", Some(0)),
