@@ -444,7 +444,9 @@ pub fn simulate_pingpong(
         }
     };
     let setup = GuestSetup {
-        costs: xps13_7390().costs,
+        // The scenario's own machine: its costs are the guest's (a calibrated twin of this
+        // host carries the switch and syscall costs `host calibrate` fitted).
+        costs: m.costs.clone(),
         kvm: KvmCosts::skylake_2017(),
         host_poll: HostHaltPollParams::kvm_default(),
         host_idle: HostIdleParams::skx_intel_idle_4x(),
