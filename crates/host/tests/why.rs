@@ -7,6 +7,16 @@ use ticklab_host::harness::stop::Stop;
 use ticklab_host::probe::why::{self, NO_HRTIMER, WhyOptions, attribute};
 use ticklab_host::procfs::parse_trace;
 
+/// The live tests trace through tracefs, which `why::observe` mounts when it is not mounted
+/// and unmounts when it is done: run in parallel in this one process, one test's unmount would
+/// pull tracefs from under another. They take this lock in turn.
+static TRACEFS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`TRACEFS`] (a panicking holder does not poison the others).
+fn tracefs_lock() -> std::sync::MutexGuard<'static, ()> {
+    TRACEFS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn fixture(rel: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
@@ -104,6 +114,7 @@ fn captured_trace_with_a_busy_cpu() {
 #[test]
 #[ignore = "needs root and tracefs"]
 fn live_trace_window() {
+    let _tracefs = tracefs_lock();
     assert!(ticklab_host::probe::is_root(), "tracing needs root");
     assert!(
         std::fs::read_to_string("/proc/filesystems").is_ok_and(|s| s.contains("tracefs")),
@@ -182,6 +193,7 @@ fn live_sampling_fallback() {
 #[test]
 #[ignore = "needs root (samples /proc/timer_list)"]
 fn live_sampling_fallback_as_root() {
+    let _tracefs = tracefs_lock();
     assert!(ticklab_host::probe::is_root(), "run as root");
     let report = sample_cpu0();
     assert!(report.cpus[0].tick_stopped_fraction.is_some());
@@ -237,6 +249,7 @@ fn a_cpu_outside_the_inherited_affinity_is_observed() {
 #[test]
 #[ignore = "needs root and tracefs"]
 fn a_dead_process_s_trace_instance_is_removed_by_the_next_observation() {
+    let _tracefs = tracefs_lock();
     assert!(
         ticklab_host::probe::is_root(),
         "tracefs instances need root"
@@ -290,6 +303,7 @@ fn a_dead_process_s_trace_instance_is_removed_by_the_next_observation() {
 #[test]
 #[ignore = "needs root and tracefs"]
 fn live_timeline_keeps_the_trace_invariants() {
+    let _tracefs = tracefs_lock();
     assert!(ticklab_host::probe::is_root(), "tracing needs root");
     let opts = WhyOptions {
         window: Duration::from_millis(300),

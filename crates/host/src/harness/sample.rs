@@ -107,10 +107,27 @@ pub(crate) struct CpuTime {
 }
 
 /// Per-CPU busy and steal time between two `/proc/stat` readings.
+///
+/// Busy is the user, nice, system, irq and softirq columns. The kernel fills those by sampling
+/// at the tick, so a load that keeps a fixed phase to the tick is mis-counted: a 1 kHz frame
+/// worker whose work always ends before the next 250 Hz tick shows as idle. The idle column
+/// is exact on a NO_HZ kernel (it is the time between idle entry and exit). With the
+/// `window_ns` the snapshots span, busy is therefore the window less the idle, iowait and steal
+/// time instead; without it, the sampled columns.
 pub(crate) fn cpu_times(
     start: &ProcStat,
     end: &ProcStat,
     ns_per_tick: u64,
+) -> BTreeMap<u32, CpuTime> {
+    cpu_times_in(start, end, ns_per_tick, None)
+}
+
+/// [`cpu_times`] over a known window (see there).
+pub(crate) fn cpu_times_in(
+    start: &ProcStat,
+    end: &ProcStat,
+    ns_per_tick: u64,
+    window_ns: Option<u64>,
 ) -> BTreeMap<u32, CpuTime> {
     let mut out = BTreeMap::new();
     for (cpu, e) in &end.cpus {
@@ -119,13 +136,16 @@ pub(crate) fn cpu_times(
         };
         let busy =
             |t: &crate::procfs::stat::CpuTimes| t.user + t.nice + t.system + t.irq + t.softirq;
-        out.insert(
-            *cpu,
-            CpuTime {
-                busy_ns: busy(e).saturating_sub(busy(s)) * ns_per_tick,
-                steal_ns: e.steal.saturating_sub(s.steal) * ns_per_tick,
-            },
-        );
+        let steal_ns = e.steal.saturating_sub(s.steal) * ns_per_tick;
+        let busy_ns = match window_ns {
+            Some(w) => {
+                let not_busy = |t: &crate::procfs::stat::CpuTimes| t.idle + t.iowait;
+                let idle_ns = not_busy(e).saturating_sub(not_busy(s)) * ns_per_tick;
+                w.saturating_sub(idle_ns).saturating_sub(steal_ns)
+            }
+            None => busy(e).saturating_sub(busy(s)) * ns_per_tick,
+        };
+        out.insert(*cpu, CpuTime { busy_ns, steal_ns });
     }
     out
 }
@@ -148,7 +168,12 @@ pub(crate) fn cpu_reports(
     nohz_full: &[u32],
 ) -> Vec<CpuReport> {
     let times = match (&start.stat, &end.stat) {
-        (Some(s), Some(e)) => cpu_times(s, e, ns_per_user_tick()),
+        (Some(s), Some(e)) => cpu_times_in(
+            s,
+            e,
+            ns_per_user_tick(),
+            Some(end.at_ns.saturating_sub(start.at_ns)),
+        ),
         _ => BTreeMap::new(),
     };
     cpus.iter()
@@ -411,6 +436,14 @@ mod tests {
             }
         );
         assert_eq!(t[&1], CpuTime::default());
+        // Over a window of 120 ticks: CPU 0 was idle 103 (idle 100 + iowait 3) and stolen 3,
+        // so busy 14 whatever the sampled columns say; CPU 1 idle 100 of 120: busy 20.
+        let w = cpu_times_in(&s, &e, TICK, Some(120 * TICK));
+        assert_eq!(w[&0].busy_ns, 14 * TICK);
+        assert_eq!(w[&0].steal_ns, 3 * TICK);
+        assert_eq!(w[&1].busy_ns, 20 * TICK);
+        // A window shorter than the accounted idle time (clock skew) gives 0, not a wrap.
+        assert_eq!(cpu_times_in(&s, &e, TICK, Some(50 * TICK))[&0].busy_ns, 0);
         let irq = |loc0: u64| {
             parse_interrupts(&format!(
                 "           CPU0       CPU1\nLOC:  {loc0}  7   Local timer interrupts\nRES: 1 2 Rescheduling interrupts\n"
