@@ -66,6 +66,8 @@ struct CpuLine {
     irq_tick: bool,
     irq_callback: bool,
     tick_stopped: bool,
+    /// The open task slice is the idle task's.
+    in_idle_task: bool,
 }
 
 /// Interns names so repeated slices share one allocation.
@@ -120,7 +122,8 @@ pub fn timeline(
                 _ => task_name(&l.task, l.pid).to_string(),
             }
         });
-        let name = names.get(first.as_deref().unwrap_or(IDLE_TASK));
+        let first = first.as_deref().unwrap_or(IDLE_TASK);
+        let name = names.get(first);
         w.begin(&mut track, Kind::Task, &name, 0, None);
         by_cpu.insert(
             c,
@@ -129,6 +132,7 @@ pub fn timeline(
                 irq_tick: false,
                 irq_callback: false,
                 tick_stopped: false,
+                in_idle_task: first == IDLE_TASK,
             },
         );
     }
@@ -155,6 +159,7 @@ pub fn timeline(
                 let comm = payload_field(payload, "next_comm").unwrap_or("?");
                 let n = names.get(task_name(comm, *next_pid));
                 w.begin(t, Kind::Task, &n, at, None);
+                c.in_idle_task = *next_pid == 0;
                 if *prev_pid == 0 && c.tick_stopped {
                     c.tick_stopped = false;
                     let why = Arg::Str(names.get("switch away from idle"));
@@ -164,6 +169,14 @@ pub fn timeline(
             TraceEvent::CpuIdle { state: Some(s) } => {
                 leave_handlers(&mut w, t);
                 while w.end(t, Kind::IdleState, at) {}
+                // Only the idle task enters an idle state: a switch to it that the trace lost
+                // (a line the parser could not read, a full buffer) is implied here.
+                if !c.in_idle_task {
+                    w.end(t, Kind::Task, at);
+                    let idle = names.get(IDLE_TASK);
+                    w.begin(t, Kind::Task, &idle, at, None);
+                    c.in_idle_task = true;
+                }
                 let n = match state_names.get(*s as usize) {
                     Some(n) => names.get(n),
                     None => names.get(&format!("state {s}")),
@@ -353,6 +366,37 @@ mod tests {
             r#""name":"kworker/0:1","pid":1,"tid":0,"cat":"task","ts":304.000,"dur":196.000"#,
             r#""name":"irq 11 virtio0","pid":1,"tid":1,"cat":"irq""#,
             r#""name":"tick_stop","pid":1,"tid":1"#,
+        ] {
+            assert!(text.contains(want), "{want}\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_idle_entry_without_its_switch_implies_the_idle_task() {
+        // The switch from `hog` to the idle task is missing (an unreadable line, a lost event).
+        let text = "\
+# tracer: nop
+           hog-7     [001] d.h..   10.000100: local_timer_entry: vector=236
+           hog-7     [001] d.h..   10.000104: local_timer_exit: vector=236
+          <idle>-0   [001] d..1.   10.000211: cpu_idle: state=1 cpu_id=1
+          <idle>-0   [001] d..1.   10.000300: cpu_idle: state=4294967295 cpu_id=1
+";
+        let w = timeline(
+            text,
+            (10_000_000_000, 10_000_500_000),
+            &[1],
+            &["POLL".into(), "C1".into()],
+            (1, "host"),
+            TraceWindow::WHOLE,
+            DEFAULT_LIMIT_BYTES,
+        );
+        let mut out = Vec::new();
+        write_trace(&mut out, vec![w], &[]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        check(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        for want in [
+            r#""name":"hog","pid":1,"tid":1,"cat":"task","ts":0.000,"dur":211.000"#,
+            r#""name":"idle","pid":1,"tid":1,"cat":"task","ts":211.000"#,
         ] {
             assert!(text.contains(want), "{want}\n{text}");
         }
