@@ -3,24 +3,10 @@
 //! man page generated from the one clap definition.
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn ticklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ticklab"))
-        .args(args)
-        .output()
-        .expect("run ticklab")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = ticklab(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{stdout_of as ok, ticklab};
 
 const SIM: &[&str] = &["sim", "--machine", "kvm-guest-2", "--json", "-q"];
 

@@ -18,17 +18,8 @@
 use std::path::Path;
 use std::process::Command;
 
-fn ticklab(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ticklab"))
-        .args(args)
-        .output()
-        .expect("run ticklab");
-    assert!(
-        out.status.success(),
-        "ticklab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+mod common;
+use common::stdout_of as ticklab;
 
 const PROBE_HEAD: &str = "<script>window.__errors=[];addEventListener('error',function(e){\
 window.__errors.push(String(e.message||(e.target&&e.target.outerHTML)||e.type));},true);</script>";

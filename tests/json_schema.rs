@@ -4,24 +4,9 @@
 //! the files after changing a type.
 
 use serde_json::Value;
-use std::process::{Command, Output};
 
-fn ticklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ticklab"))
-        .args(args)
-        .output()
-        .expect("run ticklab")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = ticklab(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::stdout_of as stdout;
 
 fn schema_file(kind: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

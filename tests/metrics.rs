@@ -6,18 +6,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-fn ticklab(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_ticklab"))
-        .args(args)
-        .output()
-        .expect("run ticklab");
-    assert!(
-        out.status.success(),
-        "ticklab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
+mod common;
+use common::stdout_of as ticklab;
 
 /// Runs `promtool check metrics` on `text`; panics with promtool's words when it objects.
 fn promtool_check(text: &str) {
