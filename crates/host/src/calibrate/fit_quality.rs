@@ -71,10 +71,19 @@ impl FitCheck {
 }
 
 /// Sets the machine's `work_unit_ns` from the measurement (module docs).
-pub(crate) fn fit_work_unit(m: &Measurements, mach: &mut Machine, notes: &mut Vec<String>) {
+pub(crate) fn fit_work_unit(
+    m: &Measurements,
+    mach: &mut Machine,
+    ledger: &mut super::ledger::CostLedger,
+    notes: &mut Vec<String>,
+) {
     match m.work_unit_ns {
         Some(ns) => {
             mach.costs.work_unit_ns = ns;
+            ledger.fitted(
+                "costs.work_unit_ns",
+                "the frame worker's calibrated minimum cost of one unit",
+            );
             notes.push(format!(
                 "fit: work_unit_ns = the frame worker's calibrated minimum cost of one unit = {ns:.3}"
             ));
@@ -238,13 +247,23 @@ mod tests {
         let mut m = measured();
         let mut mach = ticklab_schema::machine::kvm_guest(2);
         let mut notes = Vec::new();
-        fit_work_unit(&m, &mut mach, &mut notes);
+        fit_work_unit(
+            &m,
+            &mut mach,
+            &mut crate::calibrate::ledger::CostLedger::new(),
+            &mut notes,
+        );
         assert_eq!(mach.costs.work_unit_ns, 6.5);
         assert!(notes[0].contains("6.500"), "{notes:?}");
         m.work_unit_ns = None;
         let mut preset = ticklab_schema::machine::kvm_guest(2);
         let before = preset.costs.work_unit_ns;
-        fit_work_unit(&m, &mut preset, &mut notes);
+        fit_work_unit(
+            &m,
+            &mut preset,
+            &mut crate::calibrate::ledger::CostLedger::new(),
+            &mut notes,
+        );
         assert_eq!(preset.costs.work_unit_ns, before);
         assert!(notes[1].starts_with("work unit not measured"), "{notes:?}");
     }

@@ -3,8 +3,6 @@
 //!
 //! # Fits
 //!
-//! # Fits
-//!
 //! * `syscall_ns` = getpid ns/call.
 //! * `context_switch_ns` = same-CPU pipe round trip / 2 − 2 × `syscall_ns`: one round trip is
 //!   two switches, and each half does one `write` and one `read`, taken as null syscalls.
@@ -13,8 +11,9 @@
 //!   same-CPU switch. When that comes out ≤ 0 (the two sides overlap on two CPUs) the preset
 //!   value is kept and the header says so.
 //! * Wake-up latency (frames at 1 kHz, min / median / p99) has no field in the machine model:
-//!   it goes into the header. The per-tick handler cost is not measured (the hog harness does
-//!   not count loop iterations); the preset estimate is kept and the header says so.
+//!   it goes into the header.
+//! * Every other cost is a preset of the `kvm-guest` machine; the header lists them
+//!   ([`super::ledger`]).
 //! * `nohz`: `full` if the kernel reports nohz_full CPUs; otherwise `idle` when the idle CPUs'
 //!   LOC/s, corrected for their busy fraction, stays below half of HZ while the hogged CPU
 //!   reaches 90 % of HZ (the tick stops on idle CPUs); otherwise `periodic`.
@@ -48,6 +47,7 @@ use ticklab_schema::scenario::{
 };
 use ticklab_schema::workload::Workload;
 
+use super::ledger::CostLedger;
 use super::{CalibrateError, Calibration, HARNESS_POLL_NS, Measurements, Simulator, loc_per_s};
 
 /// Rescaling rounds of the background-rate fit.
@@ -64,7 +64,7 @@ pub fn major_minor(release: &str) -> Option<String> {
 }
 
 /// The machine: `kvm_guest(nr)` with the measured costs and this host's cpuidle driver.
-fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
+fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -> Machine {
     let mut mach = kvm_guest(m.nr_cpus);
     mach.name = format!("calibrated-{}", m.hostname);
     mach.description = format!(
@@ -73,9 +73,14 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
     );
     let c = &mut mach.costs;
     c.syscall_ns = m.syscall_ns.round().max(1.0) as u64;
+    ledger.fitted("costs.syscall_ns", "getpid ns/call");
     let cs = m.same_cpu_rt_ns / 2.0 - 2.0 * m.syscall_ns;
     if cs > 0.0 {
         c.context_switch_ns = cs.round() as u64;
+        ledger.fitted(
+            "costs.context_switch_ns",
+            "same-CPU pipe round trip / 2 - 2 syscalls",
+        );
     } else {
         notes.push(format!(
             "context switch: same-CPU half round trip {:.0} ns is not above 2 syscalls; preset {} ns kept",
@@ -87,6 +92,10 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
         let ipi = x / 2.0 - 2.0 * m.syscall_ns - c.context_switch_ns as f64;
         if ipi > 0.0 {
             c.ipi_ns = ipi.round() as u64;
+            ledger.fitted(
+                "costs.ipi_ns",
+                "cross-CPU pipe round trip / 2 - 2 syscalls - context switch",
+            );
         } else {
             notes.push(format!(
                 "ipi: cross-CPU half round trip {:.0} ns is not above the same-CPU one; preset {} ns kept",
@@ -98,10 +107,6 @@ fn machine(m: &Measurements, notes: &mut Vec<String>) -> Machine {
     notes.push(format!(
         "fit: syscall_ns = getpid; context_switch_ns = same-CPU RT/2 - 2 syscalls = {}; ipi_ns = cross-CPU RT/2 - 2 syscalls - switch = {}",
         c.context_switch_ns, c.ipi_ns
-    ));
-    notes.push(format!(
-        "not measured: tick_handler_ns {} (preset estimate), irq_entry_exit_ns {} (preset)",
-        c.tick_handler_ns, c.irq_entry_exit_ns
     ));
     set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
     mach
@@ -251,8 +256,9 @@ pub fn fit(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration, CalibrateError> {
     let mut notes = Vec::new();
-    let mut machine = machine(m, &mut notes);
-    super::fit_quality::fit_work_unit(m, &mut machine, &mut notes);
+    let mut ledger = CostLedger::new();
+    let mut machine = machine(m, &mut ledger, &mut notes);
+    super::fit_quality::fit_work_unit(m, &mut machine, &mut ledger, &mut notes);
     let nohz = infer_nohz(m);
     notes.push(format!(
         "nohz = {nohz:?}: nohz_full listed = {}, idle CPUs' LOC/s minus HZ x busy vs HZ/2, hogged CPU vs 0.9 HZ",
@@ -367,6 +373,7 @@ pub fn fit(
         measurements: m.clone(),
         notes,
         fit_quality,
+        ledger,
     })
 }
 
@@ -432,7 +439,9 @@ pub(super) mod tests {
     fn cost_fits() {
         let m = measured(vec![20.0, 30.0], vec![0.0, 0.0], vec![30.0, 280.0]);
         let mut notes = Vec::new();
-        let mach = machine(&m, &mut notes);
+        let mut ledger = CostLedger::new();
+        let mach = machine(&m, &mut ledger, &mut notes);
+        assert_eq!(ledger.entries().len(), 3);
         assert_eq!(mach.costs.syscall_ns, 200);
         // 5000 / 2 − 2 × 200
         assert_eq!(mach.costs.context_switch_ns, 2100);

@@ -13,6 +13,7 @@
 //!   measurements, with the twin in the loop;
 //! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
+//! * [`ledger`] — which costs were fitted and how; the rest are presets;
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
@@ -27,6 +28,7 @@ use crate::harness::{HarnessError, LatencySummary, Stop};
 pub mod fit_quality;
 pub mod fitting;
 pub mod kvm;
+pub mod ledger;
 pub mod phases;
 pub mod scenario_file;
 
@@ -117,6 +119,8 @@ pub struct Calibration {
     pub notes: Vec<String>,
     /// Each phase re-run in the fitted twin beside its measurement ([`fit_quality`]).
     pub fit_quality: Vec<FitCheck>,
+    /// Which costs were fitted and how ([`ledger`]).
+    pub ledger: ledger::CostLedger,
 }
 
 /// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not

@@ -52,6 +52,16 @@ impl Calibration {
         for n in &self.notes {
             s += &format!("# {n}\n");
         }
+        for f in self.ledger.entries() {
+            s += &format!("# fitted {}: {}\n", f.name, f.how);
+        }
+        let presets = self.ledger.presets(&self.scenario.machine);
+        if !presets.is_empty() {
+            s += &format!(
+                "# preset (kvm-guest estimates, not measured here): {}\n",
+                presets.join(", ")
+            );
+        }
         for line in self.fit_quality.iter().flat_map(|c| c.lines()) {
             s += &format!("# {line}\n");
         }

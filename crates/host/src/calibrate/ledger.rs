@@ -1,0 +1,140 @@
+//! Which of the twin's costs `host calibrate` fitted, and how: the cost ledger.
+//!
+//! Every field of `[machine.costs]` (and the idle-state exit latencies a fit may set) is either
+//! **fitted**, with the measurement and the rule that gave its value, or a **preset** kept from
+//! the `kvm-guest` machine. A fit registers itself with [`CostLedger::fitted`] where it sets the
+//! value; the ledger is written into the scenario file's header so a reader sees, cost by cost,
+//! what calibration learnt and what it did not.
+//!
+//! Names are the cost's path in the scenario TOML below `[machine]`: `costs.syscall_ns`,
+//! `costs.context_tracking.rcu_eqs_ns`, `idle_states.1.exit_latency_ns`. [`cost_names`] lists
+//! every cost of a machine from its serialised form, so a cost added to the schema shows up
+//! here (as a preset) without touching this module.
+
+use ticklab_schema::machine::Machine;
+
+/// One fitted cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// Path below `[machine]` (`costs.irq_entry_exit_ns`).
+    pub name: String,
+    /// The measurement and the rule that gave the value, one line.
+    pub how: String,
+}
+
+/// The fitted costs of one calibration, in the order they were fitted.
+///
+/// Invariant: a name appears at most once (a later fit of the same cost replaces the earlier
+/// entry, keeping its place).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CostLedger {
+    fitted: Vec<Fitted>,
+}
+
+impl CostLedger {
+    /// An empty ledger: every cost is a preset.
+    pub fn new() -> CostLedger {
+        CostLedger::default()
+    }
+
+    /// Records that `name` was fitted, and how.
+    pub fn fitted(&mut self, name: &str, how: impl Into<String>) {
+        let how = how.into();
+        match self.fitted.iter_mut().find(|f| f.name == name) {
+            Some(f) => f.how = how,
+            None => self.fitted.push(Fitted {
+                name: name.to_string(),
+                how,
+            }),
+        }
+        debug_assert!(
+            self.fitted
+                .iter()
+                .enumerate()
+                .all(|(i, f)| self.fitted[..i].iter().all(|g| g.name != f.name)),
+            "a cost is fitted at most once in the ledger"
+        );
+    }
+
+    /// How `name` was fitted, or `None` for a preset.
+    pub fn how(&self, name: &str) -> Option<&str> {
+        self.fitted
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.how.as_str())
+    }
+
+    /// The fitted costs, in fitting order.
+    pub fn entries(&self) -> &[Fitted] {
+        &self.fitted
+    }
+
+    /// The costs of `machine` that no fit set ([`cost_names`] order).
+    pub fn presets(&self, machine: &Machine) -> Vec<String> {
+        cost_names(machine)
+            .into_iter()
+            .filter(|n| self.how(n).is_none())
+            .collect()
+    }
+}
+
+/// Every cost of `machine` by its path below `[machine]`: each numeric field of `costs` (and of
+/// its nested sections), then each idle state's exit latency and target residency. Read from
+/// the serialised machine, so the list follows the schema.
+pub fn cost_names(machine: &Machine) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(v) = serde_json::to_value(machine) else {
+        return out;
+    };
+    if let Some(costs) = v.get("costs") {
+        numeric_paths("costs", costs, &mut out);
+    }
+    if let Some(states) = v.get("idle_states").and_then(|s| s.as_array()) {
+        for (i, _) in states.iter().enumerate() {
+            out.push(format!("idle_states.{i}.exit_latency_ns"));
+            out.push(format!("idle_states.{i}.target_residency_ns"));
+        }
+    }
+    out
+}
+
+fn numeric_paths(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Number(_) => out.push(prefix.to_string()),
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                numeric_paths(&format!("{prefix}.{k}"), x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ticklab_schema::machine::kvm_guest;
+
+    #[test]
+    fn every_cost_is_named_and_presets_are_the_rest() {
+        let m = kvm_guest(2);
+        let names = cost_names(&m);
+        for n in [
+            "costs.irq_entry_exit_ns",
+            "costs.tick_handler_ns",
+            "costs.work_unit_ns",
+            "costs.context_tracking.rcu_eqs_ns",
+            "idle_states.1.exit_latency_ns",
+        ] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
+        let mut l = CostLedger::new();
+        l.fitted("costs.syscall_ns", "getpid");
+        l.fitted("costs.syscall_ns", "getpid, again");
+        assert_eq!(l.entries().len(), 1);
+        assert_eq!(l.how("costs.syscall_ns"), Some("getpid, again"));
+        let presets = l.presets(&m);
+        assert_eq!(presets.len(), names.len() - 1);
+        assert!(!presets.iter().any(|p| p == "costs.syscall_ns"));
+    }
+}
