@@ -174,6 +174,14 @@ pub struct BackgroundSource {
     /// The expiry wakes a task that runs `costs.background_task_ns`.
     #[serde(default)]
     pub wakes_task: bool,
+    /// The woken task is not pinned and its timer goes where it runs: when the CPU the timer
+    /// fired on is running something at that moment, the scheduler wakes the task on an idle
+    /// CPU (`select_idle_sibling`, docs/kernel-behaviour.md §12.11) and the task re-arms its timer
+    /// there, so the timer's later interrupts land on that CPU. `cpus` then only says where each
+    /// instance starts. Needs `wakes_task`. Absent in older scenario files, meaning false
+    /// (every instance stays on its CPU); written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub follows_task: bool,
     /// Where the numbers come from.
     pub provenance: String,
     /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
@@ -418,6 +426,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: false,
             slack_ns: 0,
             wakes_task: false,
+            follows_task: false,
             provenance:
                 "C: watchdog_thresh=10 s, sample period 2/5 of it (docs/kernel-behaviour.md §4.5)"
                     .into(),
@@ -433,6 +442,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: true,
             slack_ns: 0,
             wakes_task: false,
+            follows_task: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
                 .into(),
             cpus: None,
@@ -449,6 +459,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: false,
             slack_ns: 0,
             wakes_task: false,
+            follows_task: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
             cpus: None,
         },
@@ -463,6 +474,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             deferrable: false,
             slack_ns: 50_000,
             wakes_task: true,
+            follows_task: false,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
                 .into(),
             cpus: None,

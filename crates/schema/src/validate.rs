@@ -42,6 +42,12 @@ pub const MAX_IDLE_STATES: usize = 10;
 /// per-CPU hrtimer slab or timer wheel, which are sized from the scenario up to this.
 pub const MAX_BACKGROUND_SOURCES: usize = 64;
 
+/// Most spare timers per CPU for sources whose timer follows its task (`follows_task`): the
+/// twin keeps, on every CPU, one timer per instance of such a source (an instance may move
+/// anywhere), so a source on every CPU of an `n`-CPU machine costs `n` per CPU. 4096 allows a
+/// 64-CPU machine sixty-four such sources and keeps the per-CPU slab far below its 65 535 ids.
+pub const MAX_FOLLOWING_TIMERS_PER_CPU: usize = 4096;
+
 /// Largest per-operation cost, exit latency, target residency, slack or delivery jitter (ns):
 /// one second. Real values are nanoseconds to a millisecond; a second keeps every sum of
 /// costs in a run far from overflowing the twin's 52-bit clock.
@@ -382,6 +388,12 @@ impl BackgroundSource {
             }
         }
         check_u64(&format!("{key}.slack_ns"), self.slack_ns, MAX_COST_NS, "ns")?;
+        if self.follows_task && !self.wakes_task {
+            return Err(bad(
+                format!("{key}.follows_task"),
+                "expected wakes_task = true with it: the timer follows the task it wakes",
+            ));
+        }
         if let Some(last) = self
             .cpus
             .as_ref()
@@ -422,6 +434,16 @@ impl Scenario {
         }
         for (i, b) in self.background.iter().enumerate() {
             b.validate(&format!("background[{i}]"), nr)?;
+        }
+        let following = self.background.iter().filter(|b| b.follows_task).count() * nr as usize;
+        if following > MAX_FOLLOWING_TIMERS_PER_CPU {
+            return Err(bad(
+                "background",
+                format!(
+                    "{} sources follow their task on {nr} CPUs: the twin keeps a spare timer per instance on every CPU, {following} per CPU; expected at most {MAX_FOLLOWING_TIMERS_PER_CPU} (sources x CPUs)",
+                    self.background.iter().filter(|b| b.follows_task).count()
+                ),
+            ));
         }
         for (i, g) in self.workload.groups.iter().enumerate() {
             self.validate_group("workload", g)

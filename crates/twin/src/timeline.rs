@@ -11,8 +11,8 @@
 //! [`Event::HrtimerExpireEntry`] / [`Event::HrtimerExpireExit`] and [`Event::SoftirqEntry`] /
 //! [`Event::SoftirqExit`] nested slices; [`Event::LockAcquired`] with a wait a lock-wait slice
 //! whose `holder` is the CPU that took that lock (or line) last before it;
-//! [`Event::TickStopped`], [`Event::TickRestarted`], [`Event::DutyChanged`] and
-//! [`Event::IrqWorkIpi`] instants.
+//! [`Event::TickStopped`], [`Event::TickRestarted`], [`Event::DutyChanged`],
+//! [`Event::IrqWorkIpi`] and [`Event::ReschedIpi`] instants.
 //! Counters, every [`SAMPLE_NS`]: jiffies staleness and package power (the energy integrated
 //! over the interval, before any RAPL limit).
 //!
@@ -33,6 +33,8 @@ use ticklab_schema::trace::{
 
 /// Instant: the SCHED tick dependency kicked a busy nohz_full CPU with an irq_work IPI.
 pub const IRQ_WORK_KICK: &str = "IPI irq_work (tick dependency kick)";
+/// Instant name of a reschedule IPI (a task woken onto this CPU from another).
+pub const RESCHED_IPI: &str = "IPI reschedule (task woken here)";
 
 /// Interval of the counter samples (ns): the shortest tick period (1000 Hz). A sample is
 /// written only when its value changed, so a steady machine costs few records; staleness
@@ -314,6 +316,10 @@ impl Observer for ChromeTrace {
                 // The kick's handler time is not modelled apart; the restart follows at exit.
                 self.w
                     .instant(&self.cpus[cpu as usize].track, IRQ_WORK_KICK, at, None);
+            }
+            Event::ReschedIpi { cpu } => {
+                self.w
+                    .instant(&self.cpus[cpu as usize].track, RESCHED_IPI, at, None);
             }
             Event::TickRestarted { cpu } => {
                 self.w

@@ -121,6 +121,7 @@ fn source() -> impl Strategy<Value = BackgroundSource> {
                 deferrable: !hr,
                 slack_ns,
                 wakes_task: place == 0,
+                follows_task: false,
                 provenance: "proptest".into(),
                 cpus: cpus.and_then(|c| ticklab_cmdline::parse_cpulist(&c, u32::MAX).ok()),
             },
@@ -220,6 +221,7 @@ fn issue_17_panics_are_errors_of_simulate() {
                 deferrable: false,
                 slack_ns: 0,
                 wakes_task: false,
+                follows_task: false,
                 provenance: "test".into(),
                 cpus: None,
             });

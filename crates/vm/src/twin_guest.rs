@@ -173,6 +173,7 @@ fn kernel_wheel(
         deferrable: false,
         slack_ns: 0,
         wakes_task,
+        follows_task: false,
         provenance: provenance.into(),
         cpus: None,
     }
@@ -239,6 +240,7 @@ pub fn guest_background(
         // C: default timer slack of a SCHED_OTHER task, 50 µs.
         slack_ns: 50_000,
         wakes_task: true,
+        follows_task: false,
         provenance: "C: host run's coordinator poll (COORDINATOR_POLL_NS, \
                      COORDINATOR_POLL_COUNTED_NS in crates/host/src/harness/run.rs)"
             .into(),

@@ -27,7 +27,12 @@
 //!   timer-wheel timers, which a running tick absorbs (they run from its softirq). The fraction
 //!   `p = clamp((LOC_hog_h − HZ − coordinator) / t_h, 0, 1)` is applied to every CPU: each CPU
 //!   gets a Poisson hrtimer source (slack 50 µs, wakes a task) at `p × r_c` and a Poisson wheel
-//!   source at `(1 − p) × r_c`, both restricted to that CPU.
+//!   source at `(1 − p) × r_c`, both starting on that CPU. The hrtimers stay there (they
+//!   are what a busy CPU keeps); the wheel timers belong to unpinned tasks and follow them
+//!   (`follows_task`, docs/kernel-behaviour.md §12.11): when their CPU is busy the task wakes
+//!   on an idle CPU and re-arms its timer there. That all of them follow is an estimate (E);
+//!   the one-hog check shows it: on this project's two-CPU host the idle CPU beside a hog takes
+//!   nearly all of the hogged CPU's idle wake-ups.
 //! * **Rate fit**: the twin's own idle CPU also takes ticks around each wake-up, so `r_c` is
 //!   fitted by simulation: start with `r_c = t_c`, simulate idle, rescale
 //!   `r_c ← r_c × t_c / twin_c` until every CPU is within 2 % or after [`FIT_ROUNDS`] rounds
@@ -36,7 +41,8 @@
 //!   during timed workloads (`harness::run::COORDINATOR_POLL_NS`), 10 wake-ups per second on
 //!   the CPU the unpinned coordinator last ran on. The scenario describes this host *as
 //!   measured by the harness*, so it carries that source: per-CPU, period 100 ms × number of
-//!   CPUs (an even spread over CPUs, an estimate). The twin's prediction of `hogs:1` is logged
+//!   CPUs (an even spread over CPUs, an estimate), following the thread off a busy CPU. The
+//!   twin's prediction of `hogs:1` is logged
 //!   next to the measurement as a check.
 
 use ticklab_cmdline::CpuSet;
@@ -223,6 +229,7 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
         deferrable: false,
         slack_ns: 50_000,
         wakes_task: true,
+        follows_task: kind == TimerKind::Wheel,
         provenance: format!(
             "CAL(host calibrate): idle LOC/s not from the tick on CPU {c} = {t:.2}/s, split into hrtimers and wheel timers by the one-hog phase, rescaled until the twin's idle CPU matches"
         ),
@@ -244,6 +251,7 @@ fn harness_source(nr: u32) -> BackgroundSource {
         deferrable: false,
         slack_ns: 50_000,
         wakes_task: true,
+        follows_task: true,
         provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
         cpus: None,
     }

@@ -25,6 +25,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
         deferrable: false,
         slack_ns: 0,
         wakes_task: false,
+        follows_task: false,
         provenance: "test".into(),
         cpus: None,
     }
@@ -185,6 +186,25 @@ fn every_bad_value_is_refused_naming_its_key() {
                 s.background.push(b);
             },
             "background[4].cpus",
+        ),
+        (
+            "follows_task without wakes_task",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                b.follows_task = true;
+                s.background.push(b);
+            },
+            "background[4].follows_task",
+        ),
+        (
+            "64 following sources on 256 CPUs",
+            |s| {
+                s.machine.topology.cores_per_socket = 256;
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                (b.wakes_task, b.follows_task) = (true, true);
+                s.background = vec![b; 64];
+            },
+            "background",
         ),
         (
             "65 background sources",

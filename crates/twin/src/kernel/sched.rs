@@ -92,9 +92,48 @@ impl RunQueue {
     }
 }
 
+/// Where a woken fair task runs (the idle-CPU search of `select_idle_sibling`,
+/// docs/kernel-behaviour.md §12.11): its previous CPU `prev` if that CPU is idle, else the
+/// first idle CPU the task may use, scanning upward from `prev + 1` and wrapping round (one
+/// last-level cache: the modelled machines' sockets are not told apart here), else `prev`.
+///
+/// `allowed(c)` says whether the task may run on `c`, `idle(c)` whether `c` is idle now.
+pub(crate) fn select_idle_sibling(
+    prev: usize,
+    nr_cpus: usize,
+    allowed: impl Fn(usize) -> bool,
+    idle: impl Fn(usize) -> bool,
+) -> usize {
+    debug_assert!(prev < nr_cpus, "the previous CPU {prev} exists");
+    if idle(prev) {
+        return prev;
+    }
+    (1..nr_cpus)
+        .map(|i| (prev + i) % nr_cpus)
+        .find(|&c| allowed(c) && idle(c))
+        .unwrap_or(prev)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_sibling_table() {
+        // (prev, idle CPUs, allowed CPUs, expected)
+        let table: [(usize, &[usize], &[usize], usize); 6] = [
+            (1, &[0, 1], &[0, 1, 2, 3], 1), // prev idle: stay
+            (1, &[0], &[0, 1, 2, 3], 0),    // wraps round to 0
+            (1, &[0, 3], &[0, 1, 2, 3], 3), // first upward from prev + 1
+            (1, &[], &[0, 1, 2, 3], 1),     // nothing idle: stay
+            (1, &[3], &[0, 1, 2], 1),       // the idle CPU is not allowed
+            (0, &[2], &[0, 2], 2),
+        ];
+        for (prev, idle, allowed, want) in table {
+            let got = select_idle_sibling(prev, 4, |c| allowed.contains(&c), |c| idle.contains(&c));
+            assert_eq!(got, want, "prev {prev}, idle {idle:?}, allowed {allowed:?}");
+        }
+    }
 
     #[test]
     fn residual_tick_before_4_17_remote_tick_after() {

@@ -101,17 +101,36 @@ impl<O: Observer> Sim<O> {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });
                 let src = &self.sources[s as usize];
-                let (period, mean, slack, wakes) =
-                    (src.period_ns, src.mean_ns, src.slack_ns, src.wakes_task);
+                let (period, mean, slack, wakes, follows) = (
+                    src.period_ns,
+                    src.mean_ns,
+                    src.slack_ns,
+                    src.wakes_task,
+                    src.follows_task,
+                );
                 let cpu = &mut self.cpus[c];
                 let soft = cpu.hrt.soft_expires(id);
                 let next = match period {
                     Some(p) => forward(soft, now, p).expires,
                     None => now + cpu.rng.exp_ns(mean),
                 };
-                cpu.hrt.start(id, next, slack);
-                if wakes {
-                    self.wake_task(c, now);
+                let runs_on = if follows {
+                    self.wake_follower(c, now)
+                } else {
+                    c
+                };
+                if runs_on == c {
+                    self.cpus[c].hrt.start(id, next, slack);
+                    if wakes {
+                        self.wake_task(c, now);
+                    }
+                } else {
+                    // The task re-arms its timer where it runs.
+                    let to = &mut self.cpus[runs_on];
+                    let moved = to
+                        .free_follow_hrtimer(s)
+                        .expect("one spare timer per instance on every CPU");
+                    to.hrt.start(moved, next, slack);
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! what runs next.
 
 use super::observe::{Event, Observer};
-use super::{Running, SLOT_DEVICE, SLOT_TASK, Sim};
+use super::{Running, SLOT_DEVICE, SLOT_IPI, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
 
 impl<O: Observer> Sim<O> {
@@ -53,6 +53,39 @@ impl<O: Observer> Sim<O> {
                 irq_ns,
             },
         );
+        self.after_interrupt(c, t, now, was_idle);
+    }
+
+    /// A reschedule IPI arrives on `c` at `t` (`SLOT_IPI`; a task was queued here from another
+    /// CPU): leave the idle state, the handler (interrupt entry and exit, with the jiffies
+    /// catch-up of a CPU whose tick was stopped), re-program the device if a timer moved here
+    /// is now the first, and run the task. Not a `LOC`.
+    pub(super) fn resched_ipi(&mut self, c: usize, t: Time) {
+        self.cpus[c].slots[SLOT_IPI] = NEVER;
+        let was_idle = if self.cpus[c].ipi_waking {
+            // Second half: the exit latency has passed.
+            self.cpus[c].ipi_waking = false;
+            true
+        } else {
+            let idle = self.cpus[c].idle.is_some();
+            if idle {
+                let exec = self.idle_wake(c, t, false);
+                if exec > t {
+                    self.cpus[c].ipi_waking = true;
+                    self.cpus[c].slots[SLOT_IPI] = exec;
+                    return;
+                }
+            }
+            idle
+        };
+        let mut now = t;
+        self.emit(now, Event::ReschedIpi { cpu: c as u32 });
+        now += self.costs.irq_entry_exit_ns / 2;
+        if self.cpus[c].ts.is_stopped() {
+            now = self.catch_up_jiffies(c, now);
+        }
+        now += self.costs.irq_entry_exit_ns / 2;
+        now = self.reprogram(c, now);
         self.after_interrupt(c, t, now, was_idle);
     }
 

@@ -20,8 +20,9 @@
 //! * `stats.rs` — the window statistics, the listener the report reads (one `reset()`).
 //! * `report.rs` — the report at the end of a run.
 //!
-//! Each CPU owns three event slots: its clock event device (`SLOT_DEVICE`), the end of the
-//! short task it runs (`SLOT_TASK`) and a POLL-state timeout (`SLOT_POLL`). The engine's
+//! Each CPU owns four event slots: its clock event device (`SLOT_DEVICE`), the end of the
+//! short task it runs (`SLOT_TASK`), a POLL-state timeout (`SLOT_POLL`) and a reschedule IPI
+//! sent to it by another CPU (`SLOT_IPI`). The engine's
 //! queue holds each CPU's earliest slot; [`Sim::step`] takes the earliest CPU event, advances
 //! the clock and runs the handler, which charges modelled time (interrupt entry, callbacks,
 //! jiffies updates, device programming) as it goes. Handlers are atomic: an interrupt's whole
@@ -66,7 +67,7 @@ use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{AnyGovernor, IdleStateParams};
 use crate::kernel::cpupri::CpuPri;
-use crate::kernel::hrtimer::HrtimerCpuBase;
+use crate::kernel::hrtimer::{HrtimerCpuBase, TimerId};
 use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
@@ -92,7 +93,9 @@ pub(crate) const SLOT_DEVICE: usize = 0;
 pub(crate) const SLOT_TASK: usize = 1;
 /// Slot of a POLL idle-state timeout.
 pub(crate) const SLOT_POLL: usize = 2;
-const NSLOTS: usize = 3;
+/// Slot of a reschedule IPI on its way (a task was woken onto this CPU from another).
+pub(crate) const SLOT_IPI: usize = 3;
+const NSLOTS: usize = 4;
 
 /// What an hrtimer does when it expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +145,8 @@ struct SourceRt {
     deferrable: bool,
     slack_ns: u64,
     wakes_task: bool,
+    /// The woken task may run on another CPU, and its timer goes with it.
+    follows_task: bool,
 }
 
 /// One modelled CPU.
@@ -199,12 +204,54 @@ struct Cpu {
     /// When this CPU last ran the scheduler tick (`rq->last_sched_tick`, for the pre-4.17
     /// deferment limit of a busy nohz_full CPU).
     last_sched_tick: Time,
+    /// User tasks may run here (not taken out of the scheduler domains by `isolcpus=`).
+    user_tasks: bool,
+    /// Timers of background sources that follow their task, one per instance that may come
+    /// here (source, timer): the queued ones are the instances on this CPU now.
+    follow_hrtimers: Vec<(u16, TimerId)>,
+    /// The same for timer-wheel sources.
+    follow_wheel_timers: Vec<(u16, WheelTimerId)>,
+    /// Between a reschedule IPI's arrival in a C-state and the end of the exit latency.
+    ipi_waking: bool,
 }
 
 impl Cpu {
     #[inline]
     fn next_slot(&self) -> Time {
-        self.slots[0].min(self.slots[1]).min(self.slots[2])
+        self.slots[0]
+            .min(self.slots[1])
+            .min(self.slots[2])
+            .min(self.slots[3])
+    }
+
+    /// An idle timer of source `s` that follows its task: where an instance moving here is
+    /// armed. `None` when every one is queued (more instances than set up: a bug).
+    fn free_follow_hrtimer(&self, s: u16) -> Option<TimerId> {
+        self.follow_hrtimers
+            .iter()
+            .find(|&&(src, id)| src == s && !self.hrt.is_queued(id))
+            .map(|&(_, id)| id)
+    }
+
+    /// [`Cpu::free_follow_hrtimer`] for timer-wheel sources.
+    fn free_follow_wheel_timer(&self, s: u16) -> Option<WheelTimerId> {
+        self.follow_wheel_timers
+            .iter()
+            .find(|&&(src, id)| src == s && !self.wheel.is_pending(id))
+            .map(|&(_, id)| id)
+    }
+
+    /// Idle for a wake-up's choice of CPU (`idle_cpu()`): the idle task is current (in an
+    /// idle state, leaving one, or in an interrupt taken from idle) with nothing runnable and
+    /// no wake-up already on its way.
+    fn idle_for_wakeup(&self) -> bool {
+        self.running == Running::Idle
+            && !self.ipi_waking
+            && self.slots[SLOT_IPI] == NEVER
+            && self.bg_runnable == 0
+            && !self.frame_runnable
+            && self.hogs == 0
+            && !self.syscall_runnable
     }
 
     #[inline]
@@ -400,8 +447,10 @@ impl<O: Observer> Sim<O> {
             self.device_interrupt(c, t);
         } else if cpu.slots[SLOT_TASK] == due {
             self.task_done(c, t);
-        } else {
+        } else if cpu.slots[SLOT_POLL] == due {
             self.poll_timeout(c, t);
+        } else {
+            self.resched_ipi(c, t);
         }
         self.sync(c);
         true

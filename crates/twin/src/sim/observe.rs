@@ -130,6 +130,12 @@ pub enum Event {
         /// The CPU.
         cpu: u32,
     },
+    /// A reschedule IPI's handler runs on `cpu` (a task was woken onto it from another CPU;
+    /// one `RES`, not a `LOC`).
+    ReschedIpi {
+        /// The CPU.
+        cpu: u32,
+    },
     /// A frame worker was woken for frame `frame` (or went straight on after an overrun).
     FrameStarted {
         /// The CPU.

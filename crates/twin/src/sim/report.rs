@@ -38,7 +38,13 @@ impl<O: Observer> Sim<O> {
                 cpu: cpu.id,
                 role,
                 loc: st.loc,
-                res: None,
+                // Counted only where the twin sends reschedule IPIs: to wake a task whose
+                // timer follows it onto another CPU; elsewhere it does not model them.
+                res: self
+                    .sources
+                    .iter()
+                    .any(|s| s.follows_task)
+                    .then_some(st.res),
                 cal: None,
                 iwi: st.iwi,
                 ticks: Some(st.ticks),

@@ -2,9 +2,9 @@
 //! sleep cycle.
 
 use super::observe::{Event, Observer};
-use super::{Running, SLOT_TASK, Sim};
+use super::{Running, SLOT_IPI, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
-use crate::kernel::sched::SchedClass;
+use crate::kernel::sched::{SchedClass, select_idle_sibling};
 use ticklab_schema::frames::FrameTiming;
 
 impl<O: Observer> Sim<O> {
@@ -22,6 +22,33 @@ impl<O: Observer> Sim<O> {
         {
             self.emit(now, Event::IrqWorkIpi { cpu: c as u32 });
         }
+    }
+
+    /// The timer of background source `s` (one whose task is not pinned) fired on `c` at
+    /// `now` and woke its task: the CPU the task runs on ([`select_idle_sibling`]). When that
+    /// is another CPU, the task is queued there and a reschedule IPI sent (it arrives after
+    /// `Costs::ipi_ns`); the caller re-arms the timer there, where the task runs. Returns that
+    /// CPU, or `c` (the caller wakes the task locally, as for a pinned one).
+    pub(super) fn wake_follower(&mut self, c: usize, now: Time) -> usize {
+        let cpus = &self.cpus;
+        let r = select_idle_sibling(
+            c,
+            cpus.len(),
+            |x| cpus[x].user_tasks,
+            |x| cpus[x].idle_for_wakeup(),
+        );
+        if r != c {
+            let cpu = &mut self.cpus[r];
+            debug_assert!(
+                cpu.slots[SLOT_IPI] == NEVER,
+                "an idle CPU has no IPI on its way"
+            );
+            cpu.bg_runnable += 1;
+            cpu.rq.enqueue(SchedClass::Fair);
+            cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
+            self.sync(r);
+        }
+        r
     }
 
     /// Picks what runs next on `c` at `now`: the frame worker (SCHED_FIFO) first, then a

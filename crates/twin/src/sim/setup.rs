@@ -64,21 +64,24 @@ const HRTIMER_CAPACITY: usize = 16;
 /// hrtimers a CPU needs: the usual room plus one per hrtimer background source (at most
 /// `ticklab_schema::validate::MAX_BACKGROUND_SOURCES`), so that no scenario fills the slab.
 fn hrtimer_capacity(scenario: &Scenario) -> usize {
-    let bg = scenario
-        .background
-        .iter()
-        .filter(|b| b.kind == TimerKind::Hrtimer)
-        .count();
-    HRTIMER_CAPACITY + bg
+    HRTIMER_CAPACITY + background_timers_per_cpu(scenario, TimerKind::Hrtimer)
 }
 
-/// Wheel timers of the background sources on one CPU (one per wheel source at most).
-fn wheel_background(scenario: &Scenario) -> usize {
+/// Timers of `kind` the background sources may need on one CPU: one per source, or for a
+/// source whose timer follows its task one per CPU (every instance may end up on one CPU).
+fn background_timers_per_cpu(scenario: &Scenario, kind: TimerKind) -> usize {
+    let nr = scenario.machine.topology.nr_cpus() as usize;
     scenario
         .background
         .iter()
-        .filter(|b| b.kind == TimerKind::Wheel)
-        .count()
+        .filter(|b| b.kind == kind)
+        .map(|b| if b.follows_task { nr } else { 1 })
+        .sum()
+}
+
+/// Wheel timers of the background sources on one CPU.
+fn wheel_background(scenario: &Scenario) -> usize {
+    background_timers_per_cpu(scenario, TimerKind::Wheel)
 }
 /// Room for wheel timers per CPU (plus the remote ticks a housekeeping CPU runs, see
 /// [`arm_remote_ticks`]).
@@ -427,6 +430,10 @@ fn lay_out_cpus(
             bg_remaining: 0,
             syscall_runnable: false,
             last_sched_tick: 0,
+            user_tasks: true,
+            follow_hrtimers: Vec::new(),
+            follow_wheel_timers: Vec::new(),
+            ipi_waking: false,
         });
     }
     Ok(cpus)
@@ -484,6 +491,38 @@ fn arm_background(
             }
             _ => on,
         };
+        if src.follows_task {
+            if !src.wakes_task {
+                return Err(SimError::Config(format!(
+                    "background source {:?}: follows_task needs wakes_task (the timer follows the task it wakes)",
+                    src.name
+                )));
+            }
+            // Every CPU a user task may run on gets one idle timer per instance, so an
+            // instance can move anywhere without allocating while the run goes on.
+            let instances = on.len();
+            for (x, cpu) in cpus.iter_mut().enumerate() {
+                cpu.user_tasks = !cfg.isolated_domain.contains(x as u32);
+                if !cpu.user_tasks {
+                    continue;
+                }
+                for _ in 0..instances {
+                    match src.kind {
+                        TimerKind::Hrtimer => {
+                            let id = cpu
+                                .hrt
+                                .init(ClockBase::Monotonic, TimerFn::Background(s as u16));
+                            cpu.follow_hrtimers.push((s as u16, id));
+                        }
+                        TimerKind::Wheel => {
+                            let id = WheelTimerId(cpu.wheel_fns.len() as u32);
+                            cpu.wheel_fns.push(s as u16);
+                            cpu.follow_wheel_timers.push((s as u16, id));
+                        }
+                    }
+                }
+            }
+        }
         for c in on {
             let cpu = &mut cpus[c as usize];
             let first = match period_ns {
@@ -492,14 +531,24 @@ fn arm_background(
             };
             match src.kind {
                 TimerKind::Hrtimer => {
-                    let id = cpu
-                        .hrt
-                        .init(ClockBase::Monotonic, TimerFn::Background(s as u16));
+                    let id = if src.follows_task {
+                        cpu.free_follow_hrtimer(s as u16)
+                            .expect("one spare timer per instance on every CPU")
+                    } else {
+                        cpu.hrt
+                            .init(ClockBase::Monotonic, TimerFn::Background(s as u16))
+                    };
                     cpu.hrt.start(id, first, src.slack_ns);
                 }
                 TimerKind::Wheel => {
-                    let id = WheelTimerId(cpu.wheel_fns.len() as u32);
-                    cpu.wheel_fns.push(s as u16);
+                    let id = if src.follows_task {
+                        cpu.free_follow_wheel_timer(s as u16)
+                            .expect("one spare timer per instance on every CPU")
+                    } else {
+                        let id = WheelTimerId(cpu.wheel_fns.len() as u32);
+                        cpu.wheel_fns.push(s as u16);
+                        id
+                    };
                     let j = initial_jiffies(k.hz) + first.div_ceil(tick_nsec).max(1);
                     cpu.wheel.add(id, j, src.deferrable);
                 }
@@ -513,6 +562,7 @@ fn arm_background(
             deferrable: src.deferrable,
             slack_ns: src.slack_ns,
             wakes_task: src.wakes_task,
+            follows_task: src.follows_task,
         });
     }
     Ok(sources)
@@ -551,6 +601,7 @@ fn arm_remote_ticks(scenario: &Scenario, cfg: &TickConfig, cpus: &mut [Cpu]) -> 
         deferrable: false,
         slack_ns: 0,
         wakes_task: false,
+        follows_task: false,
     })
 }
 

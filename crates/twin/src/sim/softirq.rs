@@ -20,17 +20,36 @@ impl<O: Observer> Sim<O> {
             let s = self.cpus[c].wheel_fns[wid.0 as usize];
             self.emit(now, Event::SourceExpired { source: s });
             let src = &self.sources[s as usize];
-            let (period, mean, deferrable, wakes) =
-                (src.period_ns, src.mean_ns, src.deferrable, src.wakes_task);
+            let (period, mean, deferrable, wakes, follows) = (
+                src.period_ns,
+                src.mean_ns,
+                src.deferrable,
+                src.wakes_task,
+                src.follows_task,
+            );
             let cpu = &mut self.cpus[c];
             let delay_ns = match period {
                 Some(p) => p,
                 None => cpu.rng.exp_ns(mean),
             };
             let delay_j = delay_ns.div_ceil(self.tick_nsec).max(1);
-            cpu.wheel.add(wid, jiffies + delay_j, deferrable);
-            if wakes {
-                self.wake_task(c, now);
+            let runs_on = if follows {
+                self.wake_follower(c, now)
+            } else {
+                c
+            };
+            if runs_on == c {
+                self.cpus[c].wheel.add(wid, jiffies + delay_j, deferrable);
+                if wakes {
+                    self.wake_task(c, now);
+                }
+            } else {
+                // The task re-arms its timer where it runs; wheels share jiffies.
+                let to = &mut self.cpus[runs_on];
+                let moved = to
+                    .free_follow_wheel_timer(s)
+                    .expect("one spare timer per instance on every CPU");
+                to.wheel.add(moved, jiffies + delay_j, deferrable);
             }
         }
         self.cpus[c].expired = expired;

@@ -49,6 +49,8 @@ pub(super) struct CpuStats {
     pub(super) busy_ns: u64,
     /// irq_work IPIs.
     pub(super) iwi: u64,
+    /// Reschedule IPIs (only sent to wake a task whose timer follows it).
+    pub(super) res: u64,
     pub(super) nr_retries: u64,
     pub(super) nr_hangs: u64,
     pub(super) max_hang_time: u64,
@@ -243,6 +245,7 @@ impl Observer for WindowStats {
             },
             Event::SourceExpired { source } => self.source_expiries[source as usize] += 1,
             Event::IrqWorkIpi { cpu } => self.cpus[cpu as usize].iwi += 1,
+            Event::ReschedIpi { cpu } => self.cpus[cpu as usize].res += 1,
             Event::DutyChanged { .. }
             | Event::FrameStarted { .. }
             | Event::FrameFinished { .. }
