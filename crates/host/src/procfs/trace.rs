@@ -466,8 +466,9 @@ mod tests {
 
     #[test]
     fn sched_switch_payloads_by_key() {
-        // (payload, prev_comm, prev_pid, prev_state, next_comm, next_pid)
-        let cases: &[(&str, Option<(&str, u32, &str, &str, u32)>)] = &[
+        // (payload, Some((prev_comm, prev_pid, prev_state, next_comm, next_pid)))
+        type Want = Option<(&'static str, u32, &'static str, &'static str, u32)>;
+        let cases: &[(&str, Want)] = &[
             (
                 "prev_comm=hog prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
                 Some(("hog", 7, "S", "swapper/1", 0)),
