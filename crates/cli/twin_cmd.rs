@@ -92,15 +92,7 @@ fn preset_scenario(machine: Machine) -> Scenario {
     Scenario {
         name: "sim".into(),
         machine,
-        kernel: Kernel {
-            version: "6.10".into(),
-            hz: 1000,
-            nohz: NohzBuild::Full,
-            high_res: true,
-            cmdline: String::new(),
-            rcu_fanout_leaf: None,
-            skew_tick_backport: false,
-        },
+        kernel: Kernel::new("6.10", 1000, NohzBuild::Full, ""),
         workload: Workload::default(),
         background: default_background(),
         run: Run {

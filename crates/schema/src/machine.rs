@@ -401,6 +401,10 @@ fn state(
     }
 }
 
+/// M: a typical TSC clocksource's `max_idle_ns` (docs/costs.md §6); presets of other
+/// counters with a like bound take it too.
+const TSC_MAX_IDLE_NS: u64 = 440_795_312_435;
+
 /// Dell XPS 13 7390, Intel Core i7-10510U (Comet Lake U): the E1 machine.
 ///
 /// Topology: 1 socket, 4 cores, 2 threads (CPUs n and n+4 are siblings) — docs/experiments.md E1.
@@ -552,9 +556,8 @@ pub fn xps13_7390() -> Machine {
             max_delta_ns: u64::MAX / 2,
         },
         clocksource: ClocksourceSpec {
-            // M: typical TSC max_idle_ns 440795312435 (docs/costs.md §6).
             name: "tsc".into(),
-            max_idle_ns: 440_795_312_435,
+            max_idle_ns: TSC_MAX_IDLE_NS,
         },
     }
 }

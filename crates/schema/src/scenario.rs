@@ -60,6 +60,26 @@ fn yes() -> bool {
 }
 
 impl Kernel {
+    /// A kernel of `version` built with `hz` and `nohz`, booted with `cmdline`, and otherwise
+    /// as a scenario file leaves it by default: high-resolution timers on, the default RCU
+    /// fanout, no `skew_tick` backport.
+    pub fn new(
+        version: impl Into<String>,
+        hz: u32,
+        nohz: NohzBuild,
+        cmdline: impl Into<String>,
+    ) -> Kernel {
+        Kernel {
+            version: version.into(),
+            hz,
+            nohz,
+            high_res: yes(),
+            cmdline: cmdline.into(),
+            rcu_fanout_leaf: None,
+            skew_tick_backport: false,
+        }
+    }
+
     /// `(major, minor)` parsed from `version`.
     pub fn version_tuple(&self) -> Result<(u32, u32), String> {
         let mut it = self.version.split('.');

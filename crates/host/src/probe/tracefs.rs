@@ -6,8 +6,12 @@
 //! global buffer and other users' instances are untouched, selects the `mono` trace clock (timestamps then
 //! compare with `CLOCK_MONOTONIC` and `/proc/timer_list`), enables the requested events that
 //! exist, and starts recording. Dropping the session — normally, on an error path, or after
-//! Ctrl-C was turned into an early stop — disables the events, removes the instance and
-//! unmounts tracefs if this session mounted it.
+//! Ctrl-C was turned into an early stop — disables the events and removes the instance. If
+//! this session mounted tracefs it unmounts it again, but only when no other live ticklab
+//! process has an instance there ([`unmount_decision`]): a second `host why` that started
+//! meanwhile found tracefs mounted, did not mount it, and must not lose it under its feet.
+//! The unmount is lazy (`MNT_DETACH`), so files another process already holds open stay
+//! readable until it closes them.
 //!
 //! A process killed with SIGKILL runs no Drop: its instance stays, recording. Every start
 //! first removes such *stale* instances ([`remove_stale_instances`]): a `ticklab-*` instance
@@ -78,11 +82,59 @@ fn mount_tracefs(at: &Path) -> Result<(), String> {
     }
 }
 
-fn umount(at: &Path) {
+/// Lazily unmounts `at` (`MNT_DETACH`): detached from the tree now, released when the last
+/// open file in it is closed.
+fn umount_lazy(at: &Path) {
     if let Ok(target) = CString::new(at.as_os_str().as_encoded_bytes()) {
         // SAFETY: valid NUL-terminated path. Failure is ignored: this is best-effort cleanup.
-        unsafe { libc::umount2(target.as_ptr(), 0) };
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
     }
+}
+
+/// What a session does with tracefs when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unmount {
+    /// Leave tracefs mounted.
+    Keep,
+    /// Unmount it lazily (`MNT_DETACH`).
+    Lazy,
+}
+
+/// Whether a session that ends unmounts tracefs: only if it mounted it, the `instances/`
+/// directory could be listed (`instances`, `None` if not) and no *other* live ticklab instance
+/// is there — every `ticklab-*` name except `own` that is not stale ([`is_stale`], with
+/// `start_time` as there). Instances of other tools are not counted: instances outlive a mount,
+/// so an old foreign one would otherwise keep tracefs mounted for good.
+pub(crate) fn unmount_decision(
+    mounted_by_us: bool,
+    own: &str,
+    instances: Option<&[String]>,
+    start_time: impl Fn(i32) -> Option<u64>,
+) -> Unmount {
+    if !mounted_by_us {
+        return Unmount::Keep;
+    }
+    let Some(names) = instances else {
+        return Unmount::Keep;
+    };
+    let other_live = names
+        .iter()
+        .any(|n| n != own && instance_owner(n).is_some() && !is_stale(n, &start_time));
+    if other_live {
+        Unmount::Keep
+    } else {
+        Unmount::Lazy
+    }
+}
+
+/// The names under `tracefs/instances`, `None` if the directory cannot be listed.
+fn instance_names(tracefs: &Path) -> Option<Vec<String>> {
+    let dir = fs::read_dir(tracefs.join("instances")).ok()?;
+    Some(
+        dir.flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+    )
 }
 
 fn write(path: &Path, value: &str) -> Result<(), String> {
@@ -299,7 +351,8 @@ impl TraceSession {
         &self.instance
     }
 
-    /// Whether this session mounted tracefs (and will unmount it).
+    /// Whether this session mounted tracefs (and will unmount it, unless another live
+    /// ticklab instance is using it then: [`unmount_decision`]).
     pub(crate) fn mounted_by_us(&self) -> bool {
         self.mounted_by_us
     }
@@ -318,7 +371,16 @@ impl Drop for TraceSession {
             }
         }
         if self.mounted_by_us {
-            umount(&self.tracefs);
+            let own = self
+                .instance
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let names = instance_names(&self.tracefs);
+            match unmount_decision(true, &own, names.as_deref(), process_start_time) {
+                Unmount::Lazy => umount_lazy(&self.tracefs),
+                Unmount::Keep => {}
+            }
         }
     }
 }
@@ -356,6 +418,43 @@ mod tests {
         }
         assert_eq!(instance_owner("ticklab-42-7"), Some((42, Some(7))));
         assert_eq!(instance_owner("ticklab-42"), Some((42, None)));
+    }
+
+    #[test]
+    fn tracefs_is_unmounted_only_by_its_mounter_and_only_when_no_other_ticklab_uses_it() {
+        // Live processes: us (pid 100, started at 5000) and pid 200 (started at 7000).
+        let live = |pid: i32| match pid {
+            100 => Some(5000),
+            200 => Some(7000),
+            _ => None,
+        };
+        let own = "ticklab-100-5000";
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // (mounted by us, instances left (None: not listable), decision)
+        let table: &[(bool, Option<Vec<String>>, Unmount)] = &[
+            (true, Some(names(&[])), Unmount::Lazy),
+            (true, Some(names(&[own])), Unmount::Lazy), // our own removal failed
+            (true, Some(names(&["ticklab-200-7000"])), Unmount::Keep), // another live one
+            (true, Some(names(&["ticklab-200"])), Unmount::Keep), // old form, pid 200 runs
+            (true, Some(names(&["ticklab-200-6999"])), Unmount::Lazy), // pid 200 reused
+            (true, Some(names(&["ticklab-300-1"])), Unmount::Lazy), // owner gone
+            (true, Some(names(&["perf", "ticklab-x"])), Unmount::Lazy), // not ticklab's
+            (
+                true,
+                Some(names(&["ticklab-300-1", own, "ticklab-200-7000"])),
+                Unmount::Keep,
+            ),
+            (true, None, Unmount::Keep), // cannot tell: leave it
+            (false, Some(names(&[])), Unmount::Keep), // someone else mounted it
+            (false, None, Unmount::Keep),
+        ];
+        for (mounted, left, want) in table {
+            assert_eq!(
+                unmount_decision(*mounted, own, left.as_deref(), live),
+                *want,
+                "{mounted} {left:?}"
+            );
+        }
     }
 
     #[test]

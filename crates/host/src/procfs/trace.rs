@@ -6,11 +6,18 @@
 //!           <idle>-0       [001] d.h1.   513.805209: hrtimer_expire_entry: hrtimer=0000... function=tick_nohz_handler now=513788026384
 //! ```
 //!
-//! i.e. `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: PAYLOAD`. The task name may itself contain
-//! dashes, spaces and brackets, so the parser anchors on the `[CPU]` field that is followed by
-//! a timestamp, not on the start of the line. The flags column is optional (the `irq-info`
-//! trace option removes it). Comment lines (`#`) and lines that do not have this shape are
-//! skipped and counted.
+//! i.e. `TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: PAYLOAD`. The task name (the kernel's `comm`)
+//! may itself contain dashes, spaces and brackets (`lto cgu.14`, `Web Content`), so the parser
+//! never splits the header on whitespace: it anchors on the `[CPU]` field that is followed by a
+//! timestamp, and takes the PID from the right of the text before it (after the last dash, past
+//! the `(TGID)` column the `record-tgid` option adds). Candidates are tried left to right, so
+//! an event payload that happens to contain a header-like `x-1 [000] 1.0:` cannot be mistaken
+//! for the header. The flags column is optional (the `irq-info` trace option removes it).
+//! Comment lines (`#`) and lines that do not have this shape are skipped and counted.
+//!
+//! Payload fields are `key=value` pairs separated by spaces, but a task name inside a payload
+//! (`sched_switch`'s `prev_comm` / `next_comm`) may contain spaces too: [`SchedSwitch`] parses
+//! that payload by its fixed keys instead of by whitespace.
 //!
 //! Only the payloads ticklab needs are decoded into [`TraceEvent`] variants; everything else
 //! is kept as [`TraceEvent::Other`].
@@ -106,6 +113,81 @@ fn field<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
         .find_map(|tok| tok.strip_prefix(key)?.strip_prefix('='))
 }
 
+/// The value of `key=value` that runs to the end of the payload (the last field of an event
+/// whose value may contain spaces, e.g. `irq_handler_entry`'s `name`).
+pub fn payload_last_field<'a>(payload: &'a str, key: &str) -> Option<&'a str> {
+    if let Some(v) = payload.strip_prefix(key).and_then(|r| r.strip_prefix('=')) {
+        return Some(v);
+    }
+    let (_, v) = payload.split_once(&format!(" {key}="))?;
+    Some(v)
+}
+
+/// The payload of `sched:sched_switch`, parsed by its fixed keys:
+/// `prev_comm=C prev_pid=N prev_prio=N prev_state=S ==> next_comm=C next_pid=N next_prio=N`.
+///
+/// Both task names may contain spaces (and in principle any text), so they are not split on
+/// whitespace: the trailing `next_pid` / `next_prio` are taken from the right, and `prev_comm`
+/// ends at the first ` prev_pid=` that is followed by the complete middle part
+/// (`N prev_prio=N prev_state=S ==> next_comm=`); the rest is `next_comm`. A task name is at
+/// most 15 bytes (TASK_COMM_LEN less the NUL), too short to hold a complete middle part, so
+/// the split is unique for any name the kernel can print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedSwitch<'a> {
+    /// Task switched away from.
+    pub prev_comm: &'a str,
+    /// Its PID (0 = idle task).
+    pub prev_pid: u32,
+    /// Its priority as printed (kernel `prio`, 0..=139, -1 for deadline tasks).
+    pub prev_prio: i32,
+    /// Its state letters as printed (`S`, `R+`, `D|K`, …).
+    pub prev_state: &'a str,
+    /// Task switched to.
+    pub next_comm: &'a str,
+    /// Its PID (0 = idle task).
+    pub next_pid: u32,
+    /// Its priority as printed.
+    pub next_prio: i32,
+}
+
+impl<'a> SchedSwitch<'a> {
+    /// Parses a `sched_switch` payload; `None` if it does not have the shape above.
+    pub fn parse(payload: &'a str) -> Option<Self> {
+        let (rest, next_prio) = payload.trim_end().rsplit_once(" next_prio=")?;
+        let (rest, next_pid) = rest.rsplit_once(" next_pid=")?;
+        let (next_pid, next_prio) = (next_pid.parse().ok()?, next_prio.parse().ok()?);
+        let body = rest.trim_start().strip_prefix("prev_comm=")?;
+        // `body` is `PREV_COMM prev_pid=… ==> next_comm=NEXT_COMM`; try each ` prev_pid=`.
+        let mut from = 0;
+        while let Some(at) = body[from..].find(" prev_pid=").map(|i| i + from) {
+            from = at + 1;
+            if let Some((prev_pid, prev_prio, prev_state, next_comm)) =
+                Self::middle(&body[at + " prev_pid=".len()..])
+            {
+                return Some(SchedSwitch {
+                    prev_comm: &body[..at],
+                    prev_pid,
+                    prev_prio,
+                    prev_state,
+                    next_comm,
+                    next_pid,
+                    next_prio,
+                });
+            }
+        }
+        None
+    }
+
+    /// `N prev_prio=N prev_state=S ==> next_comm=REST` → (pid, prio, state, REST).
+    fn middle(s: &'a str) -> Option<(u32, i32, &'a str, &'a str)> {
+        let (pid, s) = s.split_once(' ')?;
+        let (prio, s) = s.strip_prefix("prev_prio=")?.split_once(' ')?;
+        let (state, s) = s.strip_prefix("prev_state=")?.split_once(' ')?;
+        let next_comm = s.strip_prefix("==> next_comm=")?;
+        Some((pid.parse().ok()?, prio.parse().ok()?, state, next_comm))
+    }
+}
+
 fn decode(name: &str, payload: &str) -> TraceEvent {
     let decoded = match name {
         "hrtimer_expire_entry" => {
@@ -127,12 +209,10 @@ fn decode(name: &str, payload: &str) -> TraceEvent {
             .map(|s| TraceEvent::CpuIdle {
                 state: u32::try_from(s).ok().filter(|&s| s != u32::MAX),
             }),
-        "sched_switch" => {
-            let pid = |k| field(payload, k)?.parse().ok();
-            pid("prev_pid")
-                .zip(pid("next_pid"))
-                .map(|(prev_pid, next_pid)| TraceEvent::SchedSwitch { prev_pid, next_pid })
-        }
+        "sched_switch" => SchedSwitch::parse(payload).map(|s| TraceEvent::SchedSwitch {
+            prev_pid: s.prev_pid,
+            next_pid: s.next_pid,
+        }),
         _ => None,
     };
     decoded.unwrap_or_else(|| TraceEvent::Other {
@@ -164,7 +244,14 @@ pub fn parse_trace_line_raw(line: &str) -> Option<(TraceLine, &str, &str)> {
         let Ok(cpu) = line[open + 1..close].trim().parse::<u32>() else {
             continue;
         };
-        let head = line[..open].trim_end();
+        let mut head = line[..open].trim_end();
+        // The `record-tgid` option adds `(TGID)` (or `(-----)`) between the PID and the CPU.
+        if let Some(h) = head.strip_suffix(')')
+            && let Some((h, tgid)) = h.rsplit_once('(')
+            && tgid.trim().bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        {
+            head = h.trim_end();
+        }
         let Some((task, pid)) = head.rsplit_once('-') else {
             continue;
         };
@@ -308,6 +395,153 @@ mod tests {
 
         assert!(parse_trace_line("CPU:1 [LOST 12 EVENTS]").is_none());
         assert!(parse_trace_line("no brackets at all").is_none());
+    }
+
+    #[test]
+    fn task_names_with_spaces_in_the_header() {
+        // (line, task, pid, cpu, ts_ns, event name)
+        let cases: &[(&str, &str, u32, u32, u64, &str)] = &[
+            (
+                "      lto cgu.14-48213   [001] d..2.  7301.112233: sched_waking: comm=x pid=1",
+                "lto cgu.14",
+                48213,
+                1,
+                7_301_112_233_000,
+                "sched_waking",
+            ),
+            (
+                "     Web Content-3321    [000] .....   12.5: tick_stop: success=1 dependency=NONE",
+                "Web Content",
+                3321,
+                0,
+                12_500_000_000,
+                "tick_stop",
+            ),
+            // A name that itself looks like `NAME-PID [CPU]`: the PID is after the last dash
+            // before the real CPU field, which is the one followed by a timestamp.
+            (
+                " kworker/u4:1 x-7 [9]-77 [001] d.h1. 1.000001: local_timer_entry: vector=236",
+                "kworker/u4:1 x-7 [9]",
+                77,
+                1,
+                1_000_001_000,
+                "local_timer_entry",
+            ),
+            // The `record-tgid` column, known and unknown.
+            (
+                "   Web Content-3321    ( 3300) [000] d..1.   2.000000: cpu_idle: state=1 cpu_id=0",
+                "Web Content",
+                3321,
+                0,
+                2_000_000_000,
+                "cpu_idle",
+            ),
+            (
+                "          <idle>-0       (-------) [001] d..1.   3.0: cpu_idle: state=1 cpu_id=1",
+                "<idle>",
+                0,
+                1,
+                3_000_000_000,
+                "cpu_idle",
+            ),
+            // A payload with a header-like text does not move the anchor.
+            (
+                "  echo-5  [000] .....  4.0: tracing_mark_write: fake-9 [003] ..... 9.0: x: y",
+                "echo",
+                5,
+                0,
+                4_000_000_000,
+                "tracing_mark_write",
+            ),
+        ];
+        for &(line, task, pid, cpu, ts_ns, name) in cases {
+            let (l, n, _) = parse_trace_line_raw(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (l.task.as_str(), l.pid, l.cpu, l.ts_ns, n),
+                (task, pid, cpu, ts_ns, name),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn sched_switch_payloads_by_key() {
+        // (payload, Some((prev_comm, prev_pid, prev_state, next_comm, next_pid)))
+        type Want = Option<(&'static str, u32, &'static str, &'static str, u32)>;
+        let cases: &[(&str, Want)] = &[
+            (
+                "prev_comm=hog prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+                Some(("hog", 7, "S", "swapper/1", 0)),
+            ),
+            (
+                "prev_comm=lto cgu.14 prev_pid=48213 prev_prio=120 prev_state=R+ ==> next_comm=Web Content next_pid=3321 next_prio=120",
+                Some(("lto cgu.14", 48213, "R+", "Web Content", 3321)),
+            ),
+            // Names holding the keys themselves.
+            (
+                "prev_comm=a prev_pid=1 prev_pid=42 prev_prio=-1 prev_state=D|K ==> next_comm=b next_pid=9 next_pid=43 next_prio=98",
+                Some(("a prev_pid=1", 42, "D|K", "b next_pid=9", 43)),
+            ),
+            // Empty names.
+            (
+                "prev_comm= prev_pid=5 prev_prio=120 prev_state=I ==> next_comm= next_pid=0 next_prio=120",
+                Some(("", 5, "I", "", 0)),
+            ),
+            (
+                "prev_comm=a prev_pid=x prev_prio=1 prev_state=S ==> next_comm=b next_pid=2 next_prio=1",
+                None,
+            ),
+            (
+                "prev_comm=a prev_pid=1 prev_prio=1 prev_state=S next_comm=b next_pid=2 next_prio=1",
+                None,
+            ),
+            (
+                "prev_comm=a prev_pid=1 prev_prio=1 prev_state=S ==> next_comm=b next_pid=2",
+                None,
+            ),
+            ("", None),
+        ];
+        for &(payload, want) in cases {
+            let got = SchedSwitch::parse(payload).map(|s| {
+                (
+                    s.prev_comm,
+                    s.prev_pid,
+                    s.prev_state,
+                    s.next_comm,
+                    s.next_pid,
+                )
+            });
+            assert_eq!(got, want, "{payload}");
+        }
+        let l = parse_trace_line(
+            "      lto cgu.14-48213   [001] d..2.  7.0: sched_switch: prev_comm=lto cgu.14 prev_pid=48213 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+        )
+        .unwrap();
+        assert_eq!(
+            l.event,
+            TraceEvent::SchedSwitch {
+                prev_pid: 48213,
+                next_pid: 0
+            }
+        );
+    }
+
+    #[test]
+    fn last_fields_keep_their_spaces() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            ("irq=11 name=virtio0", "name", Some("virtio0")),
+            (
+                "irq=16 name=Intel PCH thermal",
+                "name",
+                Some("Intel PCH thermal"),
+            ),
+            ("name=a b", "name", Some("a b")),
+            ("irq=11 rename=x", "name", None),
+            ("irq=11", "name", None),
+        ];
+        for &(payload, key, want) in cases {
+            assert_eq!(payload_last_field(payload, key), want, "{payload}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use super::{
     ClockEventSpec, ClocksourceSpec, ContextTrackingCosts, IdleState, Machine, PowerModel,
-    Topology, state, xps13_7390,
+    TSC_MAX_IDLE_NS, Topology, state, xps13_7390,
 };
 
 /// Context tracking on x86, from the one public measurement (docs/costs.md §2, Rik van Riel's
@@ -175,7 +175,7 @@ pub fn arm64_128_4n() -> Machine {
         // E: a 56-bit counter at 100 MHz; max_idle_ns is bounded by the mult/shift overflow,
         // hundreds of seconds as for the TSC: the TSC figure (docs/costs.md §6) is used.
         name: "arch_sys_counter".into(),
-        max_idle_ns: 440_795_312_435,
+        max_idle_ns: TSC_MAX_IDLE_NS,
     };
     m
 }

@@ -441,15 +441,7 @@ mod tests {
         Scenario {
             name: "base".into(),
             machine: machine::xps13_7390(),
-            kernel: Kernel {
-                version: "6.3".into(),
-                hz: 1000,
-                nohz: NohzBuild::Full,
-                high_res: true,
-                cmdline: String::new(),
-                rcu_fanout_leaf: None,
-                skew_tick_backport: false,
-            },
+            kernel: Kernel::new("6.3", 1000, NohzBuild::Full, ""),
             workload: Workload::default(),
             background: default_background(),
             run: Run::default(),

@@ -33,16 +33,8 @@ pub fn scenario(mode: Mode, hogs: u32, run: Run) -> Scenario {
     Scenario {
         name: format!("e1 {} {}", mode.name(), load_label(hogs)),
         machine: xps13_7390(),
-        kernel: Kernel {
-            // The RFC was posted in May 2023, against 6.4-rc; era switches of 6.3 apply.
-            version: "6.3".into(),
-            hz: 1000,
-            nohz: NohzBuild::Full,
-            high_res: true,
-            cmdline: mode.cmdline().into(),
-            rcu_fanout_leaf: None,
-            skew_tick_backport: false,
-        },
+        // The RFC was posted in May 2023, against 6.4-rc; era switches of 6.3 apply.
+        kernel: Kernel::new("6.3", 1000, NohzBuild::Full, mode.cmdline()),
         workload,
         background: default_background(),
         run,

@@ -44,19 +44,16 @@ pub fn scenario(p: Point, seed: u64) -> Scenario {
     Scenario {
         name: name(p),
         machine: machine(p.server),
-        kernel: Kernel {
-            version: p.kernel.into(),
-            hz: HZ,
-            nohz: if p.case.full_built_in() {
+        kernel: Kernel::new(
+            p.kernel,
+            HZ,
+            if p.case.full_built_in() {
                 NohzBuild::Full
             } else {
                 NohzBuild::Idle
             },
-            high_res: true,
-            cmdline: p.case.cmdline(p.server),
-            rcu_fanout_leaf: None,
-            skew_tick_backport: false,
-        },
+            p.case.cmdline(p.server),
+        ),
         workload: Workload {
             groups: vec![TaskGroup::Syscall { cpu, calls: CALLS }],
         },
@@ -183,15 +180,7 @@ pub fn predict_host(
         let s = Scenario {
             name: format!("twin of this host, getpid × {calls}"),
             machine: machine.clone(),
-            kernel: Kernel {
-                version: version.into(),
-                hz,
-                nohz: NohzBuild::Full,
-                high_res: true,
-                cmdline: cmdline.clone(),
-                rcu_fanout_leaf: None,
-                skew_tick_backport: false,
-            },
+            kernel: Kernel::new(version, hz, NohzBuild::Full, cmdline.clone()),
             workload: Workload {
                 groups: vec![TaskGroup::Syscall { cpu, calls }],
             },

@@ -27,7 +27,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::procfs::is_tick_timer_callback;
-use crate::procfs::trace::{TraceEvent, parse_trace_line_raw, payload_field};
+use crate::procfs::trace::{
+    SchedSwitch, TraceEvent, parse_trace_line_raw, payload_field, payload_last_field,
+};
 use ticklab_schema::trace::{
     Arg, CpuTrack, IDLE_TASK, Kind, TICK_RESTART, TICK_STOP, TraceWindow, TraceWriter,
 };
@@ -114,9 +116,9 @@ pub fn timeline(
         w.name_track(&track);
         // The first task: the first switch's prev, else the task column of the first event.
         let first = lines.iter().find(|(l, _, _)| l.cpu == c).map(|(l, _, p)| {
-            match (&l.event, payload_field(p, "prev_comm")) {
-                (TraceEvent::SchedSwitch { prev_pid, .. }, Some(comm)) => {
-                    task_name(comm, *prev_pid).to_string()
+            match (&l.event, SchedSwitch::parse(p)) {
+                (TraceEvent::SchedSwitch { prev_pid, .. }, Some(s)) => {
+                    task_name(s.prev_comm, *prev_pid).to_string()
                 }
                 _ if l.task == "<idle>" => IDLE_TASK.to_string(),
                 _ => task_name(&l.task, l.pid).to_string(),
@@ -156,7 +158,8 @@ pub fn timeline(
             TraceEvent::SchedSwitch { prev_pid, next_pid } => {
                 leave_handlers(&mut w, t);
                 w.end(t, Kind::Task, at);
-                let comm = payload_field(payload, "next_comm").unwrap_or("?");
+                // Parsed by key: a task name may contain spaces (`Web Content`).
+                let comm = SchedSwitch::parse(payload).map_or("?", |s| s.next_comm);
                 let n = names.get(task_name(comm, *next_pid));
                 w.begin(t, Kind::Task, &n, at, None);
                 c.in_idle_task = *next_pid == 0;
@@ -231,7 +234,8 @@ pub fn timeline(
                 "irq_handler_entry" => {
                     w.end(t, Kind::IdleState, at);
                     let irq = payload_field(payload, "irq").unwrap_or("?");
-                    let dev = payload_field(payload, "name").unwrap_or("?");
+                    // `name` is the last field and may contain spaces.
+                    let dev = payload_last_field(payload, "name").unwrap_or("?");
                     let n = names.get(&format!("irq {irq} {dev}"));
                     w.begin(t, Kind::Irq, &n, at, None);
                 }
@@ -334,6 +338,7 @@ mod tests {
           <idle>-0   [000] d..2.   10.000304: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker/0:1 next_pid=9 next_prio=120
           <idle>-0   [001] d.h1.   10.000400: irq_handler_entry: irq=11 name=virtio0
           <idle>-0   [001] d.h1.   10.000401: irq_handler_exit: irq=11 ret=handled
+     kworker/0:1-9   [000] d..2.   10.000450: sched_switch: prev_comm=kworker/0:1 prev_pid=9 prev_prio=120 prev_state=I ==> next_comm=Web Content next_pid=3321 next_prio=120
 ";
 
     fn convert(window: TraceWindow) -> String {
@@ -363,7 +368,8 @@ mod tests {
             r#""name":"hog","pid":1,"tid":1,"cat":"task","ts":0.000,"dur":200.000"#,
             r#""name":"C1","pid":1,"tid":0,"cat":"idle_state","ts":50.000,"dur":250.000"#,
             r#""name":"IPI reschedule","pid":1,"tid":0,"cat":"irq","ts":300.000,"dur":2.000"#,
-            r#""name":"kworker/0:1","pid":1,"tid":0,"cat":"task","ts":304.000,"dur":196.000"#,
+            r#""name":"kworker/0:1","pid":1,"tid":0,"cat":"task","ts":304.000,"dur":146.000"#,
+            r#""name":"Web Content","pid":1,"tid":0,"cat":"task","ts":450.000,"dur":50.000"#,
             r#""name":"irq 11 virtio0","pid":1,"tid":1,"cat":"irq""#,
             r#""name":"tick_stop","pid":1,"tid":1"#,
         ] {
