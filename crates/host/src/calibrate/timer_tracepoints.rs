@@ -6,7 +6,7 @@
 //! # Recording
 //!
 //! Two harness phases on the hog CPU H, each under its own private tracefs instance
-//! ([`TraceSession`], removed when the phase ends, on an error and after Ctrl-C):
+//! (`probe::tracefs::TraceSession`, removed when the phase ends, on an error and after Ctrl-C):
 //! `hogs:1@H`, where every tick lands on a busy CPU, and `frames:1000@H:loop=0`, a task woken
 //! by its own hrtimer on an otherwise idle CPU. Only the [`EVENTS`] the intervals need are
 //! enabled: every recorded event costs time, and one recorded between the two ends of an
@@ -17,13 +17,13 @@
 //! callbacks of a few µs. Where the kernel offers the `x86-tsc` clock the text carries the raw
 //! TSC count instead; it is converted to ns by the slope of the `now=` field of
 //! `hrtimer_expire_entry` (the hrtimer base's monotonic time in ns, read when the interrupt
-//! began) against the event's timestamp, first to last event of the trace ([`ns_per_count`]).
+//! began) against the event's timestamp, earliest to latest over both phases (`ns_per_count`).
 //! Without `x86-tsc` the `mono` clock is used and the resolution, 1 µs, is said in the notes.
 //!
 //! # Intervals
 //!
 //! Per CPU, in trace order; a pair counts only when its two events follow each other on that
-//! CPU with no other recorded event between ([`intervals`]):
+//! CPU with no other recorded event between (`intervals`):
 //!
 //! | cost | from | to | where |
 //! |---|---|---|---|
@@ -239,9 +239,7 @@ fn intervals(stamps: &[Stamp]) -> BTreeMap<u32, Intervals> {
                 Callback::Other => {}
             },
             (Mark::TimerExit, Some((Mark::TimerEntry, d))) => iv.wheel.push(d),
-            (Mark::LocalTimerExit, Some((Mark::HrtimerExit, d))) if ran_tick => {
-                iv.program.push(d)
-            }
+            (Mark::LocalTimerExit, Some((Mark::HrtimerExit, d))) if ran_tick => iv.program.push(d),
             (Mark::SoftirqEntry, Some((Mark::SoftirqExit, d))) => iv.back_to_back.push(d),
             _ => {}
         }
@@ -481,7 +479,9 @@ pub fn set_costs(
             "clockevent_program_ns",
             kt.clockevent_program,
             0.0,
-            format!("median last hrtimer_expire_exit -> local_timer_exit in tick interrupts on CPU {h}"),
+            format!(
+                "median last hrtimer_expire_exit -> local_timer_exit in tick interrupts on CPU {h}"
+            ),
             &mut c.clockevent_program_ns,
         ),
     ];
@@ -589,7 +589,11 @@ mod tests {
             // counts before the exit, and it did run the tick, so it counts too.
             ("re-arm after the tick", &one.program, &[6_000, 8_000]),
             ("wheel callbacks", &one.wheel, &[6_000]),
-            ("back-to-back softirq events", &one.back_to_back, &[600, 800]),
+            (
+                "back-to-back softirq events",
+                &one.back_to_back,
+                &[600, 800],
+            ),
             ("wake-ups on the busy CPU", &one.wakeup, &[]),
         ];
         for (what, got, want) in table {
@@ -637,7 +641,9 @@ mod tests {
         assert_eq!(med(kt.event), Some((350.0, 2)));
 
         // With the mono clock the timestamps are ns already (printed in µs).
-        let mono = HOG.replace("  1000", "  1.000").replace("  1100", "  1.100");
+        let mono = HOG
+            .replace("  1000", "  1.000")
+            .replace("  1100", "  1.100");
         let kt = from_traces(&mono, "", 1, "mono").unwrap();
         assert_eq!(kt.resolution_ns, 1000.0);
         assert_eq!(kt.hrtimer_callback, None);
@@ -669,10 +675,17 @@ mod tests {
         assert_eq!(c.clockevent_program_ns, 3_500 - 350);
         // One wheel sample: preset kept, and said.
         assert_eq!(c.wheel_timer_ns, wheel_preset);
-        assert!(notes.iter().any(|n| n.contains("wheel_timer_ns: 1 samples")));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("wheel_timer_ns: 1 samples"))
+        );
         assert!(ledger.how("costs.wheel_timer_ns").is_none());
         let how = ledger.how("costs.tick_handler_ns").unwrap();
-        assert!(how.contains("tick_nohz_handler") && how.contains("20 samples"), "{how}");
+        assert!(
+            how.contains("tick_nohz_handler") && how.contains("20 samples"),
+            "{how}"
+        );
 
         // Nothing recorded: presets, one note.
         let mut fresh = ticklab_schema::machine::kvm_guest(2);
@@ -713,7 +726,12 @@ mod tests {
             ("tick callback, busy CPU 1", kt.tick_handler, 19161.0, 26),
             ("hrtimer_wakeup, CPU 1", kt.hrtimer_callback, 3512.0, 30),
             ("wheel callbacks, both CPUs", kt.wheel_timer, 5931.0, 18),
-            ("re-arm after the tick, CPU 1", kt.clockevent_program, 6482.0, 26),
+            (
+                "re-arm after the tick, CPU 1",
+                kt.clockevent_program,
+                6482.0,
+                26,
+            ),
             ("one event", kt.event, 256.0, 14),
         ];
         for (what, t, median, n) in table {
