@@ -114,6 +114,7 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
         "fit: syscall_ns = getpid; context_switch_ns = same-CPU RT/2 - 2 syscalls = {}; ipi_ns = cross-CPU RT/2 - 2 syscalls - switch = {}",
         c.context_switch_ns, c.ipi_ns
     ));
+    super::timer_tracepoints::set_costs(m.kernel_trace.as_ref(), &mut mach, ledger, notes);
     set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
     mach
 }
@@ -421,6 +422,7 @@ pub(super) mod tests {
             cross_cpu_rt_ns: Some(20000.0),
             wakeup: None,
             work_unit_ns: Some(6.5),
+            kernel_trace: None,
             warnings: Vec::new(),
         }
     }

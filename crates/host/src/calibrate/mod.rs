@@ -15,6 +15,8 @@
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`ledger`] — which costs were fitted and how; the rest are presets;
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
+//! * [`timer_tracepoints`] — the tick, hrtimer, timer-wheel and clock-event costs timed by the
+//!   kernel's tracepoints on the hog CPU (root and tracefs);
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
 
@@ -31,6 +33,7 @@ pub mod kvm;
 pub mod ledger;
 pub mod phases;
 pub mod scenario_file;
+pub mod timer_tracepoints;
 
 pub use fit_quality::FitCheck;
 pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
@@ -104,6 +107,8 @@ pub struct Measurements {
     pub wakeup: Option<LatencySummary>,
     /// The frame worker's calibrated cost of one work unit, ns (`None`: not measured).
     pub work_unit_ns: Option<f64>,
+    /// The kernel's timer costs from its tracepoints (`None`: not recorded, e.g. not root).
+    pub kernel_trace: Option<timer_tracepoints::TimerTracepoints>,
     /// Harness warnings (contamination etc.), phase-prefixed.
     pub warnings: Vec<String>,
 }

@@ -12,6 +12,8 @@
 //! 5. **ping-pong** (8 % each): `pingpong:pipe@0,0` (same CPU) and, with two CPUs or more,
 //!    `pingpong:pipe@0,1` (cross-CPU), processes as in `perf bench sched pipe`.
 //! 6. **frames** (12 %): `frames:1000@0:loop=0`: wake-up latency of a timer sleep.
+//! 7. **tracepoints** (10 %, half each): `hogs:1@H` then `frames:1000@H:loop=0` under a tracefs
+//!    instance, root only ([`super::timer_tracepoints`]).
 //!
 //! Harness warnings are kept in the [`Measurements`] (phase-prefixed), except the energy ones
 //! (no RAPL counter, what the package idle fraction means): calibration measures no energy;
@@ -30,8 +32,8 @@ use crate::harness::{self, HarnessError, RunConfig, Stop};
 use crate::probe::inspect::{InspectOptions, inspect};
 use crate::procfs::interrupts::IrqKind;
 
-/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames.
-const SHARES: [f64; 5] = [0.40, 0.20, 0.08, 0.08, 0.12];
+/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, tracepoints.
+const SHARES: [f64; 6] = [0.40, 0.20, 0.08, 0.08, 0.12, 0.10];
 
 /// Runs every measurement phase within `budget`, reporting progress lines to `progress`.
 pub fn measure(
@@ -196,6 +198,15 @@ pub fn measure(
         .filter(|w| w.samples > 0);
     let work_unit_ns = measured_work_unit_ns(&fr);
 
+    let kernel_trace = super::timer_tracepoints::measure(
+        hog_cpu,
+        phase(SHARES[5]) / 2,
+        &run,
+        progress,
+        &mut warnings,
+        stop,
+    )?;
+
     let (hostname, _) = harness::os::uname();
     Ok(Measurements {
         hostname,
@@ -216,6 +227,7 @@ pub fn measure(
         cross_cpu_rt_ns,
         wakeup,
         work_unit_ns,
+        kernel_trace,
         warnings,
     })
 }

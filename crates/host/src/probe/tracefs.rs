@@ -256,6 +256,18 @@ impl TraceSession {
         buffer_kb: u32,
         cpus: Option<&[u32]>,
     ) -> Result<TraceSession, String> {
+        Self::start_with_clock(events, buffer_kb, cpus, &["mono"])
+    }
+
+    /// [`TraceSession::start`] with the first trace clock of `clocks` this kernel offers
+    /// (`local` when it offers none of them). `host calibrate` asks for `x86-tsc` first: the
+    /// text prints a counter clock's raw count, where the ns clocks print microseconds.
+    pub(crate) fn start_with_clock(
+        events: &[&str],
+        buffer_kb: u32,
+        cpus: Option<&[u32]>,
+        clocks: &[&str],
+    ) -> Result<TraceSession, String> {
         if !super::is_root() {
             return Err("tracing needs root".into());
         }
@@ -289,15 +301,17 @@ impl TraceSession {
         let inst = session.instance.clone();
         write(&inst.join("tracing_on"), "0")?;
         write(&inst.join("buffer_size_kb"), &buffer_kb.to_string())?;
-        let clocks = fs::read_to_string(inst.join("trace_clock")).unwrap_or_default();
-        let clock = if clocks
+        let offered = fs::read_to_string(inst.join("trace_clock")).unwrap_or_default();
+        let offered: Vec<&str> = offered
             .split_whitespace()
-            .any(|c| c.trim_matches(['[', ']']) == "mono")
-        {
-            write(&inst.join("trace_clock"), "mono")?;
-            "mono"
-        } else {
-            "local"
+            .map(|c| c.trim_matches(['[', ']']))
+            .collect();
+        let clock = match clocks.iter().find(|c| offered.contains(c)) {
+            Some(c) => {
+                write(&inst.join("trace_clock"), c)?;
+                c
+            }
+            None => "local",
         };
         session.clock = clock.to_string();
         if let Some(cpus) = cpus {

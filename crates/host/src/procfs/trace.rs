@@ -33,7 +33,8 @@ pub struct TraceLine {
     pub pid: u32,
     /// CPU the event was recorded on.
     pub cpu: u32,
-    /// Trace timestamp in nanoseconds (the trace clock's units, printed as seconds).
+    /// Trace timestamp in nanoseconds (the trace clock's units, printed as seconds); with a
+    /// counter clock (`x86-tsc`, printed without a fraction), the raw count.
     pub ts_ns: u64,
     /// Decoded event.
     pub event: TraceEvent,
@@ -91,9 +92,14 @@ pub struct TraceText {
     pub entries: Option<(u64, u64)>,
 }
 
-/// Parses `SECONDS.FRACTION` into nanoseconds (any number of fraction digits up to 9).
+/// Parses `SECONDS.FRACTION` into nanoseconds (any number of fraction digits up to 9). A
+/// timestamp without a fraction is a counter clock's raw count (`x86-tsc`, `counter`: the
+/// kernel prints those as plain integers, every clock counting in ns as `SECONDS.MICROS`) and
+/// is kept as the count.
 fn parse_ts(s: &str) -> Option<u64> {
-    let (secs, frac) = s.split_once('.').unwrap_or((s, ""));
+    let Some((secs, frac)) = s.split_once('.') else {
+        return s.parse().ok();
+    };
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -326,7 +332,8 @@ mod tests {
         let cases: &[(&str, Option<u64>)] = &[
             ("513.805209", Some(513_805_209_000)),
             ("0.000000001", Some(1)),
-            ("12", Some(12_000_000_000)),
+            // A counter clock (x86-tsc) prints its raw count.
+            ("51712499665103", Some(51_712_499_665_103)),
             ("1.2", Some(1_200_000_000)),
             ("1.0000000001", None),
             ("x.1", None),
