@@ -15,6 +15,8 @@
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`ledger`] — which costs were fitted and how; the rest are presets;
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
+//! * [`micro`] — micro-benchmarks (a clock read, a cache line bounced between cores) and the
+//!   background task's run time from the idle phase;
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
 
@@ -29,6 +31,7 @@ pub mod fit_quality;
 pub mod fitting;
 pub mod kvm;
 pub mod ledger;
+pub mod micro;
 pub mod phases;
 pub mod scenario_file;
 
@@ -106,6 +109,8 @@ pub struct Measurements {
     pub work_unit_ns: Option<f64>,
     /// Harness warnings (contamination etc.), phase-prefixed.
     pub warnings: Vec<String>,
+    /// The micro-benchmarks: clock read, cache-line transfers ([`micro`]).
+    pub micro: micro::MicroMeasurements,
 }
 
 /// A fitted scenario with its provenance.
