@@ -32,8 +32,8 @@
 //! `costs.background_task_ns` is computed from the idle phase, without a phase of its own:
 //! on each CPU `c`, the busy time per second (`idle_busy_c` × 1 s) over the wake-ups per
 //! second that are not the tick, `t_c = LOC_idle_c − HZ × busy_c` (the same targets the
-//! background-rate fit uses, [`super::fitting::non_tick_rate`]), averaged over the CPUs that
-//! qualify: at most [`super::phases::OTHER_WORK_BUSY`] busy (above it the CPU ran other work,
+//! background-rate fit uses, `fitting::non_tick_rate`), averaged over the CPUs that
+//! qualify: at most `phases::OTHER_WORK_BUSY` (5 %) busy (above it the CPU ran other work,
 //! not timer-woken tasks), at least [`MIN_BACKGROUND_WAKEUPS`] such wake-ups in the window,
 //! and some busy time accounted at all. With no CPU qualifying the preset stays, and the notes
 //! say why, CPU by CPU. What the figure is:
