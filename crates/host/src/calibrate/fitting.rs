@@ -104,6 +104,10 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
             ));
         }
     }
+    notes.push(format!(
+        "fit: syscall_ns = getpid; context_switch_ns = same-CPU RT/2 - 2 syscalls = {}; ipi_ns = cross-CPU RT/2 - 2 syscalls - switch = {}",
+        c.context_switch_ns, c.ipi_ns
+    ));
     super::micro::fit(
         m,
         c,
@@ -111,10 +115,6 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
         notes,
         crate::harness::sample::ns_per_user_tick() as f64,
     );
-    notes.push(format!(
-        "fit: syscall_ns = getpid; context_switch_ns = same-CPU RT/2 - 2 syscalls = {}; ipi_ns = cross-CPU RT/2 - 2 syscalls - switch = {}",
-        c.context_switch_ns, c.ipi_ns
-    ));
     set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
     mach
 }

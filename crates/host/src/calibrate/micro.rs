@@ -25,7 +25,9 @@
 //!
 //! Both are plain SCHED_OTHER threads: a batch during which a thread was preempted (or its
 //! vCPU descheduled) is slower, never faster. The median keeps such batches out as long as
-//! fewer than half are disturbed; the minimum is logged beside it as the undisturbed bound.
+//! fewer than half are disturbed; the minimum is logged beside it as the undisturbed bound. A
+//! figure from fewer than [`MIN_BATCHES`] batches is not fitted (the preset stays, the note
+//! says so).
 //!
 //! # Background task ([`background_task`], from the idle phase)
 //!
@@ -80,6 +82,11 @@ pub const VDSO_CLOCKSOURCES: [&str; 4] = [
 /// Fewest non-tick wake-ups in the idle window for a CPU's background-task figure: a Poisson
 /// count of 100 is known to ±10 %.
 pub const MIN_BACKGROUND_WAKEUPS: f64 = 100.0;
+
+/// Fewest batches behind a fitted micro-benchmark figure: below it the loop rarely ran
+/// undisturbed (on a loaded host the two bouncing threads seldom run at the same time), the
+/// median is not protected from disturbed batches, and the preset stays.
+pub const MIN_BATCHES: usize = 20;
 
 /// Per-batch figures of one micro-benchmark, reduced.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -334,7 +341,16 @@ pub(super) fn fit(
     } else {
         "not one the vDSO reads: clock_gettime is a syscall here and the figure includes it"
     };
+    let few = |what: &str, f: &BatchFigure, preset: u64| {
+        format!(
+            "{what}: only {} batches (median {:.1} ns), fewer than {MIN_BATCHES}; preset {preset} ns kept",
+            f.batches, f.median_ns
+        )
+    };
     match u.clock_read {
+        Some(f) if f.batches < MIN_BATCHES => {
+            notes.push(few("xtime_read_ns", &f, costs.xtime_read_ns))
+        }
         Some(f) => {
             costs.xtime_read_ns = f.median_ns.round().max(1.0) as u64;
             ledger.fitted(
@@ -357,6 +373,11 @@ pub(super) fn fit(
         ""
     };
     match u.line_local {
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+            "cacheline_local_ns",
+            &l.figure,
+            costs.cacheline_local_ns,
+        )),
         Some(l) if !l.siblings => {
             costs.cacheline_local_ns = l.figure.median_ns.round().max(1.0) as u64;
             ledger.fitted(
@@ -382,6 +403,11 @@ pub(super) fn fit(
         )),
     }
     match u.line_remote {
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+            "cacheline_remote_ns",
+            &l.figure,
+            costs.cacheline_remote_ns,
+        )),
         Some(l) => {
             costs.cacheline_remote_ns = l.figure.median_ns.round().max(1.0) as u64;
             ledger.fitted(
@@ -518,7 +544,7 @@ mod tests {
     #[test]
     fn fit_sets_measured_costs_and_keeps_presets_with_a_reason() {
         let figure = |x: f64| BatchFigure {
-            batches: 9,
+            batches: MIN_BATCHES,
             min_ns: x - 1.0,
             median_ns: x,
         };
@@ -563,9 +589,14 @@ mod tests {
         assert!(notes[1].contains("a VM guest"), "{}", notes[1]);
         assert!(notes[2].contains("no second socket"), "{}", notes[2]);
 
-        // Nothing measured, a driverless clocksource, siblings only: every preset stays.
+        // Too few batches, siblings only, topology unreadable, no quiet CPU: every preset
+        // stays, each with its reason.
         m.micro = MicroMeasurements {
             clocksource: Some("hpet".into()),
+            clock_read: Some(BatchFigure {
+                batches: MIN_BATCHES - 1,
+                ..figure(400.0)
+            }),
             line_local: Some(LineTransfer {
                 cpus: (0, 4),
                 siblings: true,
@@ -582,8 +613,25 @@ mod tests {
         fit(&m, &mut costs, &mut ledger, &mut notes, USER_TICK);
         assert_eq!(costs, preset);
         assert!(ledger.entries().is_empty());
+        assert!(notes[0].contains("only 19 batches"), "{}", notes[0]);
         assert!(notes[1].contains("threads of one core"), "{}", notes[1]);
         assert!(notes[2].contains("topology unreadable"), "{}", notes[2]);
         assert!(notes[3].contains("no CPU qualifies"), "{}", notes[3]);
+
+        // A clocksource the vDSO cannot read: the figure is fitted and said to be a syscall.
+        m.micro.clock_read = Some(figure(400.0));
+        let mut notes = Vec::new();
+        fit(
+            &m,
+            &mut preset.clone(),
+            &mut CostLedger::new(),
+            &mut notes,
+            USER_TICK,
+        );
+        assert!(
+            notes[0].contains("hpet, not one the vDSO reads"),
+            "{}",
+            notes[0]
+        );
     }
 }
