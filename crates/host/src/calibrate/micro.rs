@@ -481,8 +481,9 @@ mod tests {
 
     #[test]
     fn batch_figures() {
-        // (batches, expected (n, min, median))
-        let rows: [(&[f64], Option<(usize, f64, f64)>); 5] = [
+        /// Expected (batches, min, median).
+        type Want = Option<(usize, f64, f64)>;
+        let rows: [(&[f64], Want); 5] = [
             (&[], None),
             (&[f64::NAN, 0.0, -1.0], None),
             (&[30.0], Some((1, 30.0, 30.0))),
