@@ -378,20 +378,15 @@ pub(super) fn fit(
             &l.figure,
             costs.cacheline_local_ns,
         )),
-        Some(l) if !l.siblings => {
-            costs.cacheline_local_ns = l.figure.median_ns.round().max(1.0) as u64;
-            ledger.fitted(
-                "costs.cacheline_local_ns",
-                format!(
-                    "atomic ping-pong CPUs {},{} of one package: median round trip / 2",
-                    l.cpus.0, l.cpus.1
-                ),
-            );
-            notes.push(format!(
-                "cacheline_local_ns = {} (CPUs {},{}, one package, different cores in sysfs; median of {} batches of {BATCH_ROUND_TRIPS} round trips, fastest {:.1} ns){vm}",
-                costs.cacheline_local_ns, l.cpus.0, l.cpus.1, l.figure.batches, l.figure.min_ns
-            ));
-        }
+        Some(l) if !l.siblings => fit_line(
+            "cacheline_local_ns",
+            "of one package, different cores in sysfs",
+            &l,
+            &mut costs.cacheline_local_ns,
+            vm,
+            ledger,
+            notes,
+        ),
         Some(l) => notes.push(format!(
             "cacheline_local_ns: CPUs {},{} are threads of one core (the line stays in the core, {:.1} ns); preset {} ns kept",
             l.cpus.0, l.cpus.1, l.figure.median_ns, costs.cacheline_local_ns
@@ -408,20 +403,15 @@ pub(super) fn fit(
             &l.figure,
             costs.cacheline_remote_ns,
         )),
-        Some(l) => {
-            costs.cacheline_remote_ns = l.figure.median_ns.round().max(1.0) as u64;
-            ledger.fitted(
-                "costs.cacheline_remote_ns",
-                format!(
-                    "atomic ping-pong CPUs {},{} on two packages: median round trip / 2",
-                    l.cpus.0, l.cpus.1
-                ),
-            );
-            notes.push(format!(
-                "cacheline_remote_ns = {} (CPUs {},{}, two packages; median of {} batches, fastest {:.1} ns){vm}",
-                costs.cacheline_remote_ns, l.cpus.0, l.cpus.1, l.figure.batches, l.figure.min_ns
-            ));
-        }
+        Some(l) => fit_line(
+            "cacheline_remote_ns",
+            "on two packages",
+            &l,
+            &mut costs.cacheline_remote_ns,
+            vm,
+            ledger,
+            notes,
+        ),
         None if u.packages == 1 => notes.push(format!(
             "cacheline_remote_ns: one package, no second socket to bounce a line to; preset {} ns kept (the twin charges it only between sockets)",
             costs.cacheline_remote_ns
@@ -467,6 +457,29 @@ pub(super) fn fit(
             costs.background_task_ns
         )),
     }
+}
+
+/// Sets `slot` (`costs.NAME`) to the median transfer of `l`, between CPUs `place`, with its
+/// ledger entry and note (`vm`: the VM caveat, or empty).
+fn fit_line(
+    name: &str,
+    place: &str,
+    l: &LineTransfer,
+    slot: &mut u64,
+    vm: &str,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
+    *slot = l.figure.median_ns.round().max(1.0) as u64;
+    let (a, b) = l.cpus;
+    ledger.fitted(
+        &format!("costs.{name}"),
+        format!("atomic ping-pong CPUs {a},{b} {place}: median round trip / 2"),
+    );
+    notes.push(format!(
+        "{name} = {} (CPUs {a},{b} {place}; median of {} batches of {BATCH_ROUND_TRIPS} round trips, fastest {:.1} ns){vm}",
+        *slot, l.figure.batches, l.figure.min_ns
+    ));
 }
 
 fn skipped_or<'a>(skipped: &'a [String], default: &'a str) -> &'a str {
