@@ -114,6 +114,13 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
         "fit: syscall_ns = getpid; context_switch_ns = same-CPU RT/2 - 2 syscalls = {}; ipi_ns = cross-CPU RT/2 - 2 syscalls - switch = {}",
         c.context_switch_ns, c.ipi_ns
     ));
+    super::micro::fit(
+        m,
+        c,
+        ledger,
+        notes,
+        crate::harness::sample::ns_per_user_tick() as f64,
+    );
     super::timer_tracepoints::set_costs(m.kernel_trace.as_ref(), &mut mach, ledger, notes);
     set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
     mach
@@ -216,6 +223,14 @@ pub fn infer_nohz(m: &Measurements) -> NohzBuild {
     }
 }
 
+/// CPU `c`'s idle wake-ups per second that are not the tick, `t_c = LOC_idle_c − HZ × busy_c`
+/// (the tick runs while something else keeps the CPU busy), at least 0 (module docs).
+pub(super) fn non_tick_rate(m: &Measurements, c: usize) -> f64 {
+    let loc = m.idle_loc.get(c).copied().unwrap_or(0.0);
+    let busy = m.idle_busy.get(c).copied().unwrap_or(0.0);
+    (loc - m.hz as f64 * busy).max(0.0)
+}
+
 fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
     let name = match kind {
         TimerKind::Hrtimer => format!("host_wakeups_cpu{c}"),
@@ -291,7 +306,7 @@ pub fn fit(
         .collect();
     let hz = m.hz as f64;
     let target: Vec<f64> = (0..m.nr_cpus as usize)
-        .map(|c| (m.idle_loc[c] - hz * m.idle_busy[c]).max(0.0))
+        .map(|c| non_tick_rate(m, c))
         .collect();
     // Which part of an idle CPU's wake-ups survives when the CPU is busy: on the hogged CPU,
     // wake-ups above its own tick (and the harness coordinator's share) are hrtimers that keep
@@ -424,6 +439,7 @@ pub(super) mod tests {
             work_unit_ns: Some(6.5),
             kernel_trace: None,
             warnings: Vec::new(),
+            micro: Default::default(),
         }
     }
 

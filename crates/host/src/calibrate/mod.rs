@@ -17,6 +17,8 @@
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
 //! * [`timer_tracepoints`] — the tick, hrtimer, timer-wheel and clock-event costs timed by the
 //!   kernel's tracepoints on the hog CPU (root and tracefs);
+//! * [`micro`] — micro-benchmarks (a clock read, a cache line bounced between cores) and the
+//!   background task's run time from the idle phase;
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
 
@@ -31,6 +33,7 @@ pub mod fit_quality;
 pub mod fitting;
 pub mod kvm;
 pub mod ledger;
+pub mod micro;
 pub mod phases;
 pub mod scenario_file;
 pub mod timer_tracepoints;
@@ -111,6 +114,8 @@ pub struct Measurements {
     pub kernel_trace: Option<timer_tracepoints::TimerTracepoints>,
     /// Harness warnings (contamination etc.), phase-prefixed.
     pub warnings: Vec<String>,
+    /// The micro-benchmarks: clock read, cache-line transfers ([`micro`]).
+    pub micro: micro::MicroMeasurements,
 }
 
 /// A fitted scenario with its provenance.

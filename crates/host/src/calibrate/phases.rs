@@ -12,7 +12,10 @@
 //! 5. **ping-pong** (8 % each): `pingpong:pipe@0,0` (same CPU) and, with two CPUs or more,
 //!    `pingpong:pipe@0,1` (cross-CPU), processes as in `perf bench sched pipe`.
 //! 6. **frames** (12 %): `frames:1000@0:loop=0`: wake-up latency of a timer sleep.
-//! 7. **tracepoints** (10 %, half each): `hogs:1@H` then `frames:1000@H:loop=0` under a tracefs
+//! 7. **micro-benchmarks** (1 % + 2 %): vDSO clock reads pinned on CPU 0, then a cache line
+//!    bounced between two CPUs of one package (and of two packages, where there are two):
+//!    [`super::micro`].
+//! 8. **tracepoints** (10 %, half each): `hogs:1@H` then `frames:1000@H:loop=0` under a tracefs
 //!    instance, root only ([`super::timer_tracepoints`]).
 //!
 //! Harness warnings are kept in the [`Measurements`] (phase-prefixed), except the energy ones
@@ -34,6 +37,14 @@ use crate::procfs::interrupts::IrqKind;
 
 /// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, tracepoints.
 const SHARES: [f64; 6] = [0.40, 0.20, 0.08, 0.08, 0.12, 0.10];
+/// Shares of the micro-benchmarks ([`super::micro`]): clock reads, cache-line bounces. Short:
+/// both are tight loops timed in batches of well under a millisecond, so even a 5 s budget
+/// gives them hundreds of batches.
+const MICRO_SHARES: [f64; 2] = [0.01, 0.02];
+
+/// Busy fraction above which a CPU of the idle phase ran other work (a warning; and the
+/// background-task figure leaves the CPU out, [`super::micro`]).
+pub(super) const OTHER_WORK_BUSY: f64 = 0.05;
 
 /// Runs every measurement phase within `budget`, reporting progress lines to `progress`.
 pub fn measure(
@@ -94,7 +105,7 @@ pub fn measure(
         _ => vec![0.0; nr_cpus as usize],
     };
     for (c, b) in idle_busy.iter().enumerate() {
-        if *b > 0.05 {
+        if *b > OTHER_WORK_BUSY {
             warnings.push(format!(
                 "idle: CPU {c} was {:.0} % busy with other work; its tick share is subtracted but its wake-ups are not",
                 b * 100.0
@@ -197,6 +208,13 @@ pub fn measure(
         .map(|g| g.wakeup)
         .filter(|w| w.samples > 0);
     let work_unit_ns = measured_work_unit_ns(&fr);
+    let micro = super::micro::measure(
+        nr_cpus,
+        phase(MICRO_SHARES[0]),
+        phase(MICRO_SHARES[1]),
+        stop,
+        progress,
+    )?;
 
     let kernel_trace = super::timer_tracepoints::measure(
         hog_cpu,
@@ -229,6 +247,7 @@ pub fn measure(
         work_unit_ns,
         kernel_trace,
         warnings,
+        micro,
     })
 }
 

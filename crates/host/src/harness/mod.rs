@@ -13,6 +13,9 @@
 //!   the inherited affinity (public: `host inspect` shows it);
 //! * `run.rs` — the orchestrator ([`run_workload`]): spawn, the start line (`gate.rs`), the
 //!   window, join;
+//! * `cacheline.rs`, `clock_read.rs` — `host calibrate`'s micro-benchmarks: a cache line
+//!   bounced between two pinned threads, a pinned loop of vDSO clock reads; `topology.rs` —
+//!   packages and core siblings from sysfs, to pick the two CPUs;
 //! * `report.rs` — the threads' outputs and the snapshots assembled into a [`HostRun`];
 //! * `frames.rs` — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
 //!   frame-table statistics in `stats.rs` and the calibrated work unit in `work.rs`;
@@ -31,6 +34,8 @@
 //! Only what the CLI and the other crates use is public (re-exported here, plus [`os`],
 //! [`placement`] and [`stop`]); the workers, the gate and the assembly are crate-private.
 
+pub(crate) mod cacheline;
+pub(crate) mod clock_read;
 pub(crate) mod frames;
 pub(crate) mod gate;
 pub mod haltpoll_sweep;
@@ -47,6 +52,7 @@ pub(crate) mod stats;
 pub mod stop;
 pub(crate) mod syscall;
 pub mod sysfs_params;
+pub(crate) mod topology;
 pub(crate) mod watchdog;
 pub(crate) mod work;
 
