@@ -3,8 +3,9 @@
 //! twin calibrated at `guest_halt_poll_ns=0` only by `host calibrate`'s KVM fitting
 //! ([`ticklab_host::calibrate::kvm::fit`], model [`ticklab_twin::experiments::e3::HostTwin`])
 //! and its predictions for the other values with their errors, rendered by
-//! [`ticklab_report::e3::live_report`]. [`kvm_notes`] is the same calibration as `host
-//! calibrate` runs it.
+//! [`ticklab_report::e3::live_report`]. `host calibrate` runs the same two measurements and
+//! fits the wake-up in its scenario's own model instead
+//! ([`ticklab_host::calibrate::kvm::fit_scenario`]).
 //!
 //! Needs root (the parameter is written through sysfs); every value is restored after its
 //! point, on error and on Ctrl-C, and a record under /run covers a killed run. SIGINT or
@@ -176,43 +177,6 @@ fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
 /// [`kvm::fit`]).
 fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
     Ok(twin(c)?.predict(ns).ns_per_switch())
-}
-
-/// `host calibrate`'s KVM part, as comment lines for the calibration file: the guest's
-/// switch and host wake-up learnt at `guest_halt_poll_ns=0` (the parameter restored after).
-/// Empty, with a note, where it cannot run (not a guest; not root where the parameter
-/// exists; the twin refuses the guest's cpuidle setup).
-pub(crate) fn kvm_notes(
-    stop: &Stop,
-    progress: &mut dyn FnMut(&str),
-) -> anyhow::Result<Vec<String>> {
-    if Path::new("/sys").join(kvm::GUEST_HALT_POLL_NS).exists() && !ticklab_host::probe::is_root() {
-        return Ok(vec![
-            "kvm: not root, so guest_halt_poll_ns cannot be pinned to 0: KVM calibration skipped"
-                .into(),
-        ]);
-    }
-    restore_leftover_params()?;
-    match kvm::calibrate(20_000, stop, &twin_model, progress) {
-        Ok(Some(cal)) => {
-            for (name, ns, how) in cal.rows() {
-                progress(&format!("kvm: {name} = {ns} ns ({how})"));
-            }
-            Ok(cal.notes())
-        }
-        Ok(None) => Ok(vec!["kvm: not a VM guest (no hypervisor CPU flag)".into()]),
-        Err(ticklab_host::calibrate::CalibrateError::Interrupted) => Err(interrupted(
-            &stop
-                .reason()
-                .map(|r| r.name())
-                .unwrap_or_else(|| "a stop request".into()),
-            "calibration stopped, nothing written",
-        )),
-        Err(ticklab_host::calibrate::CalibrateError::Twin(e)) => {
-            Ok(vec![format!("kvm: no twin of this guest: {e}")])
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {

@@ -206,12 +206,11 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64()
         )
     };
+    // The KVM part inside calibrate pins guest_halt_poll_ns: first undo a killed run's.
+    restore_leftover_params()?;
     let result =
         ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
-    let mut calibration = calibrate_outcome(result, &stop)?;
-    calibration
-        .notes
-        .extend(crate::host_e3_cmd::kvm_notes(&stop, &mut progress)?);
+    let calibration = calibrate_outcome(result, &stop)?;
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
     }

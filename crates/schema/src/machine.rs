@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 mod e4_servers;
 pub use e4_servers::{arm64_128_4n, epyc_7252_2s, x86_context_tracking, xeon_e5_2650v3_2s};
+mod kvm_host;
+pub use kvm_host::KvmHost;
 
 /// A machine the twin can run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +34,10 @@ pub struct Machine {
     pub clockevent: ClockEventSpec,
     /// The clocksource used for timekeeping.
     pub clocksource: ClocksourceSpec,
+    /// On a KVM guest, what calibration learnt of its host (`[machine.kvm_host]`). `None`
+    /// for the presets and in older scenario files: the published host estimates apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kvm_host: Option<KvmHost>,
 }
 
 /// CPU topology. Logical CPUs are numbered like x86 Linux enumerates them: first one thread of
@@ -559,6 +565,7 @@ pub fn xps13_7390() -> Machine {
             name: "tsc".into(),
             max_idle_ns: TSC_MAX_IDLE_NS,
         },
+        kvm_host: None,
     }
 }
 

@@ -20,7 +20,7 @@
 //! * an estimate of the compute a run needs ([`Scenario::estimated_events`]); the front end
 //!   refuses a run above [`COMPUTE_LIMIT_EVENTS`] unless the user confirms it.
 
-use crate::machine::{Costs, Machine};
+use crate::machine::{Costs, KvmHost, Machine};
 use crate::scenario::{BackgroundSource, Scenario, check_hz};
 use crate::workload::TaskGroup;
 use std::fmt;
@@ -166,6 +166,9 @@ impl Machine {
             ));
         }
         validate_costs(&self.costs)?;
+        if let Some(k) = &self.kvm_host {
+            validate_kvm_host(k)?;
+        }
         let n = self.idle_states.len();
         if n == 0 || n > MAX_IDLE_STATES {
             return Err(bad(
@@ -339,6 +342,22 @@ fn validate_costs(c: &Costs) -> Result<(), ValidationError> {
                 "ns",
             )?;
         }
+    }
+    Ok(())
+}
+
+/// `[machine.kvm_host]`: costs like the others, at most [`MAX_COST_NS`] each (the kernel's
+/// `halt_poll_ns` is an `unsigned int` of ns, but a poll window of a second is already far
+/// past any real one).
+fn validate_kvm_host(k: &KvmHost) -> Result<(), ValidationError> {
+    check_u64(
+        "machine.kvm_host.host_wake_ns",
+        k.host_wake_ns,
+        MAX_COST_NS,
+        "ns",
+    )?;
+    if let Some(ns) = k.host_halt_poll_ns {
+        check_u64("machine.kvm_host.host_halt_poll_ns", ns, MAX_COST_NS, "ns")?;
     }
     Ok(())
 }

@@ -279,6 +279,17 @@ pub fn fit(
     sim: Simulator<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Calibration, CalibrateError> {
+    fit_with_kvm(m, None, sim, progress)
+}
+
+/// [`fit`], and on a KVM guest `[machine.kvm_host]` fitted to `kvm` before the fit-quality
+/// checks, so that they run with it ([`super::kvm::fit_scenario`]).
+pub fn fit_with_kvm(
+    m: &Measurements,
+    kvm: Option<&super::kvm::KvmMeasurements>,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Calibration, CalibrateError> {
     let mut notes = Vec::new();
     let mut ledger = CostLedger::new();
     let mut machine = machine(m, &mut ledger, &mut notes);
@@ -389,6 +400,9 @@ pub fn fit(
         fmt_list(&twin_hog),
         fmt_list(&m.hog_loc)
     ));
+    if let Some(k) = kvm {
+        super::kvm::fit_scenario(k, &mut scenario, &mut ledger, &mut notes, sim, progress);
+    }
     let fit_quality =
         super::fit_quality::fit_quality(m, &scenario, &twin_idle, &twin_hog, sim, progress);
     scenario.run = Run::default();

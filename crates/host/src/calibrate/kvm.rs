@@ -14,14 +14,35 @@
 //!   and shows as a positive residual.
 //!
 //! The host crate does not depend on the twin: the caller passes the model ([`KvmModel`]; the
-//! CLI passes `ticklab_twin::experiments::e3::HostTwin`). What a cpuidle driver other than
-//! `haltpoll` means for the parameter (nothing reads it) is said by
+//! CLI's `host haltpoll-sweep` passes `ticklab_twin::experiments::e3::HostTwin`). What a
+//! cpuidle driver other than `haltpoll` means for the parameter (nothing reads it) is said by
 //! [`crate::harness::haltpoll_sweep::IdleSetup::verdict`].
+//!
+//! # In `host calibrate`
+//!
+//! [`measure_guest`] runs the two ping-pongs right after the general phases, and
+//! [`fit_scenario`] fits the host's wake-up *inside the scenario being fitted*, before its
+//! fit-quality checks: the model is the scenario's own guest ping-pong (what `sim` and
+//! `host run --twin` run for a `pingpong:` workload) with the candidate wake-up in
+//! `[machine.kvm_host]`, so the fitted file reproduces the two-CPU futex figure with exactly
+//! the costs it carries, and its `pingpong:pipe@0,1` check uses that wake-up.
+//!
+//! One guest switch: the scenario keeps the general fit's `context_switch_ns` (the same-CPU
+//! pipe round trip, [`super::fitting`]), which the event loop and the ping-pong model both
+//! charge, and the wake-up is fitted with it. The one-CPU futex figure is reported in the
+//! header, not written as a second switch cost; what it differs by from the pipe fit ends up
+//! in the fitted wake-up.
 
 use std::path::Path;
 use std::time::Duration;
 
-use super::CalibrateError;
+use ticklab_schema::machine::KvmHost;
+use ticklab_schema::report::WorkloadResult;
+use ticklab_schema::scenario::Scenario;
+use ticklab_schema::workload::Workload;
+
+use super::ledger::CostLedger;
+use super::{CalibrateError, Simulator};
 use crate::harness::haltpoll_sweep::{IdleSetup, pingpong};
 use crate::harness::sysfs_params::{ParamGuard, ParamSetting, current_values};
 use crate::harness::{HarnessError, RunConfig, Stop};
@@ -65,11 +86,19 @@ pub struct KvmMeasurements {
     pub params_after: Vec<(String, String)>,
 }
 
+/// How [`fit`] takes the guest's switch: the one-CPU futex figure.
+pub const FUTEX_SWITCH: &str = "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0";
+
+/// Round trips of the two ping-pongs in `host calibrate`.
+pub const CALIBRATE_ROUND_TRIPS: u64 = 20_000;
+
 /// The fitted costs with their provenance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KvmCalibration {
     /// The costs.
     pub costs: KvmGuestCosts,
+    /// Where the guest's switch in `costs` came from ([`FUTEX_SWITCH`], or the scenario's).
+    pub switch_how: String,
     /// The twin's two-CPU ns per switch with them, minus the measured one.
     pub residual_ns: f64,
     /// The measurements.
@@ -83,7 +112,7 @@ impl KvmCalibration {
             (
                 "guest one-way context switch".into(),
                 self.costs.context_switch_ns,
-                "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0".into(),
+                self.switch_how.clone(),
             ),
             (
                 "host wake of a blocked vcpu".into(),
@@ -191,8 +220,20 @@ pub fn measure(
     })
 }
 
-/// Fits the guest's switch and the host's wake-up to `m` with the twin `model`.
+/// Fits the guest's switch (the one-CPU figure) and the host's wake-up to `m` with the twin
+/// `model`.
 pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, String> {
+    fit_with_switch(m, m.same_cpu_ns.round() as u64, FUTEX_SWITCH, model)
+}
+
+/// Fits the host's wake-up to `m` with the twin `model`, the guest's one-way switch taken as
+/// `context_switch_ns` (obtained as `switch_how` says).
+pub fn fit_with_switch(
+    m: &KvmMeasurements,
+    context_switch_ns: u64,
+    switch_how: &str,
+    model: KvmModel<'_>,
+) -> Result<KvmCalibration, String> {
     if !(m.same_cpu_ns.is_finite()
         && m.same_cpu_ns >= 1.0
         && m.cross_cpu_ns.is_finite()
@@ -207,7 +248,7 @@ pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, S
         driver: m.idle.driver.clone(),
         governor: m.idle.governor.clone(),
         hz: m.hz,
-        context_switch_ns: m.same_cpu_ns.round() as u64,
+        context_switch_ns,
         host_wake_ns: 0,
     };
     let target = m.cross_cpu_ns;
@@ -239,21 +280,54 @@ pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, S
     costs.host_wake_ns = wake;
     Ok(KvmCalibration {
         costs,
+        switch_how: switch_how.to_string(),
         residual_ns: fitted - target,
         measured: m.clone(),
     })
 }
 
-/// The KVM part of `host calibrate`: `None` on a host that is not a VM guest; else the
-/// measurements at `guest_halt_poll_ns=0` on CPUs 0 and 1 and the fit.
-pub fn calibrate(
+/// What `host calibrate`'s KVM measurement found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuestKvm {
+    /// The two ping-pongs at `guest_halt_poll_ns=0`.
+    Measured(KvmMeasurements),
+    /// Why there is nothing to measure (not a guest, one CPU, not root), as a header line.
+    Skipped(String),
+}
+
+impl GuestKvm {
+    /// The measurements, if any.
+    pub fn measured(&self) -> Option<&KvmMeasurements> {
+        match self {
+            GuestKvm::Measured(m) => Some(m),
+            GuestKvm::Skipped(_) => None,
+        }
+    }
+}
+
+/// The KVM part of `host calibrate`'s measurements: on a VM guest with two CPUs or more, the
+/// ping-pongs at `guest_halt_poll_ns=0` on CPUs 0 and 1 (as root where the parameter exists:
+/// it is written for the runs and restored). Elsewhere, why not.
+pub fn measure_guest(
     round_trips: u64,
     stop: &Stop,
-    model: KvmModel<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Option<KvmCalibration>, CalibrateError> {
-    if !is_vm_guest(Path::new("/proc")) || crate::harness::os::possible_cpu_count() < 2 {
-        return Ok(None);
+) -> Result<GuestKvm, CalibrateError> {
+    if !is_vm_guest(Path::new("/proc")) {
+        return Ok(GuestKvm::Skipped(
+            "kvm: not a VM guest (no hypervisor CPU flag)".into(),
+        ));
+    }
+    if crate::harness::os::possible_cpu_count() < 2 {
+        return Ok(GuestKvm::Skipped(
+            "kvm: one CPU: no two-CPU ping-pong, KVM calibration skipped".into(),
+        ));
+    }
+    if Path::new("/sys").join(GUEST_HALT_POLL_NS).exists() && !crate::probe::is_root() {
+        return Ok(GuestKvm::Skipped(
+            "kvm: not root, so guest_halt_poll_ns cannot be pinned to 0: KVM calibration skipped"
+                .into(),
+        ));
     }
     let m = measure((0, 1), round_trips, Duration::from_secs(30), stop, progress).map_err(
         |source| {
@@ -267,7 +341,99 @@ pub fn calibrate(
             }
         },
     )?;
-    fit(&m, model).map(Some).map_err(CalibrateError::Twin)
+    Ok(GuestKvm::Measured(m))
+}
+
+/// The ping-pong the scenario's model runs to fit the wake-up: `futex@0,1`, as measured.
+fn futex_spec(round_trips: u64) -> String {
+    format!("pingpong:futex@0,1:n={round_trips}")
+}
+
+/// Round trips of each model run in [`fit_scenario`]'s bisection.
+const MODEL_ROUND_TRIPS: u64 = 10_000;
+
+/// `scenario` with the guest `c` and `guest_halt_poll_ns` = `ns`, running the futex ping-pong
+/// across CPUs 0 and 1.
+fn with_guest(scenario: &Scenario, c: &KvmGuestCosts, ns: u64) -> Result<Scenario, String> {
+    let mut s = scenario.clone();
+    s.machine.costs.context_switch_ns = c.context_switch_ns;
+    s.machine.kvm_host = Some(KvmHost {
+        host_wake_ns: c.host_wake_ns,
+        host_halt_poll_ns: None,
+    });
+    if s.machine.cpuidle_driver == "haltpoll" {
+        s.kernel.cmdline = format!("{} haltpoll.guest_halt_poll_ns={ns}", s.kernel.cmdline)
+            .trim()
+            .to_string();
+    }
+    s.workload = Workload::parse(&futex_spec(MODEL_ROUND_TRIPS), s.machine.topology.nr_cpus())
+        .map_err(|e| e.to_string())?;
+    Ok(s)
+}
+
+/// Fits `[machine.kvm_host]` of `scenario` to `m` with the scenario's own guest ping-pong
+/// (run through `sim`) and its own `context_switch_ns` (module docs), and registers it in the
+/// ledger. A model that refuses the guest leaves the scenario without the section, and a note
+/// says why.
+pub fn fit_scenario(
+    m: &KvmMeasurements,
+    scenario: &mut Scenario,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Option<KvmCalibration> {
+    let switch = scenario.machine.costs.context_switch_ns;
+    let model = |c: &KvmGuestCosts, ns: u64| -> Result<f64, String> {
+        let report = sim(&with_guest(scenario, c, ns)?)?;
+        report
+            .workloads
+            .iter()
+            .find_map(|w| match w {
+                WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_switch),
+                _ => None,
+            })
+            .ok_or_else(|| "the twin gave no ping-pong result".to_string())
+    };
+    progress("kvm: fitting the host wake-up in the scenario's guest ping-pong");
+    let cal = match fit_with_switch(
+        m,
+        switch,
+        "the scenario's costs.context_switch_ns (pipe fit)",
+        &model,
+    ) {
+        Ok(cal) => cal,
+        Err(e) => {
+            notes.push(format!("kvm: no twin of this guest: {e}"));
+            return None;
+        }
+    };
+    for (name, ns, how) in cal.rows() {
+        progress(&format!("kvm: {name} = {ns} ns ({how})"));
+    }
+    scenario.machine.kvm_host = Some(KvmHost {
+        host_wake_ns: cal.costs.host_wake_ns,
+        host_halt_poll_ns: None,
+    });
+    ledger.fitted(
+        "kvm_host.host_wake_ns",
+        format!(
+            "two-CPU futex ping-pong at guest_halt_poll_ns=0, bisected in the scenario's guest ping-pong (residual {:+.1} ns/switch); host halt polling unknown, absorbed",
+            cal.residual_ns
+        ),
+    );
+    if let Some(how) = ledger.how("costs.context_switch_ns").map(str::to_string) {
+        ledger.fitted(
+            "costs.context_switch_ns",
+            format!("{how}; the one guest switch: kvm_host.host_wake_ns was fitted with it"),
+        );
+    }
+    notes.extend(cal.notes());
+    notes.push(format!(
+        "kvm: one guest switch in this file, costs.context_switch_ns = {switch} ns (the pipe fit), charged by the event loop and the guest ping-pong alike; the one-CPU futex ping-pong's {:.0} ns/switch is shown, not used, and what it differs by is inside host_wake_ns",
+        m.same_cpu_ns
+    ));
+    Some(cal)
 }
 
 #[cfg(test)]
@@ -310,6 +476,111 @@ mod tests {
         assert!(fit(&measured(f64::NAN, 9000.0), &model).is_err());
         let refusing = |_: &KvmGuestCosts, _: u64| Err("not modelled".to_string());
         assert!(fit(&measured(1500.0, 9000.0), &refusing).is_err());
+    }
+
+    /// A stand-in twin: the futex ping-pong costs the switch plus the scenario's host
+    /// wake-up plus 500 ns; other workloads are refused.
+    fn stand_in(s: &Scenario) -> Result<ticklab_schema::report::Report, String> {
+        let wake = s.machine.kvm_host.ok_or("no kvm_host")?.host_wake_ns;
+        let ns = (s.machine.costs.context_switch_ns + wake + 500) as f64;
+        use ticklab_schema::report::{REPORT_SCHEMA_VERSION, Report, Source};
+        let mut r = Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            source: Source::Twin { seed: 1 },
+            label: "t".into(),
+            machine: "m".into(),
+            cmdline: String::new(),
+            hz: 250,
+            duration_ns: 1,
+            cpus: Vec::new(),
+            energy: None,
+            messages: Vec::new(),
+            timekeeping: None,
+            hrtimer: None,
+            locks: None,
+            background: Vec::new(),
+            workloads: Vec::new(),
+            warnings: Vec::new(),
+        };
+        r.workloads.push(WorkloadResult::PingPong(
+            ticklab_schema::report::PingPongReport {
+                method: "futex".into(),
+                cpus: (0, 1),
+                round_trips: MODEL_ROUND_TRIPS,
+                ns_per_switch: ns,
+                ns_per_round_trip: 2.0 * ns,
+            },
+        ));
+        Ok(r)
+    }
+
+    fn guest_scenario() -> Scenario {
+        let text =
+            "machine = \"kvm-guest-2\"\n[kernel]\nversion = \"6.1\"\nhz = 250\nnohz = \"idle\"\n";
+        let mut s = Scenario::from_toml(text, "t").unwrap();
+        s.machine.cpuidle_driver = "none".into();
+        s.machine.costs.context_switch_ns = 4000;
+        s
+    }
+
+    #[test]
+    fn the_scenario_carries_the_wake_up_fitted_with_its_own_switch() {
+        let mut s = guest_scenario();
+        let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
+        ledger.fitted("costs.context_switch_ns", "pipe");
+        // Two CPUs measured at 9000 ns/switch: 9000 − 4000 (the scenario's switch, not the
+        // futex one-CPU 1500) − 500.
+        let cal = fit_scenario(
+            &measured(1500.0, 9000.0),
+            &mut s,
+            &mut ledger,
+            &mut notes,
+            &stand_in,
+            &mut |_| {},
+        )
+        .expect("fitted");
+        assert_eq!(cal.costs.host_wake_ns, 4500);
+        assert_eq!(cal.costs.context_switch_ns, 4000);
+        assert_eq!(
+            s.machine.kvm_host,
+            Some(KvmHost {
+                host_wake_ns: 4500,
+                host_halt_poll_ns: None
+            })
+        );
+        assert_eq!(
+            s.machine.costs.context_switch_ns, 4000,
+            "one switch, unchanged"
+        );
+        assert!(ledger.how("kvm_host.host_wake_ns").is_some());
+        assert!(
+            ledger
+                .how("costs.context_switch_ns")
+                .is_some_and(|h| h.starts_with("pipe;") && h.contains("kvm_host")),
+            "{ledger:?}"
+        );
+        let notes = notes.join("\n");
+        assert!(
+            notes.contains("1500 ns/switch is shown, not used"),
+            "{notes}"
+        );
+        // A model that refuses the guest: no section, a note.
+        let mut t = guest_scenario();
+        let refuse = |_: &Scenario| -> Result<ticklab_schema::report::Report, String> {
+            Err("not modelled".into())
+        };
+        let mut notes = Vec::new();
+        let none = fit_scenario(
+            &measured(1500.0, 9000.0),
+            &mut t,
+            &mut CostLedger::new(),
+            &mut notes,
+            &refuse,
+            &mut |_| {},
+        );
+        assert!(none.is_none());
+        assert_eq!(t.machine.kvm_host, None);
+        assert_eq!(notes, ["kvm: no twin of this guest: not modelled"]);
     }
 
     #[test]

@@ -79,8 +79,9 @@ impl CostLedger {
 }
 
 /// Every cost of `machine` by its path below `[machine]`: each numeric field of `costs` (and of
-/// its nested sections), then each idle state's exit latency and target residency. Read from
-/// the serialised machine, so the list follows the schema.
+/// its nested sections), then of `kvm_host` when the machine has that section, then each idle
+/// state's exit latency and target residency. Read from the serialised machine, so the list
+/// follows the schema.
 pub fn cost_names(machine: &Machine) -> Vec<String> {
     let mut out = Vec::new();
     let Ok(v) = serde_json::to_value(machine) else {
@@ -88,6 +89,9 @@ pub fn cost_names(machine: &Machine) -> Vec<String> {
     };
     if let Some(costs) = v.get("costs") {
         numeric_paths("costs", costs, &mut out);
+    }
+    if let Some(k) = v.get("kvm_host") {
+        numeric_paths("kvm_host", k, &mut out);
     }
     if let Some(states) = v.get("idle_states").and_then(|s| s.as_array()) {
         for (i, _) in states.iter().enumerate() {
@@ -128,6 +132,21 @@ mod tests {
         ] {
             assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
         }
+        assert!(
+            !names.iter().any(|n| n.starts_with("kvm_host")),
+            "{names:?}"
+        );
+        let mut guest = m.clone();
+        guest.kvm_host = Some(ticklab_schema::machine::KvmHost {
+            host_wake_ns: 2861,
+            host_halt_poll_ns: None,
+        });
+        let with = cost_names(&guest);
+        assert_eq!(with.len(), names.len() + 1);
+        assert!(
+            with.iter().any(|n| n == "kvm_host.host_wake_ns"),
+            "{with:?}"
+        );
         let mut l = CostLedger::new();
         l.fitted("costs.syscall_ns", "getpid");
         l.fitted("costs.syscall_ns", "getpid, again");

@@ -247,6 +247,26 @@ fn every_bad_value_is_refused_naming_its_key() {
         ),
         ("kernel hz 1001", |s| s.kernel.hz = 1001, "kernel.hz"),
         (
+            "kvm host wake u64::MAX",
+            |s| {
+                s.machine.kvm_host = Some(crate::machine::KvmHost {
+                    host_wake_ns: u64::MAX,
+                    host_halt_poll_ns: None,
+                })
+            },
+            "machine.kvm_host.host_wake_ns",
+        ),
+        (
+            "kvm host halt_poll_ns 2 s",
+            |s| {
+                s.machine.kvm_host = Some(crate::machine::KvmHost {
+                    host_wake_ns: 3000,
+                    host_halt_poll_ns: Some(2_000_000_000),
+                })
+            },
+            "machine.kvm_host.host_halt_poll_ns",
+        ),
+        (
             "kernel version x",
             |s| s.kernel.version = "x".into(),
             "kernel.version",

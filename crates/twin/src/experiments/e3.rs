@@ -27,7 +27,7 @@ use ticklab_cmdline::HaltpollParams;
 use ticklab_schema::experiment::e3::{
     CONFIGS, Config, CostRow, DiffPart, DiffParts, Results, Row, SWITCHES, published,
 };
-use ticklab_schema::machine::{Costs, xps13_7390};
+use ticklab_schema::machine::{Costs, KvmHost, Machine, xps13_7390};
 
 use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
@@ -36,6 +36,72 @@ use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
 
 /// The guest's tick period: HZ=250, the commonest distribution setting (E: not published).
 pub const TICK_NSEC: u64 = 4_000_000;
+
+/// The host under a modelled guest, as the ping-pong model charges it: its exit and wake-up
+/// costs, its halt polling, and the idle states a blocked vCPU's host CPU rests in. The one
+/// place that decides these for a guest, whether published ([`GuestHost::published_2017`])
+/// or learnt by calibration ([`GuestHost::calibrated`]); [`HostTwin`] and
+/// [`simulate_pingpong`] both build theirs here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestHost {
+    /// Exit and wake-up costs.
+    pub kvm: KvmCosts,
+    /// Host halt polling.
+    pub host_poll: HostHaltPollParams,
+    /// Where a blocked vCPU's host CPU idles.
+    pub host_idle: HostIdleParams,
+}
+
+impl GuestHost {
+    /// The host of the published 2017 experiment: [`KvmCosts::skylake_2017`], the host
+    /// kernel's default halt polling, a Skylake server's `intel_idle` table under the 4.x
+    /// menu governor (the assumptions of [`results`]).
+    pub fn published_2017() -> GuestHost {
+        GuestHost {
+            kvm: KvmCosts::skylake_2017(),
+            host_poll: HostHaltPollParams::kvm_default(),
+            host_idle: HostIdleParams::skx_intel_idle_4x(),
+        }
+    }
+
+    /// The host a guest's calibration learnt (`[machine.kvm_host]`, docs/model.md "This
+    /// host"): the wake-up of a blocked vCPU is [`KvmCosts::host_switch_ns`], the host's idle
+    /// states are unknown and folded into it ([`HostIdleParams::absorbed`]), and host halt
+    /// polling is off unless the section says what it is (invisible from inside the guest,
+    /// so an unknown one is absorbed in the wake-up too). The other exit costs stay the
+    /// estimates of [`KvmCosts::skylake_2017`].
+    pub fn calibrated(k: &KvmHost) -> GuestHost {
+        let mut kvm = KvmCosts::skylake_2017();
+        kvm.host_switch_ns = k.host_wake_ns;
+        GuestHost {
+            kvm,
+            host_poll: k
+                .host_halt_poll_ns
+                .map_or_else(HostHaltPollParams::off, HostHaltPollParams::with_max),
+            host_idle: HostIdleParams::absorbed(),
+        }
+    }
+
+    /// The host of a scenario's machine: [`GuestHost::calibrated`] when the machine carries
+    /// `[machine.kvm_host]`, else [`GuestHost::published_2017`].
+    pub fn of_machine(m: &Machine) -> GuestHost {
+        m.kvm_host
+            .as_ref()
+            .map_or_else(GuestHost::published_2017, GuestHost::calibrated)
+    }
+
+    /// The ping-pong setup of a guest with `costs` on this host.
+    pub fn setup(self, costs: Costs, idle: GuestIdlePath, tick_period_ns: u64) -> GuestSetup {
+        GuestSetup {
+            costs,
+            kvm: self.kvm,
+            host_poll: self.host_poll,
+            host_idle: self.host_idle,
+            idle,
+            tick_period_ns,
+        }
+    }
+}
 
 /// The assumptions behind the rows, one sentence each.
 pub fn assumptions() -> Vec<String> {
@@ -54,8 +120,11 @@ pub fn assumptions() -> Vec<String> {
 
 /// The guest and host of one configuration, with the given host costs and guest costs.
 pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
-    let host = HostHaltPollParams::kvm_default();
-    let mut host_idle = HostIdleParams::skx_intel_idle_4x();
+    let GuestHost {
+        host_poll: host,
+        mut host_idle,
+        ..
+    } = GuestHost::published_2017();
     let (idle, host_poll) = match config {
         Config::Hlt | Config::HltOneCpu | Config::HltPipe => (GuestIdlePath::Hlt, host),
         Config::GuestPoll { ns } => (GuestIdlePath::PollThenHlt { threshold_ns: ns }, host),
@@ -298,7 +367,7 @@ pub fn published_results() -> Results {
 #[derive(Debug, Clone)]
 pub struct HostTwin {
     costs: Costs,
-    kvm: KvmCosts,
+    host: GuestHost,
     driver: String,
     governor: String,
     tick_period_ns: u64,
@@ -333,11 +402,12 @@ impl HostTwin {
         }
         let mut costs = xps13_7390().costs;
         costs.context_switch_ns = context_switch_ns;
-        let mut kvm = KvmCosts::skylake_2017();
-        kvm.host_switch_ns = host_wake_ns;
         Ok(HostTwin {
             costs,
-            kvm,
+            host: GuestHost::calibrated(&KvmHost {
+                host_wake_ns,
+                host_halt_poll_ns: None,
+            }),
             driver: driver.into(),
             governor: governor.into(),
             tick_period_ns: 1_000_000_000 / u64::from(hz.max(1)),
@@ -349,12 +419,12 @@ impl HostTwin {
         vec![
             (
                 "msr-write exit (tsc deadline, icr)".into(),
-                self.kvm.msr_write_exit_ns,
+                self.host.kvm.msr_write_exit_ns,
                 "E: KvmCosts::skylake_2017, not calibrated".into(),
             ),
             (
                 "vm exit + entry (bare)".into(),
-                self.kvm.exit_entry_ns,
+                self.host.kvm.exit_entry_ns,
                 "M/D: KvmCosts::skylake_2017, not calibrated".into(),
             ),
         ]
@@ -377,14 +447,10 @@ impl HostTwin {
 
     /// The twin's ping-pong across two vCPUs at `guest_halt_poll_ns` = `ns`.
     pub fn predict(&self, ns: u64) -> PingPongOutcome {
-        let setup = GuestSetup {
-            costs: self.costs.clone(),
-            kvm: self.kvm,
-            host_poll: HostHaltPollParams::off(),
-            host_idle: HostIdleParams::absorbed(),
-            idle: self.idle_path(ns),
-            tick_period_ns: self.tick_period_ns,
-        };
+        let setup =
+            self.host
+                .clone()
+                .setup(self.costs.clone(), self.idle_path(ns), self.tick_period_ns);
         GuestPingPong::new(setup)
             .expect("HostTwin::new checked the governor")
             .run(HOST_TWIN_SWITCHES / 2, false)
@@ -396,10 +462,12 @@ impl HostTwin {
 ///
 /// The scenario decides the guest's idle path: the machine's cpuidle driver (`haltpoll` or
 /// `none`), and from the command line `idle=poll`, `cpuidle.off=1`, `cpuidle.governor=` and
-/// the `haltpoll.*` parameters; its HZ gives the tick period. The costs are those of
-/// [`results`]: the guest's native estimates and [`KvmCosts::skylake_2017`] (the `kvm-guest`
-/// preset's own costs fold exits into interrupt and timer costs, so they are not used here).
-/// Err names what is not modelled.
+/// the `haltpoll.*` parameters; its HZ gives the tick period. The guest's costs are the
+/// machine's (`[machine.costs]`; note that the `kvm-guest` preset's interrupt and timer costs
+/// already fold in exits, which this model charges again from the host's costs). The host is
+/// [`GuestHost::of_machine`]: the calibrated one when the machine carries
+/// `[machine.kvm_host]` (as `host calibrate` writes on a KVM guest), else the published 2017
+/// host. Err names what is not modelled.
 pub fn simulate_pingpong(
     scenario: &ticklab_schema::scenario::Scenario,
 ) -> Result<PingPongOutcome, String> {
@@ -443,16 +511,10 @@ pub fn simulate_pingpong(
             params: cfg.haltpoll,
         }
     };
-    let setup = GuestSetup {
-        // The scenario's own machine: its costs are the guest's (a calibrated twin of this
-        // host carries the switch and syscall costs `host calibrate` fitted).
-        costs: m.costs.clone(),
-        kvm: KvmCosts::skylake_2017(),
-        host_poll: HostHaltPollParams::kvm_default(),
-        host_idle: HostIdleParams::skx_intel_idle_4x(),
-        idle,
-        tick_period_ns: k.tick_nsec(),
-    };
+    // The scenario's own machine: its costs are the guest's (a calibrated twin of this host
+    // carries the switch and syscall costs `host calibrate` fitted), its `[machine.kvm_host]`
+    // the host's wake-up calibration learnt.
+    let setup = GuestHost::of_machine(m).setup(m.costs.clone(), idle, k.tick_nsec());
     GuestPingPong::new(setup)
         .ok_or_else(|| "unknown governor".to_string())?
         .run_group(group)
