@@ -53,7 +53,7 @@ use super::{CalibrateError, Calibration, HARNESS_POLL_NS, Measurements, Simulato
 /// Rescaling rounds of the background-rate fit.
 pub const FIT_ROUNDS: usize = 4;
 /// Simulated window of each fitting run.
-const FIT_SIM_NS: u64 = 60_000_000_000;
+pub(crate) const FIT_SIM_NS: u64 = 60_000_000_000;
 
 /// Kernel `major.minor` from a release string (`6.18.44-fc` → `6.18`).
 pub fn major_minor(release: &str) -> Option<String> {
@@ -234,9 +234,13 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
     }
 }
 
+/// The name of the harness coordinator's background source: the phases run through
+/// `host run`'s harness have it, the idle phase (one sleep) does not.
+pub(crate) const HARNESS_SOURCE: &str = "harness_coordinator";
+
 fn harness_source(nr: u32) -> BackgroundSource {
     BackgroundSource {
-        name: "harness_coordinator".into(),
+        name: HARNESS_SOURCE.into(),
         kind: TimerKind::Hrtimer,
         placement: Placement::PerCpu,
         period_ns: Some(HARNESS_POLL_NS * nr as u64),
@@ -327,12 +331,10 @@ pub fn fit(
             }
         }
     };
-    let mut twin_idle = Vec::new();
     for round in 1..=FIT_ROUNDS {
         with_rates(&mut scenario, &rates);
         progress(&format!("fit round {round}: simulating idle"));
         let twin = loc_per_s(&sim(&scenario).map_err(CalibrateError::Twin)?);
-        twin_idle.clone_from(&twin);
         notes.push(format!(
             "fit round {round}: rates [{}] -> twin idle LOC/s [{}] vs target [{}]",
             fmt_list(&rates),
@@ -365,8 +367,8 @@ pub fn fit(
         fmt_list(&twin_hog),
         fmt_list(&m.hog_loc)
     ));
-    let fit_quality =
-        super::fit_quality::fit_quality(m, &scenario, &twin_idle, &twin_hog, sim, progress);
+    let fit_quality = super::fit_quality::fit_quality(m, &scenario, sim, progress);
+    let sensitivity = super::sensitivity::sensitivity(m, &scenario, &ledger, sim, progress);
     scenario.run = Run::default();
     Ok(Calibration {
         scenario,
@@ -374,6 +376,7 @@ pub fn fit(
         notes,
         fit_quality,
         ledger,
+        sensitivity,
     })
 }
 

@@ -14,6 +14,8 @@
 //! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`ledger`] — which costs were fitted and how; the rest are presets;
+//! * [`sensitivity`] — each preset doubled and halved in the twin: which of them a checked
+//!   figure depends on (needed, but not measured here);
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
 //! * [`kvm`] — on a KVM guest, the guest's switch and its host's wake-up of a blocked vCPU,
 //!   learnt from the futex ping-pong at `guest_halt_poll_ns=0` only.
@@ -31,6 +33,7 @@ pub mod kvm;
 pub mod ledger;
 pub mod phases;
 pub mod scenario_file;
+pub mod sensitivity;
 
 pub use fit_quality::FitCheck;
 pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
@@ -121,6 +124,9 @@ pub struct Calibration {
     pub fit_quality: Vec<FitCheck>,
     /// Which costs were fitted and how ([`ledger`]).
     pub ledger: ledger::CostLedger,
+    /// Each preset cost doubled and halved in the twin: whether a checked figure depends on
+    /// it ([`sensitivity`]), in [`ledger::cost_names`] order.
+    pub sensitivity: Vec<sensitivity::CostSensitivity>,
 }
 
 /// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not
