@@ -258,12 +258,15 @@ fn participle(s: Step) -> &'static str {
     }
 }
 
-/// `+6.1 %`.
+/// `+6.1 %`; a change under 0.05 % with three decimals (`-0.004 %`), so that it does not
+/// read as no change.
 fn pct(rel: f64) -> String {
-    if rel.is_finite() {
-        format!("{:+.1} %", rel * 100.0)
-    } else {
+    if !rel.is_finite() {
         "from 0".to_string()
+    } else if (rel * 100.0).abs() < 0.05 {
+        format!("{:+.3} %", rel * 100.0)
+    } else {
+        format!("{:+.1} %", rel * 100.0)
     }
 }
 
@@ -460,6 +463,7 @@ mod tests {
         }
         assert_eq!(mv(Figure::SyscallNs, 0.0, 1.0).rel(), f64::INFINITY);
         assert_eq!(pct(mv(Figure::SyscallNs, 200.0, 212.2).rel()), "+6.1 %");
+        assert_eq!(pct(mv(Figure::SyscallNs, 1000.0, 999.96).rel()), "-0.004 %");
     }
 
     #[test]
