@@ -214,6 +214,12 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
     }
+    for line in ticklab_host::calibrate::sensitivity::flagged_lines(
+        calibration.ledger.entries().len(),
+        &calibration.sensitivity,
+    ) {
+        eprintln!("calibrate: {line}");
+    }
     let text = calibration.file_text();
     match &args.out {
         Some(path) => {

@@ -59,7 +59,7 @@ use super::{CalibrateError, Calibration, HARNESS_POLL_NS, Measurements, Simulato
 /// Rescaling rounds of the background-rate fit.
 pub const FIT_ROUNDS: usize = 4;
 /// Simulated window of each fitting run.
-const FIT_SIM_NS: u64 = 60_000_000_000;
+pub(crate) const FIT_SIM_NS: u64 = 60_000_000_000;
 
 /// Kernel `major.minor` from a release string (`6.18.44-fc` → `6.18`).
 pub fn major_minor(release: &str) -> Option<String> {
@@ -257,9 +257,13 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
     }
 }
 
+/// The name of the harness coordinator's background source: the phases run through
+/// `host run`'s harness have it, the idle phase (one sleep) does not.
+pub(crate) const HARNESS_SOURCE: &str = "harness_coordinator";
+
 fn harness_source(nr: u32) -> BackgroundSource {
     BackgroundSource {
-        name: "harness_coordinator".into(),
+        name: HARNESS_SOURCE.into(),
         kind: TimerKind::Hrtimer,
         placement: Placement::PerCpu,
         period_ns: Some(HARNESS_POLL_NS * nr as u64),
@@ -362,12 +366,10 @@ pub fn fit_with_kvm(
             }
         }
     };
-    let mut twin_idle = Vec::new();
     for round in 1..=FIT_ROUNDS {
         with_rates(&mut scenario, &rates);
         progress(&format!("fit round {round}: simulating idle"));
         let twin = loc_per_s(&sim(&scenario).map_err(CalibrateError::Twin)?);
-        twin_idle.clone_from(&twin);
         notes.push(format!(
             "fit round {round}: rates [{}] -> twin idle LOC/s [{}] vs target [{}]",
             fmt_list(&rates),
@@ -403,8 +405,8 @@ pub fn fit_with_kvm(
     if let Some(k) = kvm {
         super::kvm::fit_scenario(k, &mut scenario, &mut ledger, &mut notes, sim, progress);
     }
-    let fit_quality =
-        super::fit_quality::fit_quality(m, &scenario, &twin_idle, &twin_hog, sim, progress);
+    let fit_quality = super::fit_quality::fit_quality(m, &scenario, sim, progress);
+    let sensitivity = super::sensitivity::sensitivity(m, &scenario, &ledger, sim, progress);
     scenario.run = Run::default();
     Ok(Calibration {
         scenario,
@@ -412,6 +414,7 @@ pub fn fit_with_kvm(
         notes,
         fit_quality,
         ledger,
+        sensitivity,
     })
 }
 

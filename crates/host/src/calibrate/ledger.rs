@@ -9,7 +9,8 @@
 //! Names are the cost's path in the scenario TOML below `[machine]`: `costs.syscall_ns`,
 //! `costs.context_tracking.rcu_eqs_ns`, `idle_states.1.exit_latency_ns`. [`cost_names`] lists
 //! every cost of a machine from its serialised form, so a cost added to the schema shows up
-//! here (as a preset) without touching this module.
+//! here (as a preset) without touching this module; [`get`] and [`set`] read and write one
+//! cost by that name (the sensitivity test, [`super::sensitivity`], varies presets with them).
 
 use ticklab_schema::machine::Machine;
 
@@ -102,6 +103,82 @@ pub fn cost_names(machine: &Machine) -> Vec<String> {
     out
 }
 
+/// Why a cost path could not be read or set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("machine cost {path}: {why}")]
+pub struct CostPathError {
+    /// The path below `[machine]`.
+    pub path: String,
+    /// What was expected.
+    pub why: String,
+}
+
+fn path_error(path: &str, why: impl Into<String>) -> CostPathError {
+    CostPathError {
+        path: path.to_string(),
+        why: why.into(),
+    }
+}
+
+/// The field at `path` (below `[machine]`) of a serialised machine: dot-separated keys, a
+/// number indexes a list (`idle_states.1.exit_latency_ns`).
+fn field_mut<'v>(
+    v: &'v mut serde_json::Value,
+    path: &str,
+) -> Result<&'v mut serde_json::Value, CostPathError> {
+    let mut at = v;
+    for key in path.split('.') {
+        at = match at {
+            serde_json::Value::Object(map) => map.get_mut(key),
+            serde_json::Value::Array(list) => {
+                key.parse::<usize>().ok().and_then(|i| list.get_mut(i))
+            }
+            _ => None,
+        }
+        .ok_or_else(|| path_error(path, format!("no field {key:?} there")))?;
+    }
+    match at {
+        serde_json::Value::Number(_) => Ok(at),
+        _ => Err(path_error(path, "expected a numeric field")),
+    }
+}
+
+/// The value of the cost at `path` (a name of [`cost_names`]).
+pub fn get(machine: &Machine, path: &str) -> Result<f64, CostPathError> {
+    let mut v =
+        serde_json::to_value(machine).map_err(|e| path_error(path, format!("serialise: {e}")))?;
+    field_mut(&mut v, path)?
+        .as_f64()
+        .ok_or_else(|| path_error(path, "expected a number"))
+}
+
+/// Sets the cost at `path` (a name of [`cost_names`]) to `value`: an integer field (every ns
+/// cost but the work unit) takes `value` rounded to the nearest integer, which must be finite
+/// and not negative. Through the serialised machine (not a hot path), so it follows the schema;
+/// on error the machine is unchanged.
+pub fn set(machine: &mut Machine, path: &str, value: f64) -> Result<(), CostPathError> {
+    if !value.is_finite() || value < 0.0 {
+        return Err(path_error(
+            path,
+            format!("expected a finite value of at least 0, found {value}"),
+        ));
+    }
+    let mut v =
+        serde_json::to_value(&*machine).map_err(|e| path_error(path, format!("serialise: {e}")))?;
+    let field = field_mut(&mut v, path)?;
+    let is_integer = field.is_u64();
+    *field = if is_integer {
+        if value.round() > u64::MAX as f64 {
+            return Err(path_error(path, format!("{value} does not fit in 64 bits")));
+        }
+        serde_json::Value::from(value.round() as u64)
+    } else {
+        serde_json::Value::from(value)
+    };
+    *machine = serde_json::from_value(v).map_err(|e| path_error(path, e.to_string()))?;
+    Ok(())
+}
+
 fn numeric_paths(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
     match v {
         serde_json::Value::Number(_) => out.push(prefix.to_string()),
@@ -155,5 +232,52 @@ mod tests {
         let presets = l.presets(&m);
         assert_eq!(presets.len(), names.len() - 1);
         assert!(!presets.iter().any(|p| p == "costs.syscall_ns"));
+    }
+
+    #[test]
+    fn get_and_set_a_cost_by_its_path() {
+        // (path, value set, value read back)
+        let ok: [(&str, f64, f64); 6] = [
+            ("costs.tick_handler_ns", 2000.0, 2000.0),
+            ("costs.tick_handler_ns", 1234.6, 1235.0),
+            ("costs.work_unit_ns", 6.25, 6.25),
+            ("costs.context_tracking.rcu_eqs_ns", 0.0, 0.0),
+            ("idle_states.1.exit_latency_ns", 500.0, 500.0),
+            ("idle_states.0.target_residency_ns", 7.0, 7.0),
+        ];
+        for (path, value, back) in ok {
+            let mut m = kvm_guest(2);
+            set(&mut m, path, value).unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert_eq!(get(&m, path), Ok(back), "{path}");
+            // Nothing else moved.
+            for other in cost_names(&m).iter().filter(|n| *n != path) {
+                assert_eq!(
+                    get(&m, other),
+                    get(&kvm_guest(2), other),
+                    "{path} moved {other}"
+                );
+            }
+        }
+        let m = kvm_guest(2);
+        assert_eq!(
+            get(&m, "costs.tick_handler_ns"),
+            Ok(m.costs.tick_handler_ns as f64)
+        );
+        // (path, value, the error's words)
+        let bad: [(&str, f64, &str); 6] = [
+            ("costs.no_such_ns", 1.0, "no field \"no_such_ns\""),
+            ("idle_states.9.exit_latency_ns", 1.0, "no field \"9\""),
+            ("idle_states.x.exit_latency_ns", 1.0, "no field \"x\""),
+            ("idle_states.1.name", 1.0, "expected a numeric field"),
+            ("costs.tick_handler_ns", -1.0, "at least 0"),
+            ("costs.tick_handler_ns", f64::NAN, "finite"),
+        ];
+        for (path, value, words) in bad {
+            let mut m = kvm_guest(2);
+            let e = set(&mut m, path, value).unwrap_err();
+            assert_eq!(e.path, path);
+            assert!(e.to_string().contains(words), "{path}: {e}");
+            assert_eq!(m, kvm_guest(2), "{path}: a refused set changes nothing");
+        }
     }
 }

@@ -14,6 +14,8 @@
 //! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`ledger`] — which costs were fitted and how; the rest are presets;
+//! * [`sensitivity`] — each preset doubled and halved in the twin: which of them a checked
+//!   figure depends on (needed, but not measured here);
 //! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
 //! * [`timer_tracepoints`] — the tick, hrtimer, timer-wheel and clock-event costs timed by the
 //!   kernel's tracepoints on the hog CPU (root and tracefs);
@@ -37,6 +39,7 @@ pub mod ledger;
 pub mod micro;
 pub mod phases;
 pub mod scenario_file;
+pub mod sensitivity;
 pub mod timer_tracepoints;
 
 pub use fit_quality::FitCheck;
@@ -132,6 +135,9 @@ pub struct Calibration {
     pub fit_quality: Vec<FitCheck>,
     /// Which costs were fitted and how ([`ledger`]).
     pub ledger: ledger::CostLedger,
+    /// Each preset cost doubled and halved in the twin: whether a checked figure depends on
+    /// it ([`sensitivity`]), in [`ledger::cost_names`] order.
+    pub sensitivity: Vec<sensitivity::CostSensitivity>,
 }
 
 /// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not

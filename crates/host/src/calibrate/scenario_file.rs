@@ -55,12 +55,8 @@ impl Calibration {
         for f in self.ledger.entries() {
             s += &format!("# fitted {}: {}\n", f.name, f.how);
         }
-        let presets = self.ledger.presets(&self.scenario.machine);
-        if !presets.is_empty() {
-            s += &format!(
-                "# preset (kvm-guest estimates, not measured here): {}\n",
-                presets.join(", ")
-            );
+        for line in super::sensitivity::lines(self.ledger.entries().len(), &self.sensitivity) {
+            s += &format!("# {line}\n");
         }
         for line in self.fit_quality.iter().flat_map(|c| c.lines()) {
             s += &format!("# {line}\n");
