@@ -12,6 +12,9 @@
 //! 5. **ping-pong** (8 % each): `pingpong:pipe@0,0` (same CPU) and, with two CPUs or more,
 //!    `pingpong:pipe@0,1` (cross-CPU), processes as in `perf bench sched pipe`.
 //! 6. **frames** (12 %): `frames:1000@0:loop=0`: wake-up latency of a timer sleep.
+//! 7. **frames beside a hog** (4 %): `hogs:1@H+frames:1000@H:loop=0`: the same worker
+//!    (SCHED_FIFO) waking on the hog's CPU, which never idles: wake-up latency without the
+//!    cost of leaving an idle state ([`super::wakeup_fit`] sets the two apart).
 //!
 //! Harness warnings are kept in the [`Measurements`] (phase-prefixed), except the energy ones
 //! (no RAPL counter, what the package idle fraction means): calibration measures no energy;
@@ -30,8 +33,18 @@ use crate::harness::{self, HarnessError, RunConfig, Stop};
 use crate::probe::inspect::{InspectOptions, inspect};
 use crate::procfs::interrupts::IrqKind;
 
-/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames.
-const SHARES: [f64; 5] = [0.40, 0.20, 0.08, 0.08, 0.12];
+/// The frames phase: the 1 kHz frame worker waking on an idle CPU.
+pub(crate) const IDLE_FRAMES: &str = "frames:1000@0:loop=0";
+
+/// The frames-beside-a-hog phase: the 1 kHz frame worker (SCHED_FIFO) waking on the hog's CPU
+/// `h`, which a SCHED_OTHER hog keeps busy.
+pub(crate) fn busy_frames_spec(h: u32) -> String {
+    format!("hogs:1@{h}+frames:1000@{h}:loop=0")
+}
+
+/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, frames beside
+/// a hog.
+const SHARES: [f64; 6] = [0.40, 0.20, 0.08, 0.08, 0.12, 0.04];
 
 /// Runs every measurement phase within `budget`, reporting progress lines to `progress`.
 pub fn measure(
@@ -187,14 +200,22 @@ pub fn measure(
         "frames 1 kHz on CPU 0 (wake-up latency): {:.1} s",
         fr_d.as_secs_f64()
     ));
-    let fr = run("frames:1000@0:loop=0".into(), fr_d, "frames", &mut warnings)?;
-    let wakeup = fr
-        .host_run
-        .frame_groups
-        .first()
-        .map(|g| g.wakeup)
-        .filter(|w| w.samples > 0);
+    let fr = run(IDLE_FRAMES.into(), fr_d, "frames", &mut warnings)?;
+    let wakeup = first_wakeup(&fr);
     let work_unit_ns = measured_work_unit_ns(&fr);
+
+    let busy_d = phase(SHARES[5]);
+    progress(&format!(
+        "frames 1 kHz beside a hog on CPU {hog_cpu} (wake-up latency, busy CPU): {:.1} s",
+        busy_d.as_secs_f64()
+    ));
+    let busy = run(
+        busy_frames_spec(hog_cpu),
+        busy_d,
+        "frames beside a hog",
+        &mut warnings,
+    )?;
+    let busy_wakeup = first_wakeup(&busy);
 
     let (hostname, _) = harness::os::uname();
     Ok(Measurements {
@@ -215,9 +236,19 @@ pub fn measure(
         same_cpu_rt_ns,
         cross_cpu_rt_ns,
         wakeup,
+        busy_wakeup,
         work_unit_ns,
         warnings,
     })
+}
+
+/// The wake-up latency of a run's first frame group, `None` without samples.
+fn first_wakeup(r: &crate::harness::HostRun) -> Option<crate::harness::LatencySummary> {
+    r.host_run
+        .frame_groups
+        .first()
+        .map(|g| g.wakeup)
+        .filter(|w| w.samples > 0)
 }
 
 /// The frame worker's calibrated cost of one work unit (ns): the minimum over batches the
@@ -357,4 +388,14 @@ fn loc_between(a: &Snapshot, b: &Snapshot, nr: u32, secs: f64) -> Vec<f64> {
             _ => 0.0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_phases_fit_in_the_budget() {
+        // The ping-pong share is spent twice (same CPU, cross CPU); inspect's 0.3 s is extra.
+        let total: f64 = super::SHARES.iter().sum::<f64>() + super::SHARES[3];
+        assert!(total <= 1.0 + 1e-9, "phase shares add up to {total}");
+    }
 }
