@@ -377,14 +377,7 @@ pub fn fit(
     with_rates(&mut scenario, &rates);
     scenario.background.push(harness_source(m.nr_cpus));
     // The wake-path costs, with every cost `machine()` fitted and the background in place.
-    super::wakeup_fit::fit_wakeup(
-        m,
-        &mut scenario,
-        &mut ledger,
-        &mut notes,
-        sim,
-        progress,
-    )?;
+    super::wakeup_fit::fit_wakeup(m, &mut scenario, &mut ledger, &mut notes, sim, progress);
     // The busy-side check: the twin's one-hog prediction next to the measurement.
     let mut hog = scenario.clone();
     hog.workload = Workload::parse(&format!("hogs:1@{}", m.hog_cpu), m.nr_cpus)

@@ -39,7 +39,7 @@ use ticklab_schema::workload::Workload;
 
 use super::ledger::CostLedger;
 use super::phases::{IDLE_FRAMES, busy_frames_spec};
-use super::{CalibrateError, Measurements, Simulator};
+use super::{Measurements, Simulator};
 use crate::harness::LatencySummary;
 
 /// Bounds of the `irq_entry_exit_ns` bisection: from a bare-metal LAPIC interrupt's order
@@ -102,7 +102,10 @@ pub fn bisect(
     mut twin: impl FnMut(u64) -> Result<f64, String>,
 ) -> Result<Bisected, String> {
     let (mut lo, mut hi) = bounds;
-    debug_assert!(lo < hi && tolerance_ns > 0, "bisection needs lo < hi and a tolerance");
+    debug_assert!(
+        lo < hi && tolerance_ns > 0,
+        "bisection needs lo < hi and a tolerance"
+    );
     let mut f_lo = twin(lo)?;
     let mut f_hi = twin(hi)?;
     if f_lo > f_hi {
@@ -186,11 +189,18 @@ impl CostFit<'_> {
         ledger: &mut CostLedger,
         notes: &mut Vec<String>,
         twin: impl FnMut(u64) -> Result<f64, String>,
-    ) -> Result<Option<u64>, CalibrateError> {
+    ) -> Option<u64> {
         let (name, figure, target) = (self.name, self.figure, self.target_us);
-        let outcome =
-            bisect(self.bounds, target, TOLERANCE_NS, twin).map_err(CalibrateError::Twin)?;
-        let value = match outcome {
+        let outcome = match bisect(self.bounds, target, TOLERANCE_NS, twin) {
+            Ok(o) => o,
+            Err(why) => {
+                notes.push(format!(
+                    "{name}: not fitted, the twin refused a run ({why}); preset kept"
+                ));
+                return None;
+            }
+        };
+        match outcome {
             Bisected::Matched { value, twin_us } => {
                 ledger.fitted(
                     name,
@@ -232,14 +242,14 @@ impl CostFit<'_> {
                 ));
                 None
             }
-        };
-        Ok(value)
+        }
     }
 }
 
 /// Fits the three wake-path costs of `s.machine` to the wake-up measurements of `m`
 /// (module docs), with `sim` as the twin. `s` is the fitted scenario (background sources in
-/// place); a missing measurement keeps the preset and says so in `notes`.
+/// place); a missing measurement or a twin that refuses a run keeps the preset and says so
+/// in `notes`.
 pub(crate) fn fit_wakeup(
     m: &Measurements,
     s: &mut Scenario,
@@ -247,7 +257,7 @@ pub(crate) fn fit_wakeup(
     notes: &mut Vec<String>,
     sim: Simulator<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<(), CalibrateError> {
+) {
     let busy_spec = busy_frames_spec(m.hog_cpu);
     match m.busy_wakeup {
         Some(b) => {
@@ -273,7 +283,7 @@ pub(crate) fn fit_wakeup(
                 let mut x = base.clone();
                 x.machine.costs.irq_entry_exit_ns = v;
                 twin_wakeup_p50(&x, &busy_spec, sim)
-            })? {
+            }) {
                 s.machine.costs.irq_entry_exit_ns = v;
             }
         }
@@ -283,7 +293,11 @@ pub(crate) fn fit_wakeup(
         )),
     }
     let driverless = s.machine.cpuidle_driver == "none";
-    match (driverless, m.wakeup, s.machine.idle_states.len() > DRIVERLESS_STATE) {
+    match (
+        driverless,
+        m.wakeup,
+        s.machine.idle_states.len() > DRIVERLESS_STATE,
+    ) {
         (false, _, _) => notes.push(format!(
             "idle exit latencies: cpuidle driver {}, the kernel's own (sysfs), not bisected",
             s.machine.cpuidle_driver
@@ -302,7 +316,7 @@ pub(crate) fn fit_wakeup(
                 let mut x = base.clone();
                 x.machine.idle_states[DRIVERLESS_STATE].exit_latency_ns = v;
                 twin_wakeup_p50(&x, IDLE_FRAMES, sim)
-            })? {
+            }) {
                 s.machine.idle_states[DRIVERLESS_STATE].exit_latency_ns = v;
             }
         }
@@ -311,7 +325,6 @@ pub(crate) fn fit_wakeup(
                 .into(),
         ),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -384,7 +397,10 @@ mod tests {
                 value.abs_diff(want) as f64 <= TOLERANCE_NS as f64 / slope,
                 "{base} {slope} {target}: {value} vs {want}"
             );
-            assert!((twin_us - target).abs() <= TOLERANCE_NS as f64 / 1e3, "{got:?}");
+            assert!(
+                (twin_us - target).abs() <= TOLERANCE_NS as f64 / 1e3,
+                "{got:?}"
+            );
             // log2(range / tolerance) + the two bounds.
             let range = (bounds.1 - bounds.0) as f64 / TOLERANCE_NS as f64;
             assert!(calls as f64 <= range.log2().ceil() + 2.0, "{calls} calls");
@@ -419,7 +435,12 @@ mod tests {
             }
         );
         // A twin that refuses the run ends the bisection with its reason.
-        let refused = bisect((0, 1_000), 5.0, TOLERANCE_NS, |_| Err("not modelled".into()));
+        let refused = bisect(
+            (0, 1_000),
+            5.0,
+            TOLERANCE_NS,
+            |_| Err("not modelled".into()),
+        );
         assert_eq!(refused, Err("not modelled".to_string()));
     }
 
@@ -447,7 +468,8 @@ mod tests {
         // latency and a 1 µs tick restart come on top.
         let fake = |s: &Scenario| -> Result<Report, String> {
             let c = &s.machine.costs;
-            let busy = 3.0 + (c.irq_entry_exit_ns as f64 + c.timer_delivery_jitter_ns as f64 / 2.0) / 1e3;
+            let busy =
+                3.0 + (c.irq_entry_exit_ns as f64 + c.timer_delivery_jitter_ns as f64 / 2.0) / 1e3;
             let p50 = if s.workload.groups.len() == 2 {
                 busy
             } else {
@@ -472,12 +494,18 @@ mod tests {
         };
         let mut s = driverless();
         let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
-        fit_wakeup(&m, &mut s, &mut ledger, &mut notes, &fake, &mut |_| {}).unwrap();
+        fit_wakeup(&m, &mut s, &mut ledger, &mut notes, &fake, &mut |_| {});
         let c = &s.machine.costs;
         assert_eq!(c.timer_delivery_jitter_ns, 1000);
-        assert!(c.irq_entry_exit_ns.abs_diff(4200) <= TOLERANCE_NS, "{notes:?}");
+        assert!(
+            c.irq_entry_exit_ns.abs_diff(4200) <= TOLERANCE_NS,
+            "{notes:?}"
+        );
         let exit = s.machine.idle_states[1].exit_latency_ns;
-        assert!(exit.abs_diff(12_300) <= 2 * TOLERANCE_NS, "{exit} {notes:?}");
+        assert!(
+            exit.abs_diff(12_300) <= 2 * TOLERANCE_NS,
+            "{exit} {notes:?}"
+        );
         for name in [
             "costs.timer_delivery_jitter_ns",
             "costs.irq_entry_exit_ns",
@@ -486,15 +514,28 @@ mod tests {
             assert!(ledger.how(name).is_some(), "{name} not in the ledger");
         }
         assert_eq!(notes.len(), 3, "{notes:?}");
-        assert!(notes[1].starts_with("fit: costs.irq_entry_exit_ns = "), "{notes:?}");
+        assert!(
+            notes[1].starts_with("fit: costs.irq_entry_exit_ns = "),
+            "{notes:?}"
+        );
 
         // Measured beside the hog below what the switch alone takes: the lower bound, with the
         // residual in the note.
         m.busy_wakeup = Some(summary(2.4, 2.5, 2.6));
         let mut s = driverless();
         let mut notes = Vec::new();
-        fit_wakeup(&m, &mut s, &mut CostLedger::new(), &mut notes, &fake, &mut |_| {}).unwrap();
-        assert_eq!(s.machine.costs.irq_entry_exit_ns, IRQ_ENTRY_EXIT_BOUNDS_NS.0);
+        fit_wakeup(
+            &m,
+            &mut s,
+            &mut CostLedger::new(),
+            &mut notes,
+            &fake,
+            &mut |_| {},
+        );
+        assert_eq!(
+            s.machine.costs.irq_entry_exit_ns,
+            IRQ_ENTRY_EXIT_BOUNDS_NS.0
+        );
         assert!(notes[1].contains("(lower bound)"), "{notes:?}");
 
         // With a cpuidle driver the exit latencies are sysfs's: not bisected.
@@ -502,9 +543,39 @@ mod tests {
         s.machine.cpuidle_driver = "haltpoll".into();
         let before = s.machine.idle_states[1].exit_latency_ns;
         let mut notes = Vec::new();
-        fit_wakeup(&m, &mut s, &mut CostLedger::new(), &mut notes, &fake, &mut |_| {}).unwrap();
+        fit_wakeup(
+            &m,
+            &mut s,
+            &mut CostLedger::new(),
+            &mut notes,
+            &fake,
+            &mut |_| {},
+        );
         assert_eq!(s.machine.idle_states[1].exit_latency_ns, before);
         assert!(notes[2].contains("not bisected"), "{notes:?}");
+
+        // A twin that refuses the runs: presets kept (the spread is still measured), said so.
+        let refuse = |_: &Scenario| -> Result<Report, String> { Err("not modelled".into()) };
+        let mut s = driverless();
+        let preset = s.machine.clone();
+        let mut notes = Vec::new();
+        fit_wakeup(
+            &m,
+            &mut s,
+            &mut CostLedger::new(),
+            &mut notes,
+            &refuse,
+            &mut |_| {},
+        );
+        assert_eq!(
+            s.machine.costs.irq_entry_exit_ns,
+            preset.costs.irq_entry_exit_ns
+        );
+        assert_eq!(s.machine.idle_states, preset.idle_states);
+        assert!(
+            notes[1].contains("the twin refused a run (not modelled)"),
+            "{notes:?}"
+        );
     }
 
     #[test]
