@@ -53,6 +53,9 @@ pub const EXIT_LATENCY_BOUNDS_NS: (u64, u64) = (0, 1_000_000);
 pub const TOLERANCE_NS: u64 = 25;
 /// Simulated window of each twin run of a bisection (4000 wake-ups at 1 kHz).
 const WAKEUP_SIM_NS: u64 = 4_000_000_000;
+/// Busy fraction of CPU 0 in the idle phase above which the idle-CPU wake-up is flagged as
+/// taken on a loaded CPU (the idle phase warns from the same 5 %).
+const LOADED_BUSY: f64 = 0.05;
 /// The idle state the twin idles in without a cpuidle driver.
 const DRIVERLESS_STATE: usize = 1;
 
@@ -319,6 +322,15 @@ pub(crate) fn fit_wakeup(
             }) {
                 s.machine.idle_states[DRIVERLESS_STATE].exit_latency_ns = v;
             }
+            // The idle phase's busy fraction of the frames CPU tells whether it was idle at all:
+            // under other load the SCHED_FIFO worker preempts that work instead of waking the
+            // CPU from HLT, and the two phases time the same path.
+            if let Some(b) = m.idle_busy.first().filter(|b| **b > LOADED_BUSY) {
+                notes.push(format!(
+                    "{name}: CPU 0 was {:.0} % busy with other work in the idle phase; its wake-ups may not have left an idle state, so this exit latency describes a loaded host",
+                    b * 100.0
+                ));
+            }
         }
         (true, _, _) => notes.push(
             "idle-CPU wake-up not measured (or no state 1): the idle exit latency preset kept"
@@ -513,6 +525,19 @@ mod tests {
             assert!(ledger.how(name).is_some(), "{name} not in the ledger");
         }
         assert_eq!(notes.len(), 3, "{notes:?}");
+        // CPU 0 busy with other work in the idle phase: the exit latency is flagged.
+        m.idle_busy = vec![0.98, 0.0];
+        let mut notes = Vec::new();
+        fit_wakeup(
+            &m,
+            &mut driverless(),
+            &mut CostLedger::new(),
+            &mut notes,
+            &fake,
+            &mut |_| {},
+        );
+        assert!(notes[3].contains("98 % busy with other work"), "{notes:?}");
+        m.idle_busy = vec![0.0, 0.0];
         assert!(
             notes[1].starts_with("fit: costs.irq_entry_exit_ns = "),
             "{notes:?}"
