@@ -52,7 +52,7 @@ pub const EXIT_LATENCY_BOUNDS_NS: (u64, u64) = (0, 1_000_000);
 /// one, and the twin's latency histogram resolves about 10 ns at 10 µs (3 digits).
 pub const TOLERANCE_NS: u64 = 25;
 /// Simulated window of each twin run of a bisection (4000 wake-ups at 1 kHz).
-const WAKEUP_SIM_NS: u64 = 4_000_000_000;
+pub const WAKEUP_SIM_NS: u64 = 4_000_000_000;
 /// Busy fraction of CPU 0 in the idle phase above which the idle-CPU wake-up is flagged as
 /// taken on a loaded CPU (the idle phase warns from the same 5 %).
 const LOADED_BUSY: f64 = 0.05;
