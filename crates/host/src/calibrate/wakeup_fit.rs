@@ -275,7 +275,7 @@ pub(crate) fn fit_wakeup(
             );
             notes.push(format!(
                 "fit: timer_delivery_jitter_ns = 4 x (p50 {:.2} - p25 {:.2} us) of {busy_spec} wake-ups = {j}; their p99 {:.2} us is host noise a uniform spread does not model",
-                b.p75_us, b.p25_us, b.p99_us
+                b.p50_us, b.p25_us, b.p99_us
             ));
             progress("fit: bisecting irq_entry_exit_ns on the wake-up beside a hog");
             let fit = CostFit {
