@@ -11,7 +11,12 @@
 //!   same-CPU switch. When that comes out ≤ 0 (the two sides overlap on two CPUs) the preset
 //!   value is kept and the header says so.
 //! * Wake-up latency (frames at 1 kHz, min / median / p99) has no field in the machine model:
-//!   it goes into the header.
+//!   it goes into the header. The costs on the wake-up path (interrupt entry/exit, the
+//!   timer-delivery spread, the driverless idle state's exit latency) are fitted to it by
+//!   [`super::wakeup_fit`], after the background sources, with the twin in the loop.
+//! * With a cpuidle driver, each idle state's exit latency and target residency are the
+//!   kernel's own numbers (sysfs `stateN/latency`, `stateN/residency`) and are registered as
+//!   fitted from there.
 //! * Every other cost is a preset of the `kvm-guest` machine; the header lists them
 //!   ([`super::ledger`]).
 //! * `nohz`: `full` if the kernel reports nohz_full CPUs; otherwise `idle` when the idle CPUs'
@@ -122,7 +127,7 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
         crate::harness::sample::ns_per_user_tick() as f64,
     );
     super::timer_tracepoints::set_costs(m.kernel_trace.as_ref(), &mut mach, ledger, notes);
-    set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, notes);
+    set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, ledger, notes);
     mach
 }
 
@@ -131,13 +136,15 @@ fn set_cpuidle(
     mach: &mut Machine,
     driver: &str,
     states: &[(String, u64, u64, bool)],
+    ledger: &mut CostLedger,
     notes: &mut Vec<String>,
 ) {
     mach.cpuidle_driver = driver.to_string();
     if driver == "none" || states.is_empty() {
         mach.cpuidle_driver = "none".into();
-        // The twin idles in state 1 when there is no driver: the default idle (HLT). The
-        // preset's 1 µs exit latency is kept: sysfs has nothing for a driverless CPU.
+        // The twin idles in state 1 when there is no driver: the default idle (HLT). sysfs
+        // has no exit latency for a driverless CPU: `wakeup_fit` bisects it from the
+        // idle-CPU wake-up (until then the preset's 1 µs stands).
         if let Some(s) = mach.idle_states.get_mut(1) {
             s.name = "HLT".into();
         }
@@ -155,6 +162,16 @@ fn set_cpuidle(
                 s
             })
             .collect();
+        for i in 0..mach.idle_states.len() {
+            ledger.fitted(
+                &format!("idle_states.{i}.exit_latency_ns"),
+                format!("from sysfs cpuidle state{i}/latency (the {driver} driver's own)"),
+            );
+            ledger.fitted(
+                &format!("idle_states.{i}.target_residency_ns"),
+                format!("from sysfs cpuidle state{i}/residency (the {driver} driver's own)"),
+            );
+        }
     }
 }
 
@@ -174,7 +191,14 @@ pub fn inspected_scenario(
         "{hostname} ({}), {} CPUs, preset costs (not calibrated)",
         f.release, f.nr_cpus
     );
-    set_cpuidle(&mut machine, &f.cpuidle_driver, &f.idle_states, notes);
+    // Not a calibration: its ledger is not kept.
+    set_cpuidle(
+        &mut machine,
+        &f.cpuidle_driver,
+        &f.idle_states,
+        &mut CostLedger::new(),
+        notes,
+    );
     let nohz = if f.nohz_full {
         NohzBuild::Full
     } else {
@@ -389,6 +413,8 @@ pub fn fit_with_kvm(
     }
     with_rates(&mut scenario, &rates);
     scenario.background.push(harness_source(m.nr_cpus));
+    // The wake-path costs, with every cost `machine()` fitted and the background in place.
+    super::wakeup_fit::fit_wakeup(m, &mut scenario, &mut ledger, &mut notes, sim, progress);
     // The busy-side check: the twin's one-hog prediction next to the measurement.
     let mut hog = scenario.clone();
     hog.workload = Workload::parse(&format!("hogs:1@{}", m.hog_cpu), m.nr_cpus)
@@ -453,6 +479,7 @@ pub(super) mod tests {
             same_cpu_rt_ns: 5000.0,
             cross_cpu_rt_ns: Some(20000.0),
             wakeup: None,
+            busy_wakeup: None,
             work_unit_ns: Some(6.5),
             kernel_trace: None,
             warnings: Vec::new(),
@@ -492,5 +519,26 @@ pub(super) mod tests {
         assert_eq!(mach.costs.ipi_ns, 7500);
         assert_eq!(mach.cpuidle_driver, "none");
         assert_eq!(mach.idle_states[1].name, "HLT");
+    }
+
+    #[test]
+    fn a_drivers_idle_states_come_from_sysfs_into_the_ledger() {
+        let mut mach = kvm_guest(2);
+        let mut ledger = CostLedger::new();
+        let states = [
+            ("POLL".to_string(), 0, 0, true),
+            ("haltpoll".to_string(), 1, 1, false),
+        ];
+        set_cpuidle(&mut mach, "haltpoll", &states, &mut ledger, &mut Vec::new());
+        assert_eq!(mach.idle_states[1].exit_latency_ns, 1000);
+        assert_eq!(
+            ledger.how("idle_states.1.exit_latency_ns"),
+            Some("from sysfs cpuidle state1/latency (the haltpoll driver's own)")
+        );
+        assert!(ledger.how("idle_states.0.target_residency_ns").is_some());
+        // Without a driver sysfs has no number: nothing registered here.
+        let mut none = CostLedger::new();
+        set_cpuidle(&mut kvm_guest(2), "none", &[], &mut none, &mut Vec::new());
+        assert!(none.entries().is_empty());
     }
 }

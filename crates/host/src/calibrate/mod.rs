@@ -11,6 +11,8 @@
 //! * [`phases`] — the measurement phases and their shares of the budget;
 //! * [`fitting`] — costs, the tick build and the background sources fitted to the
 //!   measurements, with the twin in the loop;
+//! * [`wakeup_fit`] — interrupt entry/exit, timer-delivery spread and the idle exit latency,
+//!   bisected with the twin until its frame worker wakes as late as the host's;
 //! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
 //!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
 //! * [`ledger`] — which costs were fitted and how; the rest are presets;
@@ -41,6 +43,7 @@ pub mod phases;
 pub mod scenario_file;
 pub mod sensitivity;
 pub mod timer_tracepoints;
+pub mod wakeup_fit;
 
 pub use fit_quality::FitCheck;
 pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
@@ -112,6 +115,9 @@ pub struct Measurements {
     pub cross_cpu_rt_ns: Option<f64>,
     /// Wake-up latency of a 1 kHz frame worker.
     pub wakeup: Option<LatencySummary>,
+    /// Wake-up latency of the same worker on the hog's CPU beside one hog (`hogs:1@H+frames:
+    /// 1000@H:loop=0`): a CPU that never idles, so no idle-state exit in it.
+    pub busy_wakeup: Option<LatencySummary>,
     /// The frame worker's calibrated cost of one work unit, ns (`None`: not measured).
     pub work_unit_ns: Option<f64>,
     /// The kernel's timer costs from its tracepoints (`None`: not recorded, e.g. not root).

@@ -4,18 +4,21 @@
 //!
 //! 1. **inspect** (fixed ~0.3 s): HZ, command line, kernel version, cpuidle driver and states,
 //!    nohz_full list, via [`crate::probe::inspect`].
-//! 2. **idle** (40 %): the calling thread sleeps in one piece (no polling) between two
+//! 2. **idle** (31 %): the calling thread sleeps in one piece (no polling) between two
 //!    `/proc/interrupts` + `/proc/stat` snapshots: per-CPU LOC/s and busy fraction.
-//! 3. **one hog** (20 %): `hogs:1@H` on the last CPU through the harness: LOC/s of a CPU
+//! 3. **one hog** (18 %): `hogs:1@H` on the last CPU through the harness: LOC/s of a CPU
 //!    whose tick cannot stop, and of the others while one CPU is busy.
-//! 4. **syscall** (8 %): `syscall:getpid@0`, capped by the phase time.
-//! 5. **ping-pong** (8 % each): `pingpong:pipe@0,0` (same CPU) and, with two CPUs or more,
+//! 4. **syscall** (6 %): `syscall:getpid@0`, capped by the phase time.
+//! 5. **ping-pong** (7 % each): `pingpong:pipe@0,0` (same CPU) and, with two CPUs or more,
 //!    `pingpong:pipe@0,1` (cross-CPU), processes as in `perf bench sched pipe`.
 //! 6. **frames** (12 %): `frames:1000@0:loop=0`: wake-up latency of a timer sleep.
-//! 7. **micro-benchmarks** (1 % + 2 %): vDSO clock reads pinned on CPU 0, then a cache line
+//! 7. **frames beside a hog** (6 %): `hogs:1@H+frames:1000@H:loop=0`: the same worker
+//!    (SCHED_FIFO) waking on the hog's CPU, which never idles: wake-up latency without the
+//!    cost of leaving an idle state ([`super::wakeup_fit`] sets the two apart).
+//! 8. **micro-benchmarks** (1 % + 2 %): vDSO clock reads pinned on CPU 0, then a cache line
 //!    bounced between two CPUs of one package (and of two packages, where there are two):
 //!    [`super::micro`].
-//! 8. **tracepoints** (10 %, half each): `hogs:1@H` then `frames:1000@H:loop=0` under a tracefs
+//! 9. **tracepoints** (10 %, half each): `hogs:1@H` then `frames:1000@H:loop=0` under a tracefs
 //!    instance, root only ([`super::timer_tracepoints`]).
 //!
 //! Harness warnings are kept in the [`Measurements`] (phase-prefixed), except the energy ones
@@ -35,8 +38,18 @@ use crate::harness::{self, HarnessError, RunConfig, Stop};
 use crate::probe::inspect::{InspectOptions, inspect};
 use crate::procfs::interrupts::IrqKind;
 
-/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, tracepoints.
-const SHARES: [f64; 6] = [0.40, 0.20, 0.08, 0.08, 0.12, 0.10];
+/// The frames phase: the 1 kHz frame worker waking on an idle CPU.
+pub(crate) const IDLE_FRAMES: &str = "frames:1000@0:loop=0";
+
+/// The frames-beside-a-hog phase: the 1 kHz frame worker (SCHED_FIFO) waking on the hog's CPU
+/// `h`, which a SCHED_OTHER hog keeps busy.
+pub(crate) fn busy_frames_spec(h: u32) -> String {
+    format!("hogs:1@{h}+frames:1000@{h}:loop=0")
+}
+
+/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, tracepoints,
+/// frames beside a hog. With [`MICRO_SHARES`] they add up to the whole budget.
+const SHARES: [f64; 7] = [0.31, 0.18, 0.06, 0.07, 0.12, 0.10, 0.06];
 /// Shares of the micro-benchmarks ([`super::micro`]): clock reads, cache-line bounces. Short:
 /// both are tight loops timed in batches of well under a millisecond, so even a 5 s budget
 /// gives them hundreds of batches.
@@ -200,13 +213,8 @@ pub fn measure(
         "frames 1 kHz on CPU 0 (wake-up latency): {:.1} s",
         fr_d.as_secs_f64()
     ));
-    let fr = run("frames:1000@0:loop=0".into(), fr_d, "frames", &mut warnings)?;
-    let wakeup = fr
-        .host_run
-        .frame_groups
-        .first()
-        .map(|g| g.wakeup)
-        .filter(|w| w.samples > 0);
+    let fr = run(IDLE_FRAMES.into(), fr_d, "frames", &mut warnings)?;
+    let wakeup = first_wakeup(&fr);
     let work_unit_ns = measured_work_unit_ns(&fr);
     let micro = super::micro::measure(
         nr_cpus,
@@ -224,6 +232,19 @@ pub fn measure(
         &mut warnings,
         stop,
     )?;
+
+    let busy_d = phase(SHARES[6]);
+    progress(&format!(
+        "frames 1 kHz beside a hog on CPU {hog_cpu} (wake-up latency, busy CPU): {:.1} s",
+        busy_d.as_secs_f64()
+    ));
+    let busy = run(
+        busy_frames_spec(hog_cpu),
+        busy_d,
+        "frames beside a hog",
+        &mut warnings,
+    )?;
+    let busy_wakeup = first_wakeup(&busy);
 
     let (hostname, _) = harness::os::uname();
     Ok(Measurements {
@@ -244,11 +265,21 @@ pub fn measure(
         same_cpu_rt_ns,
         cross_cpu_rt_ns,
         wakeup,
+        busy_wakeup,
         work_unit_ns,
         kernel_trace,
         warnings,
         micro,
     })
+}
+
+/// The wake-up latency of a run's first frame group, `None` without samples.
+fn first_wakeup(r: &crate::harness::HostRun) -> Option<crate::harness::LatencySummary> {
+    r.host_run
+        .frame_groups
+        .first()
+        .map(|g| g.wakeup)
+        .filter(|w| w.samples > 0)
 }
 
 /// The frame worker's calibrated cost of one work unit (ns): the minimum over batches the
@@ -388,4 +419,16 @@ fn loc_between(a: &Snapshot, b: &Snapshot, nr: u32, secs: f64) -> Vec<f64> {
             _ => 0.0,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_phases_fit_in_the_budget() {
+        // The ping-pong share is spent twice (same CPU, cross CPU); inspect's 0.3 s is extra.
+        let total: f64 = super::SHARES.iter().sum::<f64>()
+            + super::SHARES[3]
+            + super::MICRO_SHARES.iter().sum::<f64>();
+        assert!(total <= 1.0 + 1e-9, "phase shares add up to {total}");
+    }
 }

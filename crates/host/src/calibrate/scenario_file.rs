@@ -49,6 +49,12 @@ impl Calibration {
             }
             None => s += "# wake-up latency: not measured\n",
         }
+        if let Some(w) = &m.busy_wakeup {
+            s += &format!(
+                "# wake-up latency beside a hog on CPU {} ({} samples): min {:.1} us, p25 {:.2} us, median {:.2} us, p75 {:.2} us, p99 {:.1} us\n",
+                m.hog_cpu, w.samples, w.min_us, w.p25_us, w.p50_us, w.p75_us, w.p99_us
+            );
+        }
         for n in &self.notes {
             s += &format!("# {n}\n");
         }

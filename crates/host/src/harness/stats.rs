@@ -161,8 +161,15 @@ pub struct LatencySummary {
     pub samples: u64,
     /// Smallest value.
     pub min_us: f64,
+    /// First quartile (25th percentile). Absent in reports written before it was added (0).
+    #[serde(default)]
+    pub p25_us: f64,
     /// Median.
     pub p50_us: f64,
+    /// Third quartile (75th percentile); with `p25_us` the interquartile range, a spread
+    /// measure the tail does not move. Absent in older reports (0).
+    #[serde(default)]
+    pub p75_us: f64,
     /// 99th percentile.
     pub p99_us: f64,
     /// 99.9th percentile.
@@ -178,7 +185,9 @@ impl LatencySummary {
             return LatencySummary {
                 samples: 0,
                 min_us: 0.0,
+                p25_us: 0.0,
                 p50_us: 0.0,
+                p75_us: 0.0,
                 p99_us: 0.0,
                 p999_us: 0.0,
                 max_us: 0.0,
@@ -188,7 +197,9 @@ impl LatencySummary {
         LatencySummary {
             samples: h.len(),
             min_us: h.min() as f64 / 1e3,
+            p25_us: q(25.0),
             p50_us: q(50.0),
+            p75_us: q(75.0),
             p99_us: q(99.0),
             p999_us: q(99.9),
             max_us: h.max() as f64 / 1e3,
@@ -371,6 +382,12 @@ mod tests {
             );
         }
         assert_eq!(percentile_ns(&Histogram::<u64>::new(3).unwrap(), 50.0), 0);
+        // The summary's quartiles: 0.1 .. 1000 µs evenly, so p25 = 250 µs and p75 = 750 µs.
+        let s = LatencySummary::from_histogram(&h);
+        for (got, want) in [(s.p25_us, 250.0), (s.p50_us, 500.0), (s.p75_us, 750.0)] {
+            assert!((got - want).abs() <= want * 1e-3, "{got} vs {want}");
+        }
+        assert!(s.min_us <= s.p25_us && s.p25_us <= s.p50_us && s.p50_us <= s.p75_us);
     }
 
     #[test]
