@@ -32,6 +32,7 @@
 //! | `wheel_timer_ns` | `timer_expire_entry` | `timer_expire_exit` | every CPU, both phases |
 //! | `clockevent_program_ns` | the last `hrtimer_expire_exit` of a local timer interrupt that ran the tick | `local_timer_exit` | H, hog phase |
 //! | one recorded event | `softirq_exit` | the next vector's `softirq_entry` | every CPU, both phases |
+//! | `tick_restart_ns` | `power:cpu_idle` leaving idle (state 4294967295) with need-resched set | the tick's `hrtimer_start` | every CPU, frames phase |
 //!
 //! The re-arm interval is what the twin charges `clockevent_program_ns` for at the end of its
 //! `hrtimer_interrupt` (`crates/twin/src/sim/hrtimer_interrupt.rs`): after the callbacks, the
@@ -48,14 +49,35 @@
 //! of its softirq loop, so the median of those gaps is taken as one event's cost and
 //! [`set_costs`] subtracts it from every median.
 //!
-//! # Not measured: `tick_stop_ns`, `tick_restart_ns`
+//! # The tick's restart: `tick_restart_ns`
 //!
-//! No tracepoint brackets them. `timer:tick_stop` fires inside the stop, after the next-event
-//! computation the twin's `tick_stop_ns` stands for and before the device is re-armed; the
-//! tick's restart at idle exit has no event at all. The intervals around them (the switch to
-//! the idle task → `power:cpu_idle`, idle exit → the switch away) also hold the context
-//! switch, the idle loop and the device programming the twin charges separately, so those
-//! two stay presets.
+//! The restart has no event of its own, but its end is visible: on a CPU without a cpuidle
+//! driver (HLT through `default_idle_call`) the wake-up interrupt is handled inside the halt,
+//! `power:cpu_idle` with state 4294967295 marks the idle exit, the idle loop sees the
+//! reschedule and calls `tick_nohz_idle_exit`, whose restart re-queues the tick hrtimer:
+//! `timer:hrtimer_start` with the tick's function (`was_armed=0`, the restart cancels it
+//! first), traced as the timer is enqueued, before the device is programmed; then the switch
+//! away from the idle task. The interval from the exit event to that `hrtimer_start` on the
+//! same CPU, with no event between, holds the idle-time accounting, the jiffies check (a
+//! catch-up only when the jiffies are stale), and the restart's bookkeeping up to the
+//! enqueue: what the twin charges as the catch-up plus `tick_restart_ns` in
+//! `tick_restart` (`crates/twin/src/sim/tick_sched.rs`), and not the `reprogram` after it
+//! (`clockevent_program_ns`). The catch-up is not subtracted: with the other CPU ticking
+//! the jiffies are current at nearly every exit, and the twin then charges none.
+//!
+//! Only exits whose `cpu_idle` line carries the need-resched flag count: the loop goes on
+//! idling after an exit without it, and when the tick is already stopped a changed next
+//! expiry re-queues the tick there too (a re-stop, not a restart). An exit where the tick
+//! was never stopped has no `hrtimer_start` next (the switch follows) and gives no sample.
+//! The two events are recorded in the frames phase only ([`FRAMES_EVENTS`]), over every CPU:
+//! H's own 1 ms frame timer is nearer than the next tick, so H's tick is rarely stopped.
+//!
+//! # Not measured: `tick_stop_ns`
+//!
+//! `timer:tick_stop` fires inside the stop, after the next-event computation the twin's
+//! `tick_stop_ns` stands for and before the device is re-armed; the interval around it (the
+//! switch to the idle task → `power:cpu_idle`) also holds the context switch, the idle loop
+//! and the device programming the twin charges separately, so it stays a preset.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -79,6 +101,10 @@ pub const EVENTS: [&str; 8] = [
     "irq:softirq_entry",
     "irq:softirq_exit",
 ];
+
+/// Recorded in the frames phase only (module docs, "The tick's restart"): `hrtimer_start`
+/// inside the hog phase would fall inside the re-arm interval timed there.
+pub const FRAMES_EVENTS: [&str; 2] = ["timer:hrtimer_start", "power:cpu_idle"];
 
 /// The tick's hrtimer callback: `tick_nohz_handler` on current kernels, `tick_sched_timer`
 /// before it was renamed.
@@ -131,6 +157,9 @@ pub struct TimerTracepoints {
     pub wheel_timer: Option<Timed>,
     /// Last hrtimer callback's end → end of the tick interrupt on H.
     pub clockevent_program: Option<Timed>,
+    /// Idle exit (`cpu_idle` leaving, need-resched set) → the tick's `hrtimer_start`, every
+    /// CPU, frames phase.
+    pub tick_restart: Option<Timed>,
     /// Events the ring buffers overwrote (0: none lost).
     pub overruns: u64,
 }
@@ -154,6 +183,13 @@ enum Mark {
     TimerExit,
     SoftirqEntry,
     SoftirqExit,
+    /// `power:cpu_idle` leaving idle; `resched`: the need-resched flag was set, so the idle
+    /// loop ends and the tick, if stopped, restarts.
+    IdleExit {
+        resched: bool,
+    },
+    /// `timer:hrtimer_start` of the tick's timer.
+    TickStart,
     Other,
 }
 
@@ -172,8 +208,8 @@ struct Stamp {
 fn stamps(text: &str) -> Vec<Stamp> {
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(parse_trace_line_raw)
-        .map(|(line, name, payload)| {
+        .filter_map(|raw| parse_trace_line_raw(raw).map(|p| (raw, p)))
+        .map(|(raw, (line, name, payload))| {
             let mut now_ns = None;
             let mark = match (&line.event, name) {
                 (TraceEvent::HrtimerExpireEntry { function }, _) => {
@@ -187,6 +223,15 @@ fn stamps(text: &str) -> Vec<Stamp> {
                     )
                 }
                 (TraceEvent::LocalTimerEntry, _) => Mark::LocalTimerEntry,
+                (TraceEvent::CpuIdle { state: None }, _) => Mark::IdleExit {
+                    resched: need_resched(raw),
+                },
+                (_, "hrtimer_start")
+                    if payload_field(payload, "function")
+                        .is_some_and(|f| TICK_CALLBACKS.contains(&f)) =>
+                {
+                    Mark::TickStart
+                }
                 (_, "local_timer_exit") => Mark::LocalTimerExit,
                 (_, "hrtimer_expire_exit") => Mark::HrtimerExit,
                 (_, "timer_expire_entry") => Mark::TimerEntry,
@@ -205,6 +250,26 @@ fn stamps(text: &str) -> Vec<Stamp> {
         .collect()
 }
 
+/// Whether the event's flags column (the token after the `[CPU]` field, e.g. `dN.1.`) shows
+/// a pending reschedule in its second character (`N`, or one of the partial/lazy letters):
+/// `.` there means none. A line without a flags column (`nop` tracer without irq-info)
+/// says nothing: `false`.
+fn need_resched(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let is_cpu = |w: &str| {
+        w.len() > 2
+            && w.starts_with('[')
+            && w.ends_with(']')
+            && w[1..w.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    };
+    words.by_ref().find(|w| is_cpu(w));
+    match words.next() {
+        // The timestamp follows directly when there are no flags: it ends with ':'.
+        Some(flags) if !flags.ends_with(':') => flags.chars().nth(1).is_some_and(|c| c != '.'),
+        _ => false,
+    }
+}
+
 /// The intervals of one CPU, in trace clock units (module docs, "Intervals").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Intervals {
@@ -213,6 +278,7 @@ struct Intervals {
     wheel: Vec<u64>,
     program: Vec<u64>,
     back_to_back: Vec<u64>,
+    restart: Vec<u64>,
 }
 
 /// Each CPU's [`Intervals`]: a pair counts only when its second event is the next event of
@@ -241,6 +307,7 @@ fn intervals(stamps: &[Stamp]) -> BTreeMap<u32, Intervals> {
             (Mark::TimerExit, Some((Mark::TimerEntry, d))) => iv.wheel.push(d),
             (Mark::LocalTimerExit, Some((Mark::HrtimerExit, d))) if ran_tick => iv.program.push(d),
             (Mark::SoftirqEntry, Some((Mark::SoftirqExit, d))) => iv.back_to_back.push(d),
+            (Mark::TickStart, Some((Mark::IdleExit { resched: true }, d))) => iv.restart.push(d),
             _ => {}
         }
         if s.mark == Mark::LocalTimerExit {
@@ -321,6 +388,9 @@ pub fn from_traces(
     };
     let mut wheel = every(|iv| &iv.wheel);
     let mut back_to_back = every(|iv| &iv.back_to_back);
+    // The restart: frames phase only (its events are recorded there), every CPU: H's own
+    // 1 ms frame timer keeps its tick from stopping, the other CPUs idle long.
+    let mut restart: Vec<u64> = f.values().flat_map(|iv| iv.restart.clone()).collect();
     let tick_function = hog.iter().chain(&frames).find_map(|s| match s.mark {
         Mark::HrtimerEntry(Callback::Tick(name)) => Some(name.to_string()),
         _ => None,
@@ -335,6 +405,7 @@ pub fn from_traces(
         hrtimer_callback: timed(&mut fh.wakeup, scale),
         wheel_timer: timed(&mut wheel, scale),
         clockevent_program: timed(&mut hh.program, scale),
+        tick_restart: timed(&mut restart, scale),
         overruns: 0,
     })
 }
@@ -353,8 +424,8 @@ pub(super) fn measure(
 ) -> Result<Option<TimerTracepoints>, CalibrateError> {
     let skip = |why: String, warnings: &mut Vec<String>, progress: &mut dyn FnMut(&str)| {
         let w = format!(
-            "tracepoints: {why}; tick_handler_ns, hrtimer_callback_ns, wheel_timer_ns and \
-             clockevent_program_ns stay presets"
+            "tracepoints: {why}; tick_handler_ns, hrtimer_callback_ns, wheel_timer_ns, \
+             clockevent_program_ns and tick_restart_ns stay presets"
         );
         progress(&w);
         warnings.push(w);
@@ -366,9 +437,14 @@ pub(super) fn measure(
     let mut texts = Vec::new();
     let mut clock = String::new();
     let mut overruns = 0;
-    for (spec, what) in [
-        (format!("hogs:1@{cpu}"), "tracepoints hog"),
-        (format!("frames:1000@{cpu}:loop=0"), "tracepoints frames"),
+    let frames_events: Vec<&str> = EVENTS.iter().chain(&FRAMES_EVENTS).copied().collect();
+    for (spec, what, events) in [
+        (format!("hogs:1@{cpu}"), "tracepoints hog", &EVENTS[..]),
+        (
+            format!("frames:1000@{cpu}:loop=0"),
+            "tracepoints frames",
+            &frames_events[..],
+        ),
     ] {
         if stop.is_set() {
             return Err(CalibrateError::Interrupted);
@@ -377,7 +453,7 @@ pub(super) fn measure(
             "{what}: {spec} under a tracefs instance, {:.1} s",
             phase.as_secs_f64()
         ));
-        let session = match TraceSession::start_with_clock(&EVENTS, BUFFER_KB, None, &CLOCKS) {
+        let session = match TraceSession::start_with_clock(events, BUFFER_KB, None, &CLOCKS) {
             Ok(s) => s,
             Err(e) => return skip(format!("no trace instance: {e}"), warnings, progress),
         };
@@ -413,7 +489,7 @@ pub(super) fn measure(
     Ok(Some(kt))
 }
 
-/// Sets the four traced costs on `mach` (module docs), each the median less one event's cost
+/// Sets the five traced costs on `mach` (module docs), each the median less one event's cost
 /// (and, for the tick, less what the twin charges inside the same callback besides
 /// `tick_handler_ns`), registered in `ledger` with a note line each. A cost with fewer than
 /// [`MIN_SAMPLES`] intervals, or whose correction leaves nothing, keeps its preset (noted).
@@ -426,7 +502,7 @@ pub fn set_costs(
     let Some(kt) = kt else {
         notes.push(
             "tracepoints: not recorded; tick_handler_ns, hrtimer_callback_ns, wheel_timer_ns, \
-             clockevent_program_ns are presets"
+             clockevent_program_ns, tick_restart_ns are presets"
                 .into(),
         );
         return;
@@ -451,7 +527,7 @@ pub fn set_costs(
     let in_tick = c.xtime_read_ns as f64 + c.jiffies_update_ns as f64;
     let tick_fn = kt.tick_function.as_deref().unwrap_or(TICK_CALLBACKS[0]);
     let h = kt.cpu;
-    let rows: [(&str, Option<Timed>, f64, String, &mut u64); 4] = [
+    let rows: [(&str, Option<Timed>, f64, String, &mut u64); 5] = [
         (
             "tick_handler_ns",
             kt.tick_handler,
@@ -483,6 +559,15 @@ pub fn set_costs(
                 "median last hrtimer_expire_exit -> local_timer_exit in tick interrupts on CPU {h}"
             ),
             &mut c.clockevent_program_ns,
+        ),
+        (
+            "tick_restart_ns",
+            kt.tick_restart,
+            0.0,
+            format!(
+                "median idle-exit cpu_idle (need-resched) -> {tick_fn} hrtimer_start, every CPU, frames phase"
+            ),
+            &mut c.tick_restart_ns,
         ),
     ];
     for (name, t, less, how, field) in rows {
@@ -578,6 +663,83 @@ mod tests {
            <idle>-0   [001] dNh1.  2200030000: hrtimer_expire_exit: hrtimer=04
 ";
 
+    /// Idle exits in the frames phase, after FRAMES in time (lines shaped like a capture of
+    /// this host, kernel 6.18): two restarts (one per CPU) and every exit that must not count.
+    const RESTART: &str = "\
+          <idle>-0       [000] dN.1.  2300000000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0       [000] dN.2.  2300008000: hrtimer_start: hrtimer=05 function=tick_nohz_handler expires=1150000000 softexpires=1150000000 mode=ABS|PINNED|HARD was_armed=0
+          <idle>-0       [000] d..2.  2300030000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ticklab next_pid=9 next_prio=120
+          <idle>-0       [000] d..1.  2310000000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0       [000] d..1.  2310002000: tick_stop: success=1 dependency=NONE
+          <idle>-0       [000] d..2.  2310004000: hrtimer_start: hrtimer=05 function=tick_nohz_handler expires=9000000000 softexpires=9000000000 mode=ABS|PINNED|HARD was_armed=1
+          <idle>-0       [000] d..1.  2310010000: cpu_idle: state=1 cpu_id=0
+          <idle>-0       [000] d..1.  2320000000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0       [000] d..2.  2320005000: hrtimer_start: hrtimer=05 function=tick_nohz_handler expires=9100000000 softexpires=9100000000 mode=ABS|PINNED|HARD was_armed=1
+          <idle>-0       [000] d..1.  2320010000: cpu_idle: state=1 cpu_id=0
+          <idle>-0       [000] dN.1.  2330000000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0       [000] d..2.  2330007000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=rcu_preempt next_pid=15 next_prio=120
+          <idle>-0       [000] dN.1.  2340000000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0       [000] dN.2.  2340003000: hrtimer_start: hrtimer=06 function=dl_task_timer expires=1170000000 softexpires=1170000000 mode=ABS|HARD was_armed=0
+          <idle>-0       [000] dN.2.  2340009000: hrtimer_start: hrtimer=05 function=tick_nohz_handler expires=1172000000 softexpires=1172000000 mode=ABS|PINNED|HARD was_armed=0
+          <idle>-0       [001] dN.1.  2350000000: cpu_idle: state=4294967295 cpu_id=1
+          <idle>-0       [001] dN.2.  2350006000: hrtimer_start: hrtimer=00 function=tick_nohz_handler expires=1176000000 softexpires=1176000000 mode=ABS|PINNED|HARD was_armed=0
+";
+
+    #[test]
+    fn the_restart_counts_only_exits_to_a_task_followed_by_the_ticks_requeue() {
+        let iv = intervals(&stamps(RESTART));
+        // (CPU, restart intervals in counts)
+        let table: [(u32, &[u64]); 2] = [
+            // 8000: exit with N, then the tick's hrtimer_start. Not counted: the exit without N
+            // then tick_stop (a stop), the exit without N then the tick's requeue (a re-stop),
+            // the exit with N then the switch (tick not stopped), the exit with N then another
+            // timer's start (not adjacent to the tick's).
+            (0, &[8_000]),
+            (1, &[6_000]),
+        ];
+        for (cpu, want) in table {
+            assert_eq!(iv[&cpu].restart, want, "CPU {cpu}");
+        }
+        // The hog and wake-up traces have no idle-exit events: no restart there.
+        assert!(
+            intervals(&stamps(HOG))
+                .values()
+                .all(|i| i.restart.is_empty())
+        );
+    }
+
+    #[test]
+    fn need_resched_reads_the_second_flag() {
+        // (line, pending reschedule)
+        let table = [
+            (
+                "  <idle>-0  [000] dN.1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                true,
+            ),
+            (
+                "  <idle>-0  [000] d..1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                false,
+            ),
+            (
+                "  <idle>-0  [000] dn.1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                true,
+            ),
+            // No flags column (irq-info off): the timestamp follows the CPU.
+            (
+                "  <idle>-0  [000] 5: cpu_idle: state=4294967295 cpu_id=0",
+                false,
+            ),
+            // A task name with brackets does not pass for the CPU field.
+            (
+                "  a[1]-3  [001] .N... 5: cpu_idle: state=4294967295 cpu_id=1",
+                true,
+            ),
+        ];
+        for (line, want) in table {
+            assert_eq!(need_resched(line), want, "{line}");
+        }
+    }
+
     #[test]
     fn intervals_pair_adjacent_events_per_cpu() {
         let iv = intervals(&stamps(HOG));
@@ -639,6 +801,20 @@ mod tests {
         assert_eq!(med(kt.wheel_timer), Some((3_000.0, 1)));
         assert_eq!(med(kt.clockevent_program), Some((3_500.0, 2)));
         assert_eq!(med(kt.event), Some((350.0, 2)));
+        // No idle-exit events in FRAMES: no restart; with RESTART after it, both CPUs count
+        // (8000 and 6000 counts of 0.5 ns).
+        assert_eq!(kt.tick_restart, None);
+        let frames = format!("{FRAMES}{RESTART}");
+        let kt = from_traces(HOG, &frames, 1, "x86-tsc").unwrap();
+        assert_eq!(med(kt.tick_restart), Some((3_500.0, 2)));
+        // Recorded in the frames phase only: the same lines in the hog text do not count.
+        let hog = format!("{HOG}{RESTART}");
+        assert_eq!(
+            from_traces(&hog, FRAMES, 1, "x86-tsc")
+                .unwrap()
+                .tick_restart,
+            None
+        );
 
         // With the mono clock the timestamps are ns already (printed in µs).
         let mono = HOG
@@ -673,6 +849,13 @@ mod tests {
         assert_eq!(c.tick_handler_ns, 6_000 - 350 - xtime - jiffies);
         assert_eq!(c.hrtimer_callback_ns, 3_500 - 350);
         assert_eq!(c.clockevent_program_ns, 3_500 - 350);
+        // No restart sample in FRAMES: preset kept, and said.
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("tick_restart_ns: 0 samples"))
+        );
+        assert!(ledger.how("costs.tick_restart_ns").is_none());
         // One wheel sample: preset kept, and said.
         assert_eq!(c.wheel_timer_ns, wheel_preset);
         assert!(
