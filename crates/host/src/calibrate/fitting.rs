@@ -74,6 +74,22 @@ pub fn major_minor(release: &str) -> Option<String> {
     Some(format!("{a}.{b}"))
 }
 
+/// The kernel version the twin is given for a release string: `MAJOR.MINOR.SUBLEVEL`
+/// (`6.18.44-fc` → `6.18.44`), or `MAJOR.MINOR` when no sublevel follows. Stable series took
+/// some rules late (the idle loop's tick rule without a cpuidle driver, twin `kernel::idle`),
+/// so the sublevel is kept.
+pub fn kernel_version(release: &str) -> Option<String> {
+    let mm = major_minor(release)?;
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let sub = it.nth(2).and_then(|s| s.parse::<u32>().ok());
+    // Only a third number right after `MAJOR.MINOR.` is a sublevel (`6.18-rc1` has none).
+    let dotted = release.starts_with(&format!("{mm}."));
+    Some(match sub {
+        Some(s) if dotted => format!("{mm}.{s}"),
+        _ => mm,
+    })
+}
+
 /// The machine: `kvm_guest(nr)` with the measured costs and this host's cpuidle driver.
 fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -> Machine {
     let mut mach = kvm_guest(m.nr_cpus);
@@ -207,7 +223,7 @@ pub fn inspected_scenario(
     notes.push(format!(
         "uncalibrated twin: kvm-guest preset costs, preset background sources, nohz {nohz:?} assumed; run `ticklab host calibrate --out FILE` and pass FILE to --twin for a fitted one"
     ));
-    let version = major_minor(&f.release).ok_or_else(|| {
+    let version = kernel_version(&f.release).ok_or_else(|| {
         CalibrateError::Unsupported(format!("kernel release {:?}: no MAJOR.MINOR", f.release))
     })?;
     let kernel: Kernel = serde_json::from_value(serde_json::json!({
@@ -327,7 +343,7 @@ pub fn fit_with_kvm(
         "nohz = {nohz:?}: nohz_full listed = {}, idle CPUs' LOC/s minus HZ x busy vs HZ/2, hogged CPU vs 0.9 HZ",
         m.nohz_full
     ));
-    let version = major_minor(&m.release).ok_or_else(|| {
+    let version = kernel_version(&m.release).ok_or_else(|| {
         CalibrateError::Unsupported(format!("kernel release {:?}: no MAJOR.MINOR", m.release))
     })?;
     // Built through serde so that fields added later with a default keep their default.
@@ -492,6 +508,16 @@ pub(super) mod tests {
         assert_eq!(major_minor("6.18.44-fc-v657").as_deref(), Some("6.18"));
         assert_eq!(major_minor("5.4.0-150-generic").as_deref(), Some("5.4"));
         assert_eq!(major_minor("weird"), None);
+        // (release, twin version)
+        for (release, want) in [
+            ("6.18.44-fc-v1045", Some("6.18.44")),
+            ("6.1.0-57-amd64", Some("6.1.0")),
+            ("6.18-rc1", Some("6.18")),
+            ("6.19", Some("6.19")),
+            ("weird", None),
+        ] {
+            assert_eq!(kernel_version(release).as_deref(), want, "{release}");
+        }
     }
 
     #[test]

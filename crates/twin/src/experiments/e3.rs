@@ -31,6 +31,7 @@ use ticklab_schema::machine::{Costs, KvmHost, Machine, xps13_7390};
 
 use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
+use crate::kernel::idle::NoDriverTick;
 use crate::kernel::kvm::{ExitReason, HostHaltPollParams, HostIdleParams, KvmCosts};
 use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
 
@@ -99,6 +100,9 @@ impl GuestHost {
             host_idle: self.host_idle,
             idle,
             tick_period_ns,
+            // The published and calibrated setups say nothing of the kernel's release;
+            // `simulate_pingpong` sets the scenario's rule.
+            no_driver_tick: NoDriverTick::EveryEntry,
         }
     }
 }
@@ -158,6 +162,7 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
         host_idle,
         idle,
         tick_period_ns: TICK_NSEC,
+        no_driver_tick: NoDriverTick::EveryEntry,
     }
 }
 
@@ -514,7 +519,8 @@ pub fn simulate_pingpong(
     // The scenario's own machine: its costs are the guest's (a calibrated twin of this host
     // carries the switch and syscall costs `host calibrate` fitted), its `[machine.kvm_host]`
     // the host's wake-up calibration learnt.
-    let setup = GuestHost::of_machine(m).setup(m.costs.clone(), idle, k.tick_nsec());
+    let mut setup = GuestHost::of_machine(m).setup(m.costs.clone(), idle, k.tick_nsec());
+    setup.no_driver_tick = NoDriverTick::for_kernel(build.version, k.sublevel());
     GuestPingPong::new(setup)
         .ok_or_else(|| "unknown governor".to_string())?
         .run_group(group)
