@@ -1,6 +1,6 @@
 //! The KVM part of `host calibrate`: on a KVM guest, learn the guest's context switch and its
 //! host's wake-up of a blocked vCPU from the futex ping-pong at `guest_halt_poll_ns=0` only
-//! (docs/experiments.md E3, "This host").
+//! (docs/model.md, "This host").
 //!
 //! [`measure`] sets `haltpoll.guest_halt_poll_ns=0` for the two runs (through a
 //! [`ParamGuard`]: restored after them, on error and on Ctrl-C; a record under /run covers a

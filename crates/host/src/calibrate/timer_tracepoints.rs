@@ -211,8 +211,8 @@ struct Stamp {
 fn stamps(text: &str) -> Vec<Stamp> {
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|raw| parse_trace_line_raw(raw).map(|p| (raw, p)))
-        .map(|(raw, (line, name, payload))| {
+        .filter_map(parse_trace_line_raw)
+        .map(|(line, name, payload)| {
             let mut now_ns = None;
             let mark = match (&line.event, name) {
                 (TraceEvent::HrtimerExpireEntry { function }, _) => {
@@ -227,7 +227,7 @@ fn stamps(text: &str) -> Vec<Stamp> {
                 }
                 (TraceEvent::LocalTimerEntry, _) => Mark::LocalTimerEntry,
                 (TraceEvent::CpuIdle { state: None }, _) => Mark::IdleExit {
-                    resched: need_resched(raw),
+                    resched: line.need_resched,
                 },
                 (_, "hrtimer_start")
                     if payload_field(payload, "function")
@@ -251,26 +251,6 @@ fn stamps(text: &str) -> Vec<Stamp> {
             }
         })
         .collect()
-}
-
-/// Whether the event's flags column (the token after the `[CPU]` field, e.g. `dN.1.`) shows
-/// a pending reschedule in its second character (`N`, or one of the partial/lazy letters):
-/// `.` there means none. A line without a flags column (`nop` tracer without irq-info)
-/// says nothing: `false`.
-fn need_resched(line: &str) -> bool {
-    let mut words = line.split_whitespace();
-    let is_cpu = |w: &str| {
-        w.len() > 2
-            && w.starts_with('[')
-            && w.ends_with(']')
-            && w[1..w.len() - 1].bytes().all(|b| b.is_ascii_digit())
-    };
-    words.by_ref().find(|w| is_cpu(w));
-    match words.next() {
-        // The timestamp follows directly when there are no flags: it ends with ':'.
-        Some(flags) if !flags.ends_with(':') => flags.chars().nth(1).is_some_and(|c| c != '.'),
-        _ => false,
-    }
 }
 
 /// The intervals of one CPU, in trace clock units (module docs, "Intervals").
@@ -721,38 +701,6 @@ mod tests {
                 .values()
                 .all(|i| i.restart.is_empty())
         );
-    }
-
-    #[test]
-    fn need_resched_reads_the_second_flag() {
-        // (line, pending reschedule)
-        let table = [
-            (
-                "  <idle>-0  [000] dN.1. 5: cpu_idle: state=4294967295 cpu_id=0",
-                true,
-            ),
-            (
-                "  <idle>-0  [000] d..1. 5: cpu_idle: state=4294967295 cpu_id=0",
-                false,
-            ),
-            (
-                "  <idle>-0  [000] dn.1. 5: cpu_idle: state=4294967295 cpu_id=0",
-                true,
-            ),
-            // No flags column (irq-info off): the timestamp follows the CPU.
-            (
-                "  <idle>-0  [000] 5: cpu_idle: state=4294967295 cpu_id=0",
-                false,
-            ),
-            // A task name with brackets does not pass for the CPU field.
-            (
-                "  a[1]-3  [001] .N... 5: cpu_idle: state=4294967295 cpu_id=1",
-                true,
-            ),
-        ];
-        for (line, want) in table {
-            assert_eq!(need_resched(line), want, "{line}");
-        }
     }
 
     #[test]

@@ -508,6 +508,12 @@ mod tests {
             s.machine.cpuidle_driver = "none".into();
             s
         };
+        // The notes of one fit of `s` against `sim`, with a ledger of its own.
+        let notes_of = |m: &Measurements, s: &mut Scenario, sim: Simulator<'_>| {
+            let mut notes = Vec::new();
+            fit_wakeup(m, s, &mut CostLedger::new(), &mut notes, sim, &mut |_| {});
+            notes
+        };
         let mut s = driverless();
         let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
         fit_wakeup(&m, &mut s, &mut ledger, &mut notes, &fake, &mut |_| {});
@@ -532,15 +538,7 @@ mod tests {
         assert_eq!(notes.len(), 3, "{notes:?}");
         // CPU 0 busy with other work in the idle phase: the exit latency is flagged.
         m.idle_busy = vec![0.98, 0.0];
-        let mut notes = Vec::new();
-        fit_wakeup(
-            &m,
-            &mut driverless(),
-            &mut CostLedger::new(),
-            &mut notes,
-            &fake,
-            &mut |_| {},
-        );
+        let notes = notes_of(&m, &mut driverless(), &fake);
         assert!(notes[3].contains("98 % busy with other work"), "{notes:?}");
         m.idle_busy = vec![0.0, 0.0];
         assert!(
@@ -552,15 +550,7 @@ mod tests {
         // residual in the note.
         m.busy_wakeup = Some(summary(2.4, 2.5, 2.6));
         let mut s = driverless();
-        let mut notes = Vec::new();
-        fit_wakeup(
-            &m,
-            &mut s,
-            &mut CostLedger::new(),
-            &mut notes,
-            &fake,
-            &mut |_| {},
-        );
+        let notes = notes_of(&m, &mut s, &fake);
         assert_eq!(
             s.machine.costs.irq_entry_exit_ns,
             IRQ_ENTRY_EXIT_BOUNDS_NS.0
@@ -571,15 +561,7 @@ mod tests {
         let mut s = crate::calibrate::fit_quality::tests::scenario();
         s.machine.cpuidle_driver = "haltpoll".into();
         let before = s.machine.idle_states[1].exit_latency_ns;
-        let mut notes = Vec::new();
-        fit_wakeup(
-            &m,
-            &mut s,
-            &mut CostLedger::new(),
-            &mut notes,
-            &fake,
-            &mut |_| {},
-        );
+        let notes = notes_of(&m, &mut s, &fake);
         assert_eq!(s.machine.idle_states[1].exit_latency_ns, before);
         assert!(notes[2].contains("not bisected"), "{notes:?}");
 
@@ -587,15 +569,7 @@ mod tests {
         let refuse = |_: &Scenario| -> Result<Report, String> { Err("not modelled".into()) };
         let mut s = driverless();
         let preset = s.machine.clone();
-        let mut notes = Vec::new();
-        fit_wakeup(
-            &m,
-            &mut s,
-            &mut CostLedger::new(),
-            &mut notes,
-            &refuse,
-            &mut |_| {},
-        );
+        let notes = notes_of(&m, &mut s, &refuse);
         assert_eq!(
             s.machine.costs.irq_entry_exit_ns,
             preset.costs.irq_entry_exit_ns

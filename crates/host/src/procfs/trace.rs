@@ -38,6 +38,12 @@ pub struct TraceLine {
     pub ts_ns: u64,
     /// Decoded event.
     pub event: TraceEvent,
+    /// The flags column (`dN.1.`, after the CPU field) shows a pending reschedule: its second
+    /// character is `N` or one of the partial / lazy letters, where `.` means none. `false`
+    /// when the line has no flags column (the `nop` tracer without irq-info). Not serialised:
+    /// a reading of the line, not part of the decoded event.
+    #[serde(skip)]
+    pub need_resched: bool,
 }
 
 /// The events ticklab understands.
@@ -270,8 +276,10 @@ pub fn parse_trace_line_raw(line: &str) -> Option<(TraceLine, &str, &str)> {
             Some(t) => (t, toks.next()),
             None => continue,
         };
+        let mut need_resched = false;
         if !ts_tok.ends_with(':') {
             // That was the flags column; the timestamp follows.
+            need_resched = ts_tok.chars().nth(1).is_some_and(|c| c != '.');
             match after {
                 Some(t) => ts_tok = t,
                 None => continue,
@@ -291,6 +299,7 @@ pub fn parse_trace_line_raw(line: &str) -> Option<(TraceLine, &str, &str)> {
             cpu,
             ts_ns,
             event: decode(name, payload),
+            need_resched,
         };
         return Some((l, name, payload));
     }
@@ -326,6 +335,42 @@ pub fn parse_trace(text: &str) -> TraceText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn need_resched_is_the_second_flag() {
+        // (line, pending reschedule)
+        let table = [
+            (
+                "  <idle>-0  [000] dN.1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                true,
+            ),
+            (
+                "  <idle>-0  [000] d..1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                false,
+            ),
+            (
+                "  <idle>-0  [000] dn.1. 5: cpu_idle: state=4294967295 cpu_id=0",
+                true,
+            ),
+            // No flags column (irq-info off): the timestamp follows the CPU.
+            (
+                "  <idle>-0  [000] 5: cpu_idle: state=4294967295 cpu_id=0",
+                false,
+            ),
+            // A task name with brackets does not pass for the CPU field.
+            (
+                "  a[1]-3  [001] .N... 5: cpu_idle: state=4294967295 cpu_id=1",
+                true,
+            ),
+        ];
+        for (line, want) in table {
+            assert_eq!(
+                parse_trace_line(line).map(|l| l.need_resched),
+                Some(want),
+                "{line}"
+            );
+        }
+    }
 
     #[test]
     fn timestamps() {

@@ -430,7 +430,7 @@ fn lay_out_cpus(
             bg_remaining: 0,
             syscall_runnable: false,
             last_sched_tick: 0,
-            user_tasks: true,
+            user_tasks: !cfg.isolated_domain.contains(c as u32),
             follow_hrtimers: Vec::new(),
             follow_wheel_timers: Vec::new(),
             ipi_waking: false,
@@ -501,8 +501,7 @@ fn arm_background(
             // Every CPU a user task may run on gets one idle timer per instance, so an
             // instance can move anywhere without allocating while the run goes on.
             let instances = on.len();
-            for (x, cpu) in cpus.iter_mut().enumerate() {
-                cpu.user_tasks = !cfg.isolated_domain.contains(x as u32);
+            for cpu in cpus.iter_mut() {
                 if !cpu.user_tasks {
                     continue;
                 }
