@@ -59,6 +59,7 @@ pub(crate) fn twin_report(s: &Scenario, histogram: Option<u32>) -> Result<Report
                 ns_per_switch: o.ns_per_switch(),
                 ns_per_round_trip: 2.0 * o.ns_per_switch(),
             })],
+            noise: None,
             warnings: vec![
                 "the E3 guest model gives the ping-pong's round trip, no per-CPU counters".into(),
             ],

@@ -400,6 +400,7 @@ pub(crate) mod tests {
                 expiries: 4,
             }],
             workloads: vec![],
+            noise: None,
             warnings: vec![],
         }
     }
@@ -443,6 +444,7 @@ pub(crate) mod tests {
             locks: None,
             background: vec![],
             workloads: vec![],
+            noise: None,
             warnings: vec![
                 "/proc/timer_list not readable (needs root): ticks and tick-stopped time unknown"
                     .to_string(),

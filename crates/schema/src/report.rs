@@ -74,6 +74,10 @@ pub struct Report {
     pub workloads: Vec<WorkloadResult>,
     /// Warnings about the measurement itself (contamination, missing counters).
     pub warnings: Vec<String>,
+    /// OS noise seen by the busy tasks, per CPU and per source (`host noise`, or the twin
+    /// when noise accounting is on); absent when not measured or modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseReport>,
 }
 
 impl Report {

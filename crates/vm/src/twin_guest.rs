@@ -342,6 +342,7 @@ mod tests {
             workloads: vec![WorkloadResult::Hogs {
                 cpus: hogs.to_vec(),
             }],
+            noise: None,
             warnings: Vec::new(),
         }
     }

@@ -408,6 +408,7 @@ pub(in crate::calibrate) mod tests {
             locks: None,
             background: Vec::new(),
             workloads,
+            noise: None,
             warnings: Vec::new(),
         }
     }

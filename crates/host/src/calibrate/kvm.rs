@@ -500,6 +500,7 @@ mod tests {
             locks: None,
             background: Vec::new(),
             workloads: Vec::new(),
+            noise: None,
             warnings: Vec::new(),
         };
         r.workloads.push(WorkloadResult::PingPong(

@@ -574,6 +574,7 @@ pub(crate) fn assemble(
             locks: None,
             background: Vec::new(),
             workloads: results,
+            noise: None,
             warnings: warnings.texts(),
         },
         host_run: RunDetails {

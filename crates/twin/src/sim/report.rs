@@ -221,6 +221,7 @@ impl<O: Observer> Sim<O> {
             background,
             workloads,
             warnings,
+            noise: None,
         }
     }
 }

@@ -1,0 +1,226 @@
+//! OS noise: what the kernel takes from a busy, pinned task, per CPU and per source.
+//!
+//! One type for the host lab (`host noise`, a sampler thread that reads a cycle counter in a
+//! tight loop, as rtla's osnoise tracer does) and for the twin (which knows the length of every
+//! interrupt, callback and lock wait it simulates), so a measurement and a prediction are read
+//! and compared the same way.
+//!
+//! # Definitions
+//!
+//! * **runtime**: the time the measuring task (or, in the twin, the busy task) owned its CPU
+//!   during the window, its detours included.
+//! * **detour**: one gap in the task's progress longer than the report's `threshold_ns`
+//!   (the sampler saw two consecutive reads of the clock further apart than that). Gaps at or
+//!   below the threshold are not noise: they are the loop's own cost.
+//! * **noise**: the sum of all detours' lengths; **available %** is
+//!   `100 · (1 − noise / runtime)`, the share of the CPU left to the task.
+//! * **interference count** of a source: how many times that source ran on the CPU during the
+//!   window, whether or not it made a detour above the threshold (rtla osnoise's IRQ, SIRQ,
+//!   NMI and Thread columns).
+//! * A detour inside which no source was seen is **hardware** noise (an SMI, or on a guest the
+//!   hypervisor): [`NoiseClass::Hardware`].
+//!
+//! Invariants (kept by the producers, checked by [`CpuNoise::check`]): `noise_ns ≤ runtime_ns`,
+//! `max_detour_ns ≤ noise_ns`, `detours == 0` iff `noise_ns == 0`, and the detour histogram,
+//! when present, holds exactly `detours` samples.
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::LatencyHistogram;
+
+/// How a noise report attributed its detours to sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseMethod {
+    /// Simulated by the twin: every source's time is known exactly.
+    Twin,
+    /// Measured, sources from tracefs events (`irq_handler_entry/exit`,
+    /// `local_timer_entry/exit`, `softirq_entry/exit`, `sched_switch`, NMI events) that fell
+    /// inside each detour.
+    Tracefs,
+    /// Measured, sources from per-CPU count deltas (`/proc/interrupts`, `/proc/softirqs`, the
+    /// sampler's involuntary context switches): counts per source, no time per source.
+    CountDeltas,
+}
+
+/// The class of a noise source, as rtla osnoise groups them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseClass {
+    /// A hard interrupt (the local timer included).
+    Irq,
+    /// A softirq vector.
+    Softirq,
+    /// A non-maskable interrupt.
+    Nmi,
+    /// Another thread scheduled on the CPU (kernel or user).
+    Thread,
+    /// Time stolen with no kernel source inside it: firmware, SMIs, or the hypervisor.
+    Hardware,
+}
+
+/// One source of noise on one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NoiseSource {
+    /// Its class.
+    pub class: NoiseClass,
+    /// Its name within the class: the interrupt's name as `/proc/interrupts` or the
+    /// `irq_handler_entry` event gives it (`local_timer` for the tick's interrupt), the softirq
+    /// vector (`TIMER`, `RCU`, `SCHED`, ...), the thread's `comm`; for the twin, also the part
+    /// of a kernel path it models (`tick`, `hrtimer callbacks`, `lock wait`, ...). A label for
+    /// people: the class is the category.
+    pub name: String,
+    /// Times this source ran on the CPU during the window (interference count).
+    pub count: u64,
+    /// Time this source took from the task, ns, when the method can attribute time (`None`
+    /// for [`NoiseMethod::CountDeltas`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_ns: Option<u64>,
+    /// Longest single run of this source, ns, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_ns: Option<u64>,
+}
+
+/// The noise one CPU's task saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CpuNoise {
+    /// Logical CPU number.
+    pub cpu: u32,
+    /// Time the task owned the CPU in the window, detours included, ns.
+    pub runtime_ns: u64,
+    /// Sum of the detours, ns.
+    pub noise_ns: u64,
+    /// `100 · (1 − noise / runtime)`: the share of the CPU left to the task, %.
+    pub available_pct: f64,
+    /// The longest single detour, ns.
+    pub max_detour_ns: u64,
+    /// Detours above the threshold.
+    pub detours: u64,
+    /// Detour lengths in 1 µs buckets (cyclictest / rtla hist layout), when kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<LatencyHistogram>,
+    /// Per-source interference, largest noise (then count) first.
+    pub sources: Vec<NoiseSource>,
+}
+
+impl CpuNoise {
+    /// `100 · (1 − noise / runtime)`, 100 for an empty runtime.
+    pub fn available_pct(runtime_ns: u64, noise_ns: u64) -> f64 {
+        if runtime_ns == 0 {
+            100.0
+        } else {
+            100.0 * (1.0 - noise_ns as f64 / runtime_ns as f64)
+        }
+    }
+
+    /// Checks the invariants of the module docs; the error names the first one broken.
+    pub fn check(&self) -> Result<(), String> {
+        if self.noise_ns > self.runtime_ns {
+            return Err(format!(
+                "CPU {}: noise {} ns above runtime {} ns",
+                self.cpu, self.noise_ns, self.runtime_ns
+            ));
+        }
+        if self.max_detour_ns > self.noise_ns {
+            return Err(format!(
+                "CPU {}: longest detour {} ns above total noise {} ns",
+                self.cpu, self.max_detour_ns, self.noise_ns
+            ));
+        }
+        if (self.detours == 0) != (self.noise_ns == 0) {
+            return Err(format!(
+                "CPU {}: {} detours but {} ns of noise",
+                self.cpu, self.detours, self.noise_ns
+            ));
+        }
+        if let Some(h) = &self.histogram
+            && h.samples() != self.detours
+        {
+            return Err(format!(
+                "CPU {}: histogram holds {} detours, the report {}",
+                self.cpu,
+                h.samples(),
+                self.detours
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A noise report: every measured (or simulated) busy CPU, with the threshold and the method.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NoiseReport {
+    /// How sources were attributed.
+    pub method: NoiseMethod,
+    /// A gap longer than this is a detour, ns (rtla's default since 2024: 1 µs).
+    pub threshold_ns: u64,
+    /// One entry per busy CPU, in CPU order.
+    pub cpus: Vec<CpuNoise>,
+}
+
+/// The default detour threshold, ns: rtla osnoise's default since 2024 (the kernel tracer's own
+/// default is 5 µs).
+pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(runtime_ns: u64, noise_ns: u64, max_detour_ns: u64, detours: u64) -> CpuNoise {
+        CpuNoise {
+            cpu: 1,
+            runtime_ns,
+            noise_ns,
+            available_pct: CpuNoise::available_pct(runtime_ns, noise_ns),
+            max_detour_ns,
+            detours,
+            histogram: None,
+            sources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn invariants_table() {
+        let cases = [
+            (cpu(1_000, 0, 0, 0), true),
+            (cpu(1_000, 100, 60, 2), true),
+            (cpu(1_000, 1_001, 1_001, 1), false),
+            (cpu(1_000, 100, 101, 2), false),
+            (cpu(1_000, 100, 50, 0), false),
+            (cpu(1_000, 0, 0, 1), false),
+        ];
+        for (c, ok) in cases {
+            assert_eq!(c.check().is_ok(), ok, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn available_share() {
+        assert_eq!(CpuNoise::available_pct(0, 0), 100.0);
+        assert_eq!(CpuNoise::available_pct(1_000, 250), 75.0);
+    }
+
+    #[test]
+    fn histogram_count_must_match() {
+        let mut c = cpu(10_000, 3_000, 2_000, 2);
+        let mut h = LatencyHistogram::new(100);
+        h.record(0, 1_000);
+        c.histogram = Some(h.clone());
+        assert!(c.check().is_err());
+        h.record(1, 2_000);
+        c.histogram = Some(h);
+        assert!(c.check().is_ok());
+    }
+}
