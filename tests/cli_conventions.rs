@@ -89,6 +89,35 @@ fn completions_and_man_page_cover_the_subcommands() {
 }
 
 #[test]
+fn every_subcommand_has_a_man_page_with_examples() {
+    let sim = ok(&["man", "sim"]);
+    assert!(sim.contains(".TH ticklab-sim 1"), "{sim}");
+    assert!(sim.contains(".SH EXAMPLES"), "{sim}");
+    let run = ok(&["man", "host", "run"]);
+    assert!(run.contains(".TH ticklab-host-run 1"), "{run}");
+    let bad = ticklab(&["man", "frob"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("frob"));
+    let dir = std::env::temp_dir().join(format!("ticklab-man-{}", std::process::id()));
+    let out = ticklab(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for page in [
+        "ticklab.1",
+        "ticklab-sim.1",
+        "ticklab-host-calibrate.1",
+        "ticklab-vm.1",
+    ] {
+        assert!(dir.join(page).is_file(), "{page} not written");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn help_gives_an_example_of_every_experiment_preset_and_workload() {
     let help = ok(&["--help"]);
     for want in [

@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -14,6 +14,7 @@ mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod host_twin_cmd;
+mod man_pages;
 mod progress;
 mod report_cmd;
 mod shell_cmd;
@@ -73,8 +74,9 @@ enum Command {
     Merge(sweep_cmd::MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell_cmd::CompletionsArgs),
-    /// Print the man page (roff): `ticklab man | man -l -`.
-    Man,
+    /// Print a man page (roff): `ticklab man | man -l -`, `ticklab man host run`; `--dir DIR`
+    /// writes every subcommand's page.
+    Man(shell_cmd::ManArgs),
     /// Print the JSON Schema of a JSON document ticklab writes (as in docs/schema/).
     JsonSchema(shell_cmd::JsonSchemaArgs),
 }
@@ -131,7 +133,14 @@ fn main() -> ExitCode {
 /// Runs one command.
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
-        None => experiment_cmd::experiment(&experiment_cmd::ExperimentArgs::e1_defaults()),
+        None => {
+            if !cli.quiet {
+                eprintln!(
+                    "ticklab: no subcommand, so the main job: experiment E1 (`ticklab --help` lists the subcommands, `ticklab man` documents them)"
+                );
+            }
+            experiment_cmd::experiment(&experiment_cmd::ExperimentArgs::e1_defaults())
+        }
         Some(Command::Sim(a)) => twin_cmd::sim(&a),
         Some(Command::Compare(a)) => twin_cmd::compare(&a),
         Some(Command::Experiment(a)) => experiment_cmd::experiment(&a),
@@ -150,7 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Sweep(a)) => sweep_cmd::sweep(&a),
         Some(Command::Merge(a)) => sweep_cmd::merge(&a),
         Some(Command::Completions(a)) => shell_cmd::completions(&a, Cli::command()),
-        Some(Command::Man) => shell_cmd::man(Cli::command()),
+        Some(Command::Man(a)) => shell_cmd::man(&a, Cli::command()),
         Some(Command::JsonSchema(a)) => shell_cmd::json_schema(&a),
     }
 }

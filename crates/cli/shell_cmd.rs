@@ -1,4 +1,4 @@
-//! `ticklab completions SHELL`, `ticklab man` and `ticklab json-schema KIND`: shell
+//! `ticklab completions SHELL`, `ticklab man [SUBCOMMAND]` and `ticklab json-schema KIND`: shell
 //! completion scripts (clap_complete) and the roff man page (clap_mangen), generated from the
 //! one clap definition so they never drift from the flags, and the JSON Schemas (schemars) of
 //! the documents ticklab writes, generated from the Rust types that write them.
@@ -21,10 +21,41 @@ pub(crate) fn completions(a: &CompletionsArgs, mut cmd: Command) -> anyhow::Resu
     crate::host_probe_cmd::emit(&String::from_utf8_lossy(&out))
 }
 
-/// Writes the man page of `cmd` (roff, section 1) to stdout: `ticklab man | man -l -`.
-pub(crate) fn man(cmd: Command) -> anyhow::Result<()> {
+/// `ticklab man` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ManArgs {
+    /// The subcommand whose page to print (`ticklab man host run`); none for the top page.
+    page: Vec<String>,
+    /// Write every page (`ticklab.1`, `ticklab-sim.1`, `ticklab-host-run.1`, ...) into this
+    /// directory instead of printing one.
+    #[arg(long, value_name = "DIR", conflicts_with = "page")]
+    dir: Option<std::path::PathBuf>,
+}
+
+/// Writes a man page (roff, section 1) to stdout (`ticklab man sim | man -l -`), or every page
+/// into `--dir` ([`crate::man_pages`]).
+pub(crate) fn man(a: &ManArgs, cmd: Command) -> anyhow::Result<()> {
+    let mut root = cmd.disable_help_subcommand(true);
+    root.build();
+    if let Some(dir) = &a.dir {
+        if dir.exists() && !dir.is_dir() {
+            return Err(crate::error::input_error(format!(
+                "--dir {}: not a directory",
+                dir.display()
+            )));
+        }
+        let written = crate::man_pages::write_dir(&root, dir)
+            .map_err(|e| anyhow::anyhow!("--dir {}: {e}", dir.display()))?;
+        eprintln!(
+            "ticklab: {} man pages written to {}",
+            written.len(),
+            dir.display()
+        );
+        return Ok(());
+    }
+    let page = crate::man_pages::find(&root, &a.page).map_err(crate::error::input_error)?;
     let mut out = Vec::new();
-    clap_mangen::Man::new(cmd).render(&mut out)?;
+    crate::man_pages::render(page, &a.page.join(" "), &mut out)?;
     crate::host_probe_cmd::emit(&String::from_utf8_lossy(&out))
 }
 
