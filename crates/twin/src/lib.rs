@@ -28,6 +28,7 @@
 
 pub mod engine;
 pub mod experiments;
+pub mod guest;
 pub mod hw;
 pub mod kernel;
 pub mod sim;
