@@ -11,7 +11,10 @@ use crate::experiments::e3::GuestHost;
 use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
 use crate::kernel::idle::NoDriverTick;
+use crate::kernel::kvm::ExitReason;
 use crate::workloads::pingpong::{GuestPingPong, PingPongOutcome};
+use ticklab_schema::report::{GuestPingPongRun, PingPongReport, Report};
+use ticklab_schema::workload::TaskGroup;
 
 /// The twin of a live guest, built from the costs `host calibrate` learnt at
 /// `guest_halt_poll_ns=0` (the fitting is in `ticklab_host::calibrate::kvm`):
@@ -131,7 +134,7 @@ impl HostTwin {
 pub fn simulate_pingpong(
     scenario: &ticklab_schema::scenario::Scenario,
 ) -> Result<PingPongOutcome, String> {
-    use ticklab_cmdline::{IdleOverride, KernelBuild, KernelCmdline, TickConfig};
+    use ticklab_cmdline::IdleOverride;
     let [group @ ticklab_schema::workload::TaskGroup::PingPong { .. }] =
         &scenario.workload.groups[..]
     else {
@@ -149,14 +152,8 @@ pub fn simulate_pingpong(
     }
     let k = &scenario.kernel;
     let nr = m.topology.nr_cpus();
-    let cmd = KernelCmdline::parse(&k.cmdline, nr).map_err(|e| e.to_string())?;
-    let build = KernelBuild {
-        nohz: k.nohz,
-        high_res: k.high_res,
-        version: k.version_tuple()?,
-        skew_tick_backport: k.skew_tick_backport,
-    };
-    let (cfg, _) = TickConfig::resolve(&cmd, &build, nr, 0);
+    let build = k.build().map_err(|e| e.to_string())?;
+    let cfg = k.resolve(nr).map_err(|e| e.to_string())?.config;
     let idle = if cfg.idle == IdleOverride::Poll {
         GuestIdlePath::IdlePoll
     } else if cfg.cpuidle_off || m.cpuidle_driver == "none" {
@@ -179,4 +176,63 @@ pub fn simulate_pingpong(
     GuestPingPong::new(setup)
         .ok_or_else(|| "unknown governor".to_string())?
         .run_group(group)
+}
+
+/// The report of a guest ping-pong run of `scenario` (its one group) with outcome `o`.
+pub fn report(scenario: &ticklab_schema::scenario::Scenario, o: &PingPongOutcome) -> Report {
+    let (method, cpus) = match &scenario.workload.groups[..] {
+        [
+            TaskGroup::PingPong {
+                method,
+                cpu_a,
+                cpu_b,
+                ..
+            },
+        ] => (*method, (*cpu_a, *cpu_b)),
+        _ => unreachable!("simulate_pingpong refuses any other workload"),
+    };
+    crate::entry::guest_report(
+        scenario,
+        PingPongReport {
+            method,
+            cpus,
+            round_trips: o.switches / 2,
+            ns_per_switch: o.ns_per_switch(),
+            ns_per_round_trip: 2.0 * o.ns_per_switch(),
+        },
+        o.elapsed_ns,
+    )
+}
+
+/// What `ticklab sim` shows of a guest ping-pong run: the model's own figures (exits by
+/// reason, guest and host CPU), after the compute limit of `options`.
+pub fn pingpong_run(
+    scenario: &ticklab_schema::scenario::Scenario,
+    options: &crate::RunOptions<'_>,
+) -> Result<GuestPingPongRun, crate::SimError> {
+    options.check_compute([scenario])?;
+    let o = simulate_pingpong(scenario).map_err(crate::SimError::GuestModel)?;
+    Ok(GuestPingPongRun {
+        cmdline: scenario.kernel.cmdline.clone(),
+        exits_per_switch: ExitReason::ALL
+            .iter()
+            .map(|&r| (r.name().to_string(), o.exits_per_switch(r)))
+            .collect(),
+        guest_busy_pct: o.guest_busy_pct(),
+        host_cpu_pct: o.host_cpu_pct(),
+        host_poll_pct: o.host_poll_pct(),
+        machine: scenario.machine.name.clone(),
+        ns_per_switch: o.ns_per_switch(),
+        schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
+        switches: o.switches,
+        workload: scenario.workload.label(),
+    })
+}
+
+/// Events the guest model is counted for when `switches` context switches run, for the
+/// compute limit: four per round trip, as [`Scenario::estimated_events`] counts a ping-pong.
+///
+/// [`Scenario::estimated_events`]: ticklab_schema::scenario::Scenario::estimated_events
+pub fn estimated_events(switches: u64) -> f64 {
+    2.0 * switches as f64
 }
