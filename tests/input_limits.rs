@@ -241,3 +241,55 @@ fn a_full_stdout_is_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("No space left on device"), "{err}");
 }
+
+/// Issue 25 item 3: every entry point that runs the twin refuses work above the compute limit
+/// without `--yes`, and counts the whole command's work: two configurations (or a sweep's
+/// two seeds) each under the limit but over it together are refused. None of these starts a
+/// run, so each returns at once.
+#[test]
+fn the_compute_limit_holds_at_every_entry() {
+    let m = &["--machine", "server-2012-64"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        // One run above the limit: 64 CPUs × 168 h at HZ=1000.
+        ([&["sim"], &m[..], &["-D", "168h"]].concat(), "--yes"),
+        // The guest model counts its round trips.
+        (
+            vec![
+                "sim",
+                "--machine",
+                "kvm-guest-2",
+                "--workload",
+                "pingpong:futex@0,1:n=100000000000",
+            ],
+            "--yes",
+        ),
+        // Each configuration is under the limit (64 CPUs × 60 h ≈ 1.4e10), both are above.
+        (
+            [
+                &["compare"],
+                &m[..],
+                &["-D", "60h", "--cmdline", "", "--cmdline", "nohz=off"],
+            ]
+            .concat(),
+            "2 runs",
+        ),
+        // The sweep's runs summed, not its base alone.
+        (
+            [&["sweep"], &m[..], &["-D", "60h", "--seeds", "2"]].concat(),
+            "the sweep's 2 runs",
+        ),
+        // E3's guest model at 10^11 switches per configuration.
+        (
+            vec!["experiment", "e3", "--switches", "100000000000"],
+            "--switches: ",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = ticklab(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("above the limit"), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: no partial output");
+    }
+}

@@ -8,6 +8,7 @@ use crate::trace_out::{TraceArgs, limit_per_run, save};
 use clap::Args;
 use std::time::Instant;
 use ticklab_schema::scenario::Run;
+use ticklab_twin::RunOptions;
 use ticklab_twin::experiments::{e1, e2, e3, e4};
 
 /// `ticklab experiment` arguments.
@@ -91,36 +92,54 @@ fn parse_flier_us(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Refuses an experiment whose points together would simulate more events than
-/// [`COMPUTE_LIMIT_EVENTS`](ticklab_schema::validate::COMPUTE_LIMIT_EVENTS) (a long
-/// `--duration`), unless `--yes` (docs/validation.md).
+/// Refuses an experiment whose points together would simulate more events than the compute
+/// limit (a long `--duration`, a large `--switches`), unless `--yes`: the twin's one check
+/// ([`RunOptions::check_compute`]) over every point (docs/validation.md).
 fn check_compute(a: &ExperimentArgs) -> anyhow::Result<()> {
-    use ticklab_schema::validate::COMPUTE_LIMIT_EVENTS;
-    let events: f64 = match a.name {
-        Experiment::E1 => e1::Mode::ALL
-            .iter()
-            .flat_map(|&m| e1::LOADS.iter().map(move |&l| (m, l)))
-            .map(|(m, l)| e1::scenario(m, l, a.run(e1::WARMUP_NS)).estimated_events())
-            .sum(),
-        Experiment::E2 => {
-            let per_config: f64 = e2::Config::ALL
+    let options = RunOptions {
+        allow_large: a.yes,
+        ..RunOptions::default()
+    };
+    let checked = match a.name {
+        Experiment::E1 => {
+            let points: Vec<_> = e1::Mode::ALL
                 .iter()
-                .map(|&c| e2::scenario(c, a.run(e2::WARMUP_NS)).estimated_events())
-                .sum();
+                .flat_map(|&m| e1::LOADS.iter().map(move |&l| (m, l)))
+                .map(|(m, l)| e1::scenario(m, l, a.run(e1::WARMUP_NS)))
+                .collect();
+            options.check_compute(&points)
+        }
+        Experiment::E2 => {
+            let configs: Vec<_> = e2::Config::ALL
+                .iter()
+                .map(|&c| e2::scenario(c, a.run(e2::WARMUP_NS)))
+                .collect();
             if a.ablate {
-                per_config * e2::ablation_points().len() as f64 / e2::Config::ALL.len() as f64
+                // Every ablation point is one of the configurations with a mechanism off.
+                let per_config: f64 = configs.iter().map(|s| s.estimated_events()).sum();
+                let points = e2::ablation_points().len();
+                options.check_events(
+                    per_config * points as f64 / configs.len() as f64,
+                    &format!("{points} ablation points"),
+                )
             } else {
-                per_config
+                options.check_compute(&configs)
             }
         }
-        Experiment::E3 | Experiment::E4 => 0.0,
+        Experiment::E3 => options.check_events(
+            ticklab_twin::guest::estimated_events(a.switches)
+                * ticklab_schema::experiment::e3::CONFIGS.len() as f64,
+            "every configuration",
+        ),
+        // Each point runs a fixed loop of calls.
+        Experiment::E4 => Ok(()),
     };
-    if events > COMPUTE_LIMIT_EVENTS && !a.yes {
-        return Err(input_error(format!(
-            "--duration: about {events:.1e} simulated events over all points: above the limit of {COMPUTE_LIMIT_EVENTS:.0e}, hours of compute; shorten --duration or pass --yes"
-        )));
-    }
-    Ok(())
+    let flag = if a.name == Experiment::E3 {
+        "--switches"
+    } else {
+        "--duration"
+    };
+    checked.map_err(|e| input_error(format!("{flag}: {e}")))
 }
 
 /// Runs `ticklab experiment NAME`.

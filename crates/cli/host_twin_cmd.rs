@@ -10,67 +10,25 @@
 use std::path::Path;
 
 use ticklab_schema::comparison::{Bands, Row, compare_reports};
-use ticklab_schema::report::{PingPongReport, Report, Source, WorkloadResult};
+use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
-use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
+use ticklab_schema::workload::Workload;
+use ticklab_twin::RunOptions;
 
 use crate::error::input_error;
 
 /// The calibration file `--twin` without a value looks for in the current directory.
 pub(crate) const DEFAULT_CALIBRATION: &str = "ticklab-calibration.toml";
 
-/// Runs `s` in the twin. A workload of one ping-pong group goes to the E3 guest model
-/// (`ticklab_twin::experiments::e3::simulate_pingpong`), which gives the round trip but no
-/// per-CPU counters: that report has no CPUs. Every other workload runs in the event loop,
-/// with `histogram` buckets kept for frame groups when asked.
+/// Runs `s` in the twin ([`ticklab_twin::run`], which picks the engine: a lone ping-pong
+/// gives the round trip and no per-CPU counters), with `histogram` buckets kept for frame
+/// groups when asked. The length is the measured window's, so no compute limit applies.
 pub(crate) fn twin_report(s: &Scenario, histogram: Option<u32>) -> Result<Report, String> {
-    if let [
-        TaskGroup::PingPong {
-            method,
-            cpu_a,
-            cpu_b,
-            ..
-        },
-    ] = &s.workload.groups[..]
-    {
-        let o = ticklab_twin::experiments::e3::simulate_pingpong(s)?;
-        return Ok(Report {
-            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
-            source: Source::Twin { seed: s.run.seed },
-            label: s.name.clone(),
-            machine: s.machine.name.clone(),
-            cmdline: s.kernel.cmdline.clone(),
-            hz: s.kernel.hz,
-            duration_ns: o.elapsed_ns,
-            cpus: Vec::new(),
-            energy: None,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
-            workloads: vec![WorkloadResult::PingPong(PingPongReport {
-                method: match method {
-                    PingPongMethod::Futex => "futex".into(),
-                    PingPongMethod::Pipe => "pipe".into(),
-                },
-                cpus: (*cpu_a, *cpu_b),
-                round_trips: o.switches / 2,
-                ns_per_switch: o.ns_per_switch(),
-                ns_per_round_trip: 2.0 * o.ns_per_switch(),
-            })],
-            noise: None,
-            warnings: vec![
-                "the E3 guest model gives the ping-pong's round trip, no per-CPU counters".into(),
-            ],
-        });
-    }
-    let mut sim: ticklab_twin::Sim = ticklab_twin::Sim::new(s).map_err(|e| e.to_string())?;
-    if let Some(max_us) = histogram {
-        sim.set_frame_histogram(max_us);
-    }
-    sim.run(|_| {});
-    Ok(sim.report())
+    let options = RunOptions {
+        histogram,
+        ..RunOptions::unlimited()
+    };
+    ticklab_twin::run(s, options).map_err(|e| e.to_string())
 }
 
 /// The twin's scenario for `--twin [SCENARIO]` (module docs), and notes on where it came from.

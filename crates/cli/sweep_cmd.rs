@@ -110,6 +110,14 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         |n| n as usize,
     );
     let total = ticklab_twin::sweep::shard_runs(points.len(), grid.seeds().len(), shard);
+    // The compute limit over every run of this sweep (of this shard), not its base alone.
+    a.scenario
+        .run_options()
+        .check_events(
+            ticklab_twin::sweep::estimated_events(&points, grid.seeds(), shard),
+            &format!("the sweep's {total} runs"),
+        )
+        .map_err(|e| input_error(e.to_string()))?;
     let t0 = Instant::now();
     let run = |progress: &(dyn Fn(usize) + Sync)| {
         ticklab_twin::sweep::run_grid(&id, &points, grid.seeds(), shard, threads, &progress)

@@ -13,8 +13,9 @@ use clap::Args;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::report::Report;
-use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
-use ticklab_schema::workload::{TaskGroup, Workload};
+use ticklab_schema::scenario::{Kernel, KernelError, Run, Scenario, default_background};
+use ticklab_schema::workload::Workload;
+use ticklab_twin::{Engine, RunOptions};
 
 /// What to simulate: a scenario file, or a machine preset plus flags.
 #[derive(Debug, Clone, Args)]
@@ -128,11 +129,12 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     s.run.duration_ns = a.duration.map_or(s.run.duration_ns, DurationArg::ns);
     s.run.warmup_ns = a.warmup.map_or(s.run.warmup_ns, DurationArg::ns);
     s.run.seed = a.seed.unwrap_or(s.run.seed);
-    // Validate the command line now, as the scenario's kernel release reads it (its cpulist
-    // grammar), so a typo is an input error before any work starts.
-    let version = s.kernel.version_tuple().map_err(input_error)?;
-    let parsed = ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version)
-        .map_err(|e| input_error(format!("{}: {e}", cmdline_origin(a, cmdline))))?;
+    // Resolve the command line now, as the scenario's kernel release reads it (its cpulist
+    // grammar), so a typo is an input error naming its origin before any work starts.
+    let parsed = s.kernel.resolve(nr).map_err(|e| match e {
+        KernelError::Version(v) => input_error(v),
+        KernelError::Cmdline(c) => input_error(format!("{}: {c}", cmdline_origin(a, cmdline))),
+    })?;
     // An unknown parameter stays non-fatal, as in the kernel; a near miss is worth a warning.
     for (raw, known) in parsed.near_misses() {
         eprintln!(
@@ -140,15 +142,22 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
             cmdline_origin(a, cmdline)
         );
     }
-    // The flags may have changed what the file held: the one validation layer again, then
-    // the cost of the run.
+    // The flags may have changed what the file held: the one validation layer again. The
+    // cost of the run is checked where it runs (`RunOptions::check_compute`), over all the
+    // command's runs.
     s.validate()
         .map_err(|e| input_error(format!("{}: {e}", scenario_origin(a))))?;
-    if !a.yes {
-        s.check_compute("--yes")
-            .map_err(|e| input_error(format!("{}: {e}", scenario_origin(a))))?;
-    }
     Ok(s)
+}
+
+impl ScenarioArgs {
+    /// The twin's run options these flags ask for: `--yes` lifts the compute limit.
+    pub(crate) fn run_options(&self) -> RunOptions<'static> {
+        RunOptions {
+            allow_large: self.yes,
+            ..RunOptions::default()
+        }
+    }
 }
 
 /// Where the scenario came from, for errors: the file, or the flags.
@@ -180,23 +189,24 @@ fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error 
     }
 }
 
-/// Simulates `s` with a progress line; `histogram`: keep the frame histograms of that many
-/// 1 µs buckets; `origin` names where the command line came from in errors.
+/// Runs `s` in the twin with a progress line; `origin` names where the command line came
+/// from in errors.
 fn simulate_with_progress(
     s: &Scenario,
-    histogram: Option<u32>,
+    options: RunOptions<'_>,
     origin: &str,
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let mut sim: ticklab_twin::Sim =
-        ticklab_twin::Sim::new(s).map_err(|e| sim_error(&e, origin))?;
-    if let Some(max_us) = histogram {
-        sim.set_frame_histogram(max_us);
-    }
-    sim.run(|ns| p.set(ns / 1_000_000));
+    let mut progress = |ns: u64| p.set(ns / 1_000_000);
+    let options = RunOptions {
+        histogram: options.histogram,
+        allow_large: options.allow_large,
+        progress: Some(&mut progress),
+    };
+    let r = ticklab_twin::run(s, options).map_err(|e| sim_error(&e, origin))?;
     p.finish();
-    Ok(sim.report())
+    Ok(r)
 }
 
 /// [`simulate_with_progress`] with the timeline export (`--trace`): same report.
@@ -220,22 +230,28 @@ fn trace_with_progress(
 pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let s = build_scenario(&a.scenario, a.cmdline.as_deref())?;
     check_histogram_workload(a.histogram, &s.workload).map_err(input_error)?;
-    if let [TaskGroup::PingPong { .. }] = &s.workload.groups[..] {
+    let origin = cmdline_origin(&a.scenario, a.cmdline.as_deref());
+    let options = RunOptions {
+        histogram: a.histogram,
+        ..a.scenario.run_options()
+    };
+    if Engine::of(&s) == Engine::GuestPingPong {
         if a.trace.trace.is_some() {
             return Err(input_error(
                 "--trace: a ping-pong workload runs the E3 guest model, which has no timeline; \
                  drop --trace",
             ));
         }
-        return sim_pingpong(&s, a.json);
+        return sim_pingpong(&s, &options, a.json);
     }
     let r = match &a.trace.trace {
-        Some(path) => trace_with_progress(&s, &a.trace, path)?,
-        None => simulate_with_progress(
-            &s,
-            a.histogram,
-            &cmdline_origin(&a.scenario, a.cmdline.as_deref()),
-        )?,
+        Some(path) => {
+            options
+                .check_compute([&s])
+                .map_err(|e| sim_error(&e, &origin))?;
+            trace_with_progress(&s, &a.trace, path)?
+        }
+        None => simulate_with_progress(&s, options, &origin)?,
     };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
@@ -253,49 +269,24 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `ticklab sim` with a ping-pong workload: the E3 guest model
-/// (`ticklab_twin::experiments::e3::simulate_pingpong`), one summary line per measure.
-fn sim_pingpong(s: &Scenario, json: bool) -> anyhow::Result<()> {
-    use ticklab_twin::kernel::kvm::ExitReason;
-    let o = ticklab_twin::experiments::e3::simulate_pingpong(s).map_err(input_error)?;
-    let exits: Vec<(&str, f64)> = ExitReason::ALL
-        .iter()
-        .map(|&r| (r.name(), o.exits_per_switch(r)))
-        .collect();
+/// `ticklab sim` with a ping-pong workload: the guest ping-pong model's own figures
+/// (`ticklab_twin::guest::pingpong_run`).
+fn sim_pingpong(s: &Scenario, options: &RunOptions<'_>, json: bool) -> anyhow::Result<()> {
+    let r =
+        ticklab_twin::guest::pingpong_run(s, options).map_err(|e| input_error(e.to_string()))?;
     if json {
-        let v = serde_json::json!({
-            "schema_version": ticklab_schema::report::REPORT_SCHEMA_VERSION,
-            "workload": s.workload.label(),
-            "machine": s.machine.name,
-            "cmdline": s.kernel.cmdline,
-            "switches": o.switches,
-            "ns_per_switch": o.ns_per_switch(),
-            "exits_per_switch": exits.iter().map(|(n, v)| (n.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
-            "guest_busy_pct": o.guest_busy_pct(),
-            "host_cpu_pct": o.host_cpu_pct(),
-            "host_poll_pct": o.host_poll_pct(),
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
-    println!(
-        "{} — {} — HZ={} — cmdline: {:?} — workload: {} (E3 guest model)",
+    let title = format!(
+        "{} — {} — HZ={} — cmdline: {:?} — workload: {}",
         s.name,
         s.machine.description,
         s.kernel.hz,
         s.kernel.cmdline,
         s.workload.label()
     );
-    println!(
-        "{} switches: {:.1} ns/switch; guest busy {:.1} %, host CPU {:.1} % (host polling {:.1} %)",
-        o.switches,
-        o.ns_per_switch(),
-        o.guest_busy_pct(),
-        o.host_cpu_pct(),
-        o.host_poll_pct()
-    );
-    let list: Vec<String> = exits.iter().map(|(n, v)| format!("{n} {v:.2}")).collect();
-    println!("VM exits per switch: {}", list.join(", "));
+    print!("{}", ticklab_report::guest_pingpong_text(&title, &r));
     Ok(())
 }
 
@@ -311,6 +302,11 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         };
         scenarios.push(s);
     }
+    // The limit is on the command's work: every configuration together.
+    a.scenario
+        .run_options()
+        .check_compute(&scenarios)
+        .map_err(|e| input_error(e.to_string()))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let reports: Vec<Report> = match &a.trace.trace {
         Some(path) => {
@@ -340,7 +336,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         }
         None => {
             let results = with_progress(scenarios.len() as u64, "configurations", |progress| {
-                let simulate = |s: &Scenario| ticklab_twin::simulate(s, |_| {});
+                let simulate = |s: &Scenario| ticklab_twin::run(s, RunOptions::unlimited());
                 ticklab_twin::sweep::parallel_map(&scenarios, threads, simulate, &progress)
             });
             results

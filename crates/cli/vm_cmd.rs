@@ -153,8 +153,14 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
     .map_err(input_error)?;
     let workload = Workload::parse(&a.workload, a.vcpus)
         .map_err(|e| input_error(format!("--workload: {e}")))?;
-    ticklab_cmdline::KernelCmdline::parse(&a.cmdline, a.vcpus)
-        .map_err(|e| input_error(format!("--cmdline: {e}")))?;
+    // The boot line as the guest's release reads it, the one resolution the twin of the
+    // guest uses too.
+    ticklab_cmdline::Kernel {
+        build: kernel.config.build(),
+        nr_cpus: a.vcpus,
+    }
+    .resolve(&a.cmdline)
+    .map_err(|e| input_error(format!("--cmdline: {e}")))?;
     let ticklab = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot find the running ticklab binary: {e}"))?;
     let secs = |d: DurationArg| d.as_std().as_secs_f64();

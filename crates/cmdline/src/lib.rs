@@ -13,6 +13,8 @@
 //! * [`TickConfig`]: what the parameters mean together with the kernel build
 //!   ([`KernelBuild`]) and the CPU count: housekeeping and nohz_full CPUs, skew, idle mode,
 //!   each CPU's [`CpuRole`], and the messages the kernel would print at boot.
+//! * [`Kernel::resolve`]: both at once for one kernel (build and CPU count), with the grammar
+//!   of its release: what every caller uses.
 //!
 //! This crate knows nothing of scenarios or reports; `ticklab-schema` builds on it.
 //!
@@ -27,7 +29,8 @@
 //! | `cpulist.rs`     | the kernel's cpulist grammar ([`parse_cpulist`], [`parse_cpulist_as`]) and its errors |
 //! | `params.rs`      | the typed parameters: [`KernelCmdline`] and its argument types, and the canonical line it writes back ([`std::fmt::Display`]) |
 //! | `parse.rs`       | the kernel's tokenizer and value spellings, [`KernelCmdline::parse`] and its [`CmdlineError`] |
-//! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] and its rules, [`CpuRole`] |
+//! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] as the kernel's setup steps, [`CpuRole`] |
+//! | `kernel.rs`      | [`Kernel::resolve`]: a boot line parsed for one release and resolved, the one entry every user calls |
 //! | `messages.rs`    | what a boot says: [`BootMessage`] and its [`MessageOrigin`]          |
 //! | `suggest.rs`     | near-miss warnings for unknown parameters ([`suggest::did_you_mean`]) |
 //!
@@ -38,6 +41,7 @@
 
 mod cpulist;
 pub mod cpuset;
+mod kernel;
 mod messages;
 mod params;
 mod parse;
@@ -49,6 +53,7 @@ pub use cpulist::{
     UNKNOWN_CPU_LIMIT, parse_cpulist, parse_cpulist_as, parse_sysfs_cpulist,
 };
 pub use cpuset::CpuSet;
+pub use kernel::{Kernel, ResolvedKernel};
 pub use messages::{BootMessage, MessageOrigin};
 pub use params::{
     CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,

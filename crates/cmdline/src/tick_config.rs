@@ -192,247 +192,316 @@ impl TickConfig {
         nr_cpus: u32,
         boot_cpu: u32,
     ) -> (TickConfig, Vec<BootMessage>) {
-        let v = build.version;
-        let possible = CpuSet::first_n(nr_cpus);
-        let mut early: Vec<String> = Vec::new();
-        let mut setup: Vec<String> = Vec::new();
-        let mut init: Vec<String> = Vec::new();
-        let mut notes: Vec<String> = Vec::new();
-        let note = |notes: &mut Vec<String>, s: String| notes.push(s);
+        let mut boot = Boot::new(build, nr_cpus, boot_cpu);
+        // The kernel's own order: the early parameter, the `__setup` handlers in line order,
+        // then tick init.
+        let rcu_nocbs = boot.rcu_nocb_setup(cmdline);
+        let (nohz_full_mask, isolated_domain) = if build.version < (4, 15) {
+            boot.housekeeping_setup_before_4_15(cmdline)
+        } else {
+            boot.housekeeping_setup(cmdline)
+        };
+        let nohz_full = boot.tick_nohz_init(nohz_full_mask);
+        let config = boot.tick_params(cmdline, nohz_full, isolated_domain, rcu_nocbs);
+        boot.cmdline_notes(cmdline);
+        (config, boot.messages())
+    }
 
+    /// The role of `cpu` in this configuration (for reports).
+    pub fn role(&self, cpu: u32) -> CpuRole {
+        if cpu == self.timekeeping_cpu {
+            CpuRole::Timekeeping
+        } else if self.nohz_full.contains(cpu) {
+            CpuRole::NohzFull
+        } else {
+            CpuRole::Housekeeping
+        }
+    }
+}
+
+/// One boot being resolved ([`TickConfig::resolve`]): the build, the possible CPUs, and the
+/// messages of each phase, kept apart so they come out in the kernel's order.
+struct Boot<'b> {
+    build: &'b KernelBuild,
+    nr_cpus: u32,
+    boot_cpu: u32,
+    possible: CpuSet,
+    /// Early parameters (`rcu_nocbs=`).
+    early: Vec<String>,
+    /// The housekeeping `__setup` handlers.
+    setup: Vec<String>,
+    /// Tick init.
+    init: Vec<String>,
+    /// ticklab's own notes ([`MessageOrigin::Ticklab`]).
+    notes: Vec<String>,
+}
+
+impl<'b> Boot<'b> {
+    fn new(build: &'b KernelBuild, nr_cpus: u32, boot_cpu: u32) -> Boot<'b> {
+        let mut notes = Vec::new();
         let boot_cpu = if boot_cpu < nr_cpus || nr_cpus == 0 {
             boot_cpu
         } else {
-            note(
-                &mut notes,
-                format!(
-                    "boot CPU {boot_cpu} is not a possible CPU (0-{}); using 0",
-                    nr_cpus - 1
-                ),
-            );
+            notes.push(format!(
+                "boot CPU {boot_cpu} is not a possible CPU (0-{}); using 0",
+                nr_cpus - 1
+            ));
             0
         };
-        let too_new = |a: &CpulistArg| {
-            (a.uses_all() && v < ALL_SINCE) || (a.uses_n() && v < LAST_CPU_N_SINCE)
-        };
-        // Restrict to possible CPUs in case the line was parsed for a different count.
-        let clip = |s: &CpuSet| s.intersection(&possible);
-
-        // --- RCU (early parameter) -------------------------------------------------------
-        let mut rcu_nocbs = CpuSet::new();
-        if let Some(RcuNocbsArg::List(a)) = &cmdline.rcu_nocbs {
-            if too_new(a) {
-                early.push("rcu_nocbs= bad CPU range, all CPUs set".into());
-                rcu_nocbs = possible.clone();
-            } else {
-                rcu_nocbs = clip(&a.cpus);
-            }
+        Boot {
+            build,
+            nr_cpus,
+            boot_cpu,
+            possible: CpuSet::first_n(nr_cpus),
+            early: Vec::new(),
+            setup: Vec::new(),
+            init: Vec::new(),
+            notes,
         }
+    }
 
-        // --- Housekeeping setup (__setup parameters, line order) -------------------------
+    /// A list this release cannot parse (`all` before 5.14, `N` before 5.12).
+    fn too_new(&self, a: &CpulistArg) -> bool {
+        let v = self.build.version;
+        (a.uses_all() && v < ALL_SINCE) || (a.uses_n() && v < LAST_CPU_N_SINCE)
+    }
+
+    /// Restricted to possible CPUs, in case the line was parsed for a different count.
+    fn clip(&self, s: &CpuSet) -> CpuSet {
+        s.intersection(&self.possible)
+    }
+
+    /// `rcu_nocb_setup`: the early `rcu_nocbs=` parameter (nohz_full CPUs join at tick init).
+    fn rcu_nocb_setup(&mut self, cmdline: &KernelCmdline) -> CpuSet {
+        let Some(RcuNocbsArg::List(a)) = &cmdline.rcu_nocbs else {
+            return CpuSet::new();
+        };
+        if self.too_new(a) {
+            self.early
+                .push("rcu_nocbs= bad CPU range, all CPUs set".into());
+            self.possible.clone()
+        } else {
+            self.clip(&a.cpus)
+        }
+    }
+
+    /// `housekeeping_setup` before 4.15: `nohz_full=` belongs to the tick code alone (last
+    /// one wins) and `isolcpus=` takes no flags. Returns the nohz_full mask and the
+    /// domain-isolated CPUs.
+    fn housekeeping_setup_before_4_15(
+        &mut self,
+        cmdline: &KernelCmdline,
+    ) -> (Option<CpuSet>, CpuSet) {
+        let v = self.build.version;
+        let full_build = self.build.nohz == NohzBuild::Full;
         let mut nohz_full_mask: Option<CpuSet> = None;
         let mut isolated_domain = CpuSet::new();
-        let full_build = build.nohz == NohzBuild::Full;
-        if v < (4, 15) {
-            for h in &cmdline.housekeeping {
-                match h {
-                    HousekeepingArg::NohzFull(a) => {
-                        if v < (3, 10) || !full_build {
-                            note(
-                                &mut notes,
-                                format!(
-                                    "nohz_full={} is not read by this kernel ({}); it goes to \
-                                     init",
-                                    a.text,
-                                    if v < (3, 10) {
-                                        "nohz_full= arrived in 3.10"
-                                    } else {
-                                        "built without CONFIG_NO_HZ_FULL"
-                                    }
-                                ),
-                            );
-                        } else if too_new(a) {
-                            setup.push("NO_HZ: Incorrect nohz_full cpumask".into());
-                        } else {
-                            if nohz_full_mask.is_some() {
-                                note(
-                                    &mut notes,
-                                    format!(
-                                        "nohz_full= is given again: before 4.15 its handler \
-                                         replaces the mask, so nohz_full={} counts",
-                                        a.text
-                                    ),
-                                );
+        for h in &cmdline.housekeeping {
+            match h {
+                HousekeepingArg::NohzFull(a) => {
+                    if v < (3, 10) || !full_build {
+                        self.notes.push(format!(
+                            "nohz_full={} is not read by this kernel ({}); it goes to init",
+                            a.text,
+                            if v < (3, 10) {
+                                "nohz_full= arrived in 3.10"
+                            } else {
+                                "built without CONFIG_NO_HZ_FULL"
                             }
-                            nohz_full_mask = Some(clip(&a.cpus));
+                        ));
+                    } else if self.too_new(a) {
+                        self.setup.push("NO_HZ: Incorrect nohz_full cpumask".into());
+                    } else {
+                        if nohz_full_mask.is_some() {
+                            self.notes.push(format!(
+                                "nohz_full= is given again: before 4.15 its handler replaces \
+                                 the mask, so nohz_full={} counts",
+                                a.text
+                            ));
                         }
+                        nohz_full_mask = Some(self.clip(&a.cpus));
                     }
-                    HousekeepingArg::Isolcpus(a) => {
-                        if !a.flags.is_empty() || too_new(&a.list) {
-                            note(
-                                &mut notes,
-                                format!(
-                                    "isolcpus flags and the words N/all need 4.15 or later; \
-                                     this kernel ignores isolcpus={}",
-                                    a.list.text
-                                ),
-                            );
-                        } else {
-                            isolated_domain = clip(&a.list.cpus);
-                        }
+                }
+                HousekeepingArg::Isolcpus(a) => {
+                    if !a.flags.is_empty() || self.too_new(&a.list) {
+                        self.notes.push(format!(
+                            "isolcpus flags and the words N/all need 4.15 or later; this \
+                             kernel ignores isolcpus={}",
+                            a.list.text
+                        ));
+                    } else {
+                        isolated_domain = self.clip(&a.list.cpus);
                     }
                 }
             }
-        } else {
-            // One staging mask per kind once set; before 5.18 all kinds share one mask.
-            let split_masks = v >= (5, 18);
-            let mut set_flags = HkFlags::default();
-            let mut masks: Vec<(HkFlags, CpuSet)> = Vec::new();
-            for h in &cmdline.housekeeping {
-                let (flags, list, name) = match h {
-                    HousekeepingArg::NohzFull(a) => (
+        }
+        (nohz_full_mask, isolated_domain)
+    }
+
+    /// `housekeeping_setup` from 4.15: one staging mask per housekeeping kind once set
+    /// (before 5.18 all kinds share one), the first parameter wins and a later one that
+    /// does not match is dropped. Returns the nohz_full mask and the domain-isolated CPUs.
+    fn housekeeping_setup(&mut self, cmdline: &KernelCmdline) -> (Option<CpuSet>, CpuSet) {
+        let v = self.build.version;
+        let full_build = self.build.nohz == NohzBuild::Full;
+        let boot_cpu = self.boot_cpu;
+        let mut nohz_full_mask: Option<CpuSet> = None;
+        let mut isolated_domain = CpuSet::new();
+        let split_masks = v >= (5, 18);
+        let mut set_flags = HkFlags::default();
+        let mut masks: Vec<(HkFlags, CpuSet)> = Vec::new();
+        for h in &cmdline.housekeeping {
+            let (flags, list, name) = match h {
+                HousekeepingArg::NohzFull(a) => (
+                    HkFlags {
+                        tick: true,
+                        noise: true,
+                        ..HkFlags::default()
+                    },
+                    a,
+                    "nohz_full",
+                ),
+                HousekeepingArg::Isolcpus(a) => {
+                    for fl in &a.flags {
+                        if let IsolcpusFlag::Unknown(u) = fl {
+                            self.setup
+                                .push(format!("isolcpus: Skipped unknown flag {u}"));
+                        }
+                    }
+                    (
                         HkFlags {
-                            tick: true,
-                            noise: true,
+                            tick: a.nohz(),
+                            domain: a.domain(),
+                            managed_irq: a.managed_irq(),
                             ..HkFlags::default()
                         },
-                        a,
-                        "nohz_full",
-                    ),
-                    HousekeepingArg::Isolcpus(a) => {
-                        for fl in &a.flags {
-                            if let IsolcpusFlag::Unknown(u) = fl {
-                                setup.push(format!("isolcpus: Skipped unknown flag {u}"));
-                            }
-                        }
-                        (
-                            HkFlags {
-                                tick: a.nohz(),
-                                domain: a.domain(),
-                                managed_irq: a.managed_irq(),
-                                ..HkFlags::default()
-                            },
-                            &a.list,
-                            "isolcpus",
-                        )
-                    }
-                };
-                if flags.tick && !set_flags.tick && !full_build {
-                    setup.push(
-                        "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".into(),
-                    );
-                    continue;
+                        &a.list,
+                        "isolcpus",
+                    )
                 }
-                if too_new(list) {
-                    setup.push("Housekeeping: nohz_full= or isolcpus= incorrect CPU range".into());
-                    continue;
-                }
-                let mut isolated = clip(&list.cpus);
-                let mut staging = possible.difference(&isolated);
-                if staging.is_empty() && nr_cpus > 0 {
-                    staging.insert(boot_cpu);
-                    if v >= (6, 10) {
-                        isolated.remove(boot_cpu);
-                    }
-                    if !set_flags.any() && v >= (5, 1) {
-                        setup.push(format!(
-                            "Housekeeping: must include one present CPU, using boot CPU:{boot_cpu}"
-                        ));
-                    }
-                }
-                if isolated.is_empty() {
-                    continue;
-                }
-                if set_flags.any() {
-                    let clash = masks.iter().any(|(kinds, mask)| {
-                        let compare = !split_masks || kinds.and(flags).any();
-                        compare && *mask != staging
-                    });
-                    if clash {
-                        setup.push("Housekeeping: nohz_full= must match isolcpus=".into());
-                        note(
-                            &mut notes,
-                            format!(
-                                "the kernel keeps the housekeeping parameter that came first \
-                                 and drops this {name}={}",
-                                list.text
-                            ),
-                        );
-                        continue;
-                    }
-                }
-                // A repeat of a parameter already in force adds no new mask: without this,
-                // `masks` grows with every repeat and each token is compared with all earlier
-                // ones (quadratic in the line: 200 000 `nohz_full=1-7` took 54 s).
-                if !masks.iter().any(|(k, m)| *k == flags && *m == staging) {
-                    masks.push((flags, staging.clone()));
-                }
-                if flags.tick && !set_flags.tick {
-                    nohz_full_mask = Some(isolated.clone());
-                }
-                if flags.domain && !set_flags.domain {
-                    isolated_domain = possible.difference(&staging);
-                }
-                set_flags = set_flags.or(flags);
+            };
+            if flags.tick && !set_flags.tick && !full_build {
+                self.setup
+                    .push("Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".into());
+                continue;
             }
+            if self.too_new(list) {
+                self.setup
+                    .push("Housekeeping: nohz_full= or isolcpus= incorrect CPU range".into());
+                continue;
+            }
+            let mut isolated = self.clip(&list.cpus);
+            let mut staging = self.possible.difference(&isolated);
+            if staging.is_empty() && self.nr_cpus > 0 {
+                staging.insert(boot_cpu);
+                if v >= (6, 10) {
+                    isolated.remove(boot_cpu);
+                }
+                if !set_flags.any() && v >= (5, 1) {
+                    self.setup.push(format!(
+                        "Housekeeping: must include one present CPU, using boot CPU:{boot_cpu}"
+                    ));
+                }
+            }
+            if isolated.is_empty() {
+                continue;
+            }
+            if set_flags.any() {
+                let clash = masks.iter().any(|(kinds, mask)| {
+                    let compare = !split_masks || kinds.and(flags).any();
+                    compare && *mask != staging
+                });
+                if clash {
+                    self.setup
+                        .push("Housekeeping: nohz_full= must match isolcpus=".into());
+                    self.notes.push(format!(
+                        "the kernel keeps the housekeeping parameter that came first and drops \
+                         this {name}={}",
+                        list.text
+                    ));
+                    continue;
+                }
+            }
+            // A repeat of a parameter already in force adds no new mask: without this,
+            // `masks` grows with every repeat and each token is compared with all earlier
+            // ones (quadratic in the line: 200 000 `nohz_full=1-7` took 54 s).
+            if !masks.iter().any(|(k, m)| *k == flags && *m == staging) {
+                masks.push((flags, staging.clone()));
+            }
+            if flags.tick && !set_flags.tick {
+                nohz_full_mask = Some(isolated.clone());
+            }
+            if flags.domain && !set_flags.domain {
+                isolated_domain = self.possible.difference(&staging);
+            }
+            set_flags = set_flags.or(flags);
         }
+        (nohz_full_mask, isolated_domain)
+    }
 
-        // --- Tick init: boot-CPU rule and the full-dynticks banner -----------------------
-        let mut nohz_full = CpuSet::new();
-        if let Some(mut mask) = nohz_full_mask {
-            if mask.contains(boot_cpu) {
-                init.push(format!(
-                    "NO_HZ: Clearing {boot_cpu} from nohz_full range for timekeeping"
-                ));
-                mask.remove(boot_cpu);
-            }
-            init.push(format!("NO_HZ: Full dynticks CPUs: {}.", mask.to_cpulist()));
-            if mask.is_empty() {
-                note(
-                    &mut notes,
-                    "no CPU is left in nohz_full after the boot-CPU rule; full dynticks is \
-                     inert"
-                        .into(),
-                );
-            }
-            nohz_full = mask;
+    /// `tick_nohz_init`: the boot-CPU rule and the full-dynticks banner; the effective
+    /// nohz_full CPUs.
+    fn tick_nohz_init(&mut self, nohz_full_mask: Option<CpuSet>) -> CpuSet {
+        let boot_cpu = self.boot_cpu;
+        let Some(mut mask) = nohz_full_mask else {
+            return CpuSet::new();
+        };
+        if mask.contains(boot_cpu) {
+            self.init.push(format!(
+                "NO_HZ: Clearing {boot_cpu} from nohz_full range for timekeeping"
+            ));
+            mask.remove(boot_cpu);
         }
-        let housekeeping = possible.difference(&nohz_full);
+        self.init
+            .push(format!("NO_HZ: Full dynticks CPUs: {}.", mask.to_cpulist()));
+        if mask.is_empty() {
+            self.notes.push(
+                "no CPU is left in nohz_full after the boot-CPU rule; full dynticks is inert"
+                    .into(),
+            );
+        }
+        mask
+    }
+
+    /// The tick's other parameters (dyntick idle, high-res, skew, aggressive, idle) and the
+    /// configuration they make with the CPU sets resolved before.
+    fn tick_params(
+        &mut self,
+        cmdline: &KernelCmdline,
+        nohz_full: CpuSet,
+        isolated_domain: CpuSet,
+        rcu_nocbs: CpuSet,
+    ) -> TickConfig {
+        let build = self.build;
+        let v = build.version;
+        let boot_cpu = self.boot_cpu;
+        let housekeeping = self.possible.difference(&nohz_full);
         let rcu_nocbs = rcu_nocbs.union(&nohz_full);
+        let notes = &mut self.notes;
 
         // --- Dyntick idle, high-res, skew ------------------------------------------------
         let nohz_idle = build.nohz != NohzBuild::Periodic && cmdline.nohz != Some(false);
         if build.nohz == NohzBuild::Periodic && cmdline.nohz.is_some() {
-            note(
-                &mut notes,
+            notes.push(
                 "nohz= has no effect on a CONFIG_HZ_PERIODIC build (the kernel passes it to \
                  init)"
                     .into(),
             );
         }
         if !nohz_idle && build.nohz != NohzBuild::Periodic && !nohz_full.is_empty() {
-            note(
-                &mut notes,
-                format!(
-                    "nohz=off: CPUs {} stay nohz_full (context tracking, RCU offload) but never \
-                     stop their tick",
-                    nohz_full.to_cpulist()
-                ),
-            );
+            notes.push(format!(
+                "nohz=off: CPUs {} stay nohz_full (context tracking, RCU offload) but never \
+                 stop their tick",
+                nohz_full.to_cpulist()
+            ));
         }
         let highres = build.high_res && cmdline.highres != Some(false);
         if !build.high_res && cmdline.highres.is_some() {
-            note(
-                &mut notes,
-                "highres= has no effect without CONFIG_HIGH_RES_TIMERS".into(),
-            );
+            notes.push("highres= has no effect without CONFIG_HIGH_RES_TIMERS".into());
         }
         let mut skew_tick = cmdline.skew_tick.is_some_and(|s| s != 0);
         if skew_tick && v < (3, 4) && !build.skew_tick_backport {
-            note(
-                &mut notes,
-                "skew_tick= arrived in 3.4; this kernel passes it to init".into(),
-            );
+            notes.push("skew_tick= arrived in 3.4; this kernel passes it to init".into());
             skew_tick = false;
         }
 
@@ -446,30 +515,21 @@ impl TickConfig {
                 "there are no nohz_full CPUs, so the timekeeping CPU already stops its idle tick \
                  under plain NO_HZ_IDLE rules"
             };
-            note(
-                &mut notes,
-                format!("nohz_full_aggressive accepted but inert: {why}"),
-            );
+            notes.push(format!("nohz_full_aggressive accepted but inert: {why}"));
         }
 
         // --- Idle ------------------------------------------------------------------------
         let idle = cmdline.idle.unwrap_or_default();
         let haltpoll_force = cmdline.cpuidle_haltpoll_force.unwrap_or(false);
         if haltpoll_force && idle != IdleOverride::Default {
-            note(
-                &mut notes,
-                "cpuidle-haltpoll does not load when an idle= override is given".into(),
-            );
+            notes.push("cpuidle-haltpoll does not load when an idle= override is given".into());
         }
         if let Some(g) = &cmdline.cpuidle_governor
             && !GOVERNORS.contains(&g.as_str())
         {
-            note(
-                &mut notes,
-                format!(
-                    "cpuidle.governor={g} names no known governor; the kernel keeps its default"
-                ),
-            );
+            notes.push(format!(
+                "cpuidle.governor={g} names no known governor; the kernel keeps its default"
+            ));
         }
 
         let timekeeping_cpu = if housekeeping.contains(boot_cpu) {
@@ -478,7 +538,7 @@ impl TickConfig {
             housekeeping.first().unwrap_or(boot_cpu)
         };
 
-        let config = TickConfig {
+        TickConfig {
             nohz_idle,
             nohz_full,
             housekeeping,
@@ -502,52 +562,43 @@ impl TickConfig {
             clocksource: cmdline.clocksource.clone(),
             intel_idle_max_cstate: cmdline.intel_idle_max_cstate,
             processor_max_cstate: cmdline.processor_max_cstate,
-        };
+        }
+    }
+
+    /// ticklab's notes on the line itself: arguments after `--`, repeated parameters.
+    fn cmdline_notes(&mut self, cmdline: &KernelCmdline) {
         if !cmdline.init_args.is_empty() {
-            note(
-                &mut notes,
-                format!(
-                    "the kernel stops reading parameters at `--` and hands the rest to init \
-                     unread: {}",
-                    cmdline.init_args.join(" ")
-                ),
-            );
+            self.notes.push(format!(
+                "the kernel stops reading parameters at `--` and hands the rest to init \
+                 unread: {}",
+                cmdline.init_args.join(" ")
+            ));
         }
         for r in &cmdline.repeated {
-            note(
-                &mut notes,
-                format!(
-                    "{} is given {} times ({}): {}",
-                    r.name,
-                    r.values.len(),
-                    r.values.join(", "),
-                    r.rule
-                ),
-            );
+            self.notes.push(format!(
+                "{} is given {} times ({}): {}",
+                r.name,
+                r.values.len(),
+                r.values.join(", "),
+                r.rule
+            ));
         }
+    }
+
+    /// The messages in boot order: early parameters, housekeeping, tick init, then notes.
+    fn messages(self) -> Vec<BootMessage> {
         let kernel = |text: String| BootMessage {
             origin: MessageOrigin::Kernel,
             text,
         };
-        let mut messages: Vec<BootMessage> = early.into_iter().map(kernel).collect();
-        messages.extend(setup.into_iter().map(kernel));
-        messages.extend(init.into_iter().map(kernel));
-        messages.extend(notes.into_iter().map(|text| BootMessage {
+        let mut messages: Vec<BootMessage> = self.early.into_iter().map(kernel).collect();
+        messages.extend(self.setup.into_iter().map(kernel));
+        messages.extend(self.init.into_iter().map(kernel));
+        messages.extend(self.notes.into_iter().map(|text| BootMessage {
             origin: MessageOrigin::Ticklab,
             text,
         }));
-        (config, messages)
-    }
-
-    /// The role of `cpu` in this configuration (for reports).
-    pub fn role(&self, cpu: u32) -> CpuRole {
-        if cpu == self.timekeeping_cpu {
-            CpuRole::Timekeeping
-        } else if self.nohz_full.contains(cpu) {
-            CpuRole::NohzFull
-        } else {
-            CpuRole::Housekeeping
-        }
+        messages
     }
 }
 

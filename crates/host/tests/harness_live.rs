@@ -304,7 +304,7 @@ fn pingpong_all_methods_modes_and_placements() {
                 };
                 let what = format!("{method} {} {x},{y}", mode.name());
                 assert_eq!(p.round_trips, 2000, "{what}");
-                assert_eq!(p.method, method);
+                assert_eq!(p.method.name(), method);
                 assert_eq!(p.cpus, (x, y));
                 assert!(p.ns_per_round_trip > 0.0, "{what}");
                 assert_eq!(p.ns_per_switch * 2.0, p.ns_per_round_trip, "{what}");

@@ -140,7 +140,7 @@ mod tests {
                 histograms: Vec::new(),
             }),
             WorkloadResult::PingPong(PingPongReport {
-                method: "futex".into(),
+                method: ticklab_schema::workload::PingPongMethod::Futex,
                 cpus: (0, 1),
                 round_trips: 1,
                 ns_per_switch: 1.0,

@@ -264,7 +264,7 @@ pub(crate) mod tests {
     use super::*;
     use ticklab_schema::report::{
         BackgroundReport, EnergyReport, HrtimerReport, IdleStateReport, KernelMessage, LockName,
-        LockReport, LocksReport, REPORT_SCHEMA_VERSION, TimekeepingReport,
+        LockReport, LocksReport, TimekeepingReport,
     };
 
     fn state(name: &str, usage: u64, time_ns: u64) -> IdleStateReport {
@@ -320,23 +320,6 @@ pub(crate) mod tests {
             })
             .collect();
         Report {
-            schema_version: REPORT_SCHEMA_VERSION,
-            source: Source::Twin { seed: 1 },
-            label: if aggressive {
-                "aggressive"
-            } else {
-                "nohz_full"
-            }
-            .to_string(),
-            machine: "xps13-7390".to_string(),
-            cmdline: if aggressive {
-                "nohz_full=all nohz_full_aggressive"
-            } else {
-                "nohz_full=all"
-            }
-            .to_string(),
-            hz: 1000,
-            duration_ns: w,
             cpus,
             energy: Some(EnergyReport {
                 watts: if aggressive { 0.301 } else { 0.502 },
@@ -399,9 +382,24 @@ pub(crate) mod tests {
                 kind: ticklab_schema::scenario::TimerKind::Wheel,
                 expiries: 4,
             }],
-            workloads: vec![],
-            noise: None,
-            warnings: vec![],
+            ..Report::new(
+                Source::Twin { seed: 1 },
+                if aggressive {
+                    "aggressive"
+                } else {
+                    "nohz_full"
+                }
+                .to_string(),
+                "xps13-7390".to_string(),
+                if aggressive {
+                    "nohz_full=all nohz_full_aggressive"
+                } else {
+                    "nohz_full=all"
+                }
+                .to_string(),
+                1000,
+                w,
+            )
         }
     }
 
@@ -409,16 +407,6 @@ pub(crate) mod tests {
     pub(crate) fn host_report() -> Report {
         let w = 2_500_000_000;
         Report {
-            schema_version: REPORT_SCHEMA_VERSION,
-            source: Source::Host {
-                hostname: "lab1".to_string(),
-                kernel: "6.8.0-45-generic".to_string(),
-            },
-            label: "host idle".to_string(),
-            machine: "lab1".to_string(),
-            cmdline: "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet".to_string(),
-            hz: 250,
-            duration_ns: w,
             cpus: (0..4u32)
                 .map(|cpu| CpuReport {
                     cpu,
@@ -437,18 +425,21 @@ pub(crate) mod tests {
                     idle_states: vec![state("POLL", 1, 1_000), state("C1", 30, 2_400_000_000)],
                 })
                 .collect(),
-            energy: None,
-            messages: vec![],
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: vec![],
-            workloads: vec![],
-            noise: None,
             warnings: vec![
                 "/proc/timer_list not readable (needs root): ticks and tick-stopped time unknown"
                     .to_string(),
             ],
+            ..Report::new(
+                Source::Host {
+                    hostname: "lab1".to_string(),
+                    kernel: "6.8.0-45-generic".to_string(),
+                },
+                "host idle".to_string(),
+                "lab1".to_string(),
+                "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet".to_string(),
+                250,
+                w,
+            )
         }
     }
 

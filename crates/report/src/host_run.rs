@@ -256,7 +256,7 @@ pub(crate) mod tests {
             WorkloadResult::Hogs { cpus: vec![1] },
             frames(),
             WorkloadResult::PingPong(PingPongReport {
-                method: "pipe".into(),
+                method: ticklab_schema::workload::PingPongMethod::Pipe,
                 cpus: (0, 1),
                 round_trips: 1_000_000,
                 ns_per_switch: 2_345.67,

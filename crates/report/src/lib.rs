@@ -76,4 +76,4 @@ pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
 pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
-pub use workloads::{sim_report, workload_section};
+pub use workloads::{guest_pingpong_text, sim_report, workload_section};

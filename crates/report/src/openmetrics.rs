@@ -223,7 +223,7 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
             }
             WorkloadResult::PingPong(p) => pingpong.push(
                 vec![
-                    ("method", p.method.clone()),
+                    ("method", p.method.to_string()),
                     ("cpus", format!("{},{}", p.cpus.0, p.cpus.1)),
                 ],
                 p.ns_per_switch / 1e9,

@@ -44,6 +44,25 @@ pub fn workload_section(w: &WorkloadResult, pingpong_mode: Option<&str>) -> Stri
     s
 }
 
+/// `ticklab sim` of a ping-pong workload, which runs in the guest ping-pong model: `title`,
+/// then the model's figures and its VM exits per switch in the model's order.
+pub fn guest_pingpong_text(title: &str, r: &ticklab_schema::report::GuestPingPongRun) -> String {
+    let exits: Vec<String> = r
+        .exits_per_switch
+        .iter()
+        .map(|(n, v)| format!("{n} {v:.2}"))
+        .collect();
+    format!(
+        "{title} (E3 guest model)\n{} switches: {:.1} ns/switch; guest busy {:.1} %, host CPU {:.1} % (host polling {:.1} %)\nVM exits per switch: {}\n",
+        r.switches,
+        r.ns_per_switch,
+        r.guest_busy_pct,
+        r.host_cpu_pct,
+        r.host_poll_pct,
+        exits.join(", ")
+    )
+}
+
 fn pingpong_line(p: &PingPongReport, mode: Option<&str>) -> String {
     format!(
         "pingpong {} CPUs {},{}{}: {} round trips, {:.1} ns/round trip, {:.1} ns/switch\n",
@@ -169,7 +188,7 @@ mod tests {
                 jitter_histogram: None,
             }),
             WorkloadResult::PingPong(PingPongReport {
-                method: "futex".into(),
+                method: ticklab_schema::workload::PingPongMethod::Futex,
                 cpus: (0, 1),
                 round_trips: 5000,
                 ns_per_switch: 4_200.5,

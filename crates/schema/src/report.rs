@@ -81,6 +81,38 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report of this schema version with its header filled and every table empty (no
+    /// CPUs, no messages, no workloads, nothing not modelled or measured): the one
+    /// constructor the twin, the host lab and tests start from before filling what they have.
+    pub fn new(
+        source: Source,
+        label: impl Into<String>,
+        machine: impl Into<String>,
+        cmdline: impl Into<String>,
+        hz: u32,
+        duration_ns: u64,
+    ) -> Report {
+        Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            source,
+            label: label.into(),
+            machine: machine.into(),
+            cmdline: cmdline.into(),
+            hz,
+            duration_ns,
+            cpus: Vec::new(),
+            energy: None,
+            messages: Vec::new(),
+            timekeeping: None,
+            hrtimer: None,
+            locks: None,
+            background: Vec::new(),
+            workloads: Vec::new(),
+            warnings: Vec::new(),
+            noise: None,
+        }
+    }
+
     /// Measured window in seconds.
     pub fn seconds(&self) -> f64 {
         self.duration_ns as f64 / 1e9
@@ -430,7 +462,7 @@ pub struct FrameRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PingPongReport {
     /// `futex` or `pipe`.
-    pub method: String,
+    pub method: crate::workload::PingPongMethod,
     /// CPUs of the two sides.
     pub cpus: (u32, u32),
     /// Round trips done.
@@ -439,6 +471,58 @@ pub struct PingPongReport {
     pub ns_per_switch: f64,
     /// Nanoseconds per round trip.
     pub ns_per_round_trip: f64,
+}
+
+/// What `ticklab sim --json` prints for a ping-pong workload, which runs in the guest
+/// ping-pong model rather than the event loop: the model's own figures, no per-CPU counters.
+///
+/// The fields are in alphabetical order, the order this JSON has always had.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GuestPingPongRun {
+    /// The kernel command line, as written.
+    pub cmdline: String,
+    /// VM exits per context switch, by exit reason (`hlt`, `msr_tsc_deadline`, ...): in the
+    /// model's order for tables, written as a JSON object with its keys sorted.
+    #[serde(with = "exits_by_name")]
+    #[schemars(with = "std::collections::BTreeMap<String, f64>")]
+    pub exits_per_switch: Vec<(String, f64)>,
+    /// Guest CPU busy, % of one vCPU (two vCPUs: up to 200).
+    pub guest_busy_pct: f64,
+    /// Host CPU used by the vCPU threads, % of one CPU.
+    pub host_cpu_pct: f64,
+    /// Host CPU spent halt-polling, % of one CPU.
+    pub host_poll_pct: f64,
+    /// Machine name.
+    pub machine: String,
+    /// Nanoseconds per one-way context switch.
+    pub ns_per_switch: f64,
+    /// Always [`REPORT_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Context switches run (two per round trip).
+    pub switches: u64,
+    /// The workload's label.
+    pub workload: String,
+}
+
+/// [`GuestPingPongRun::exits_per_switch`] as a JSON object with sorted keys.
+mod exits_by_name {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub(super) fn serialize<S: Serializer>(v: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
+        v.iter()
+            .map(|(k, x)| (k.as_str(), *x))
+            .collect::<BTreeMap<_, _>>()
+            .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, f64)>, D::Error> {
+        Ok(BTreeMap::<String, f64>::deserialize(d)?
+            .into_iter()
+            .collect())
+    }
 }
 
 /// Syscall loop result.

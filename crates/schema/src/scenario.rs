@@ -25,7 +25,7 @@ use crate::machine::{self, Machine};
 use crate::units::parse_duration;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
-use ticklab_cmdline::NohzBuild;
+use ticklab_cmdline::{CmdlineError, KernelBuild, NohzBuild, ResolvedKernel};
 
 /// The kernel being modelled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +114,37 @@ impl Kernel {
     pub fn tick_nsec(&self) -> u64 {
         tick_nsec(self.hz)
     }
+
+    /// The build as the command line's meaning depends on it.
+    pub fn build(&self) -> Result<KernelBuild, KernelError> {
+        Ok(KernelBuild {
+            nohz: self.nohz,
+            high_res: self.high_res,
+            version: self.version_tuple().map_err(KernelError::Version)?,
+            skew_tick_backport: self.skew_tick_backport,
+        })
+    }
+
+    /// This kernel's boot line on `nr_cpus` CPUs, read and resolved once
+    /// ([`ticklab_cmdline::Kernel::resolve`]: the release's grammar, the build's rules).
+    pub fn resolve(&self, nr_cpus: u32) -> Result<ResolvedKernel, KernelError> {
+        let kernel = ticklab_cmdline::Kernel {
+            build: self.build()?,
+            nr_cpus,
+        };
+        Ok(kernel.resolve(&self.cmdline)?)
+    }
+}
+
+/// Why a scenario's kernel does not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    /// `version` is not `MAJOR.MINOR[...]` (says what was found).
+    #[error("{0}")]
+    Version(String),
+    /// The release refuses a parameter of the command line (names the token).
+    #[error("{0}")]
+    Cmdline(#[from] CmdlineError),
 }
 
 /// TICK_NSEC for a HZ value, rounded half up as the kernel does.

@@ -432,9 +432,9 @@ impl BackgroundSource {
 }
 
 impl Scenario {
-    /// Checks the whole scenario (module docs): the machine, the kernel's version and HZ, the
-    /// workload against the machine, the background sources and the run's length. The kernel
-    /// command line is read by `ticklab-cmdline`, which checks it on its own.
+    /// Checks the whole scenario (module docs): the machine, the kernel's version and HZ, its
+    /// command line as that release reads it ([`Kernel::resolve`](crate::scenario::Kernel::resolve)),
+    /// the workload against the machine, the background sources and the run's length.
     pub fn validate(&self) -> Result<(), ValidationError> {
         self.machine.validate()?;
         let nr = self.machine.topology.nr_cpus();
@@ -442,6 +442,9 @@ impl Scenario {
             .version_tuple()
             .map_err(|e| bad("kernel.version", e))?;
         check_hz(self.kernel.hz).map_err(|e| bad("kernel.hz", e))?;
+        self.kernel
+            .resolve(nr)
+            .map_err(|e| bad("kernel.cmdline", e.to_string()))?;
         if self.background.len() > MAX_BACKGROUND_SOURCES {
             return Err(bad(
                 "background",

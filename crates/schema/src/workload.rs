@@ -58,13 +58,29 @@ pub enum TaskGroup {
 }
 
 /// Wake-up mechanism of a ping-pong pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PingPongMethod {
     /// FUTEX_WAIT / FUTEX_WAKE on a shared word.
     Futex,
     /// A pair of pipes, one byte each way (as `perf bench sched pipe`).
     Pipe,
+}
+
+impl PingPongMethod {
+    /// The name a workload spec and a report use (`futex`, `pipe`), as serialised.
+    pub fn name(self) -> &'static str {
+        match self {
+            PingPongMethod::Futex => "futex",
+            PingPongMethod::Pipe => "pipe",
+        }
+    }
+}
+
+impl std::fmt::Display for PingPongMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A whole workload: zero or more groups (empty = idle).
@@ -275,11 +291,7 @@ impl TaskGroup {
                 cpu_b,
                 ..
             } => {
-                let m = match method {
-                    PingPongMethod::Futex => "futex",
-                    PingPongMethod::Pipe => "pipe",
-                };
-                format!("pingpong:{m}@{cpu_a},{cpu_b}")
+                format!("pingpong:{method}@{cpu_a},{cpu_b}")
             }
             TaskGroup::Syscall { cpu: Some(c), .. } => format!("syscall:getpid@{c}"),
             TaskGroup::Syscall { cpu: None, .. } => "syscall:getpid".into(),

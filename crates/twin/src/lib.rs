@@ -1,12 +1,15 @@
 //! ticklab's twin: a deterministic discrete-event model of the Linux kernel's tick machinery.
 //!
 //! Given a [`Scenario`](ticklab_schema::scenario::Scenario) (machine, kernel build and command
-//! line, workload, run length and seed), [`simulate`] predicts the per-CPU timer interrupts,
+//! line, workload, run length and seed), [`run`] (the one entry, [`entry`]) predicts the per-CPU timer interrupts,
 //! tick activity, idle residency, package power and the cost of giving up timekeeping, as a
 //! [`Report`](ticklab_schema::report::Report) in the schema the host lab also writes. Same
 //! scenario and seed, byte-identical report.
 //!
 //! Map of the code (read in this order):
+//! * [`entry`] — the one way in: [`run`] picks the engine (the event loop, or the guest
+//!   ping-pong model of [`guest`]), applies the compute limit ([`RunOptions`]) and builds
+//!   the report; [`simulate`] is the event loop alone.
 //! * [`engine`] — virtual time, the per-CPU event queue ([`engine::TournamentTree`]), the
 //!   seeded RNG with per-CPU streams.
 //! * [`kernel`] — one module per kernel concept, each owning its state and its rules (fields
@@ -21,13 +24,18 @@
 //!   files (`irq`, `hrtimer_interrupt`, `tick_sched`, `idle`, `softirq`, `sched`), the
 //!   observation seam ([`sim::Observer`]) with the window statistics as its listener, and the
 //!   report. Start at `sim/mod.rs`.
+//! * [`determinism`] — a listener hashing every event per window, and the check that names
+//!   the first window and event where two runs of one scenario differ.
 //! * [`workloads`] — hog placement and frame workers; [`experiments`] — the published
 //!   experiments as scenarios; [`sweep`] — running many scenarios in parallel.
 
 #![deny(missing_docs)]
 
+pub mod determinism;
 pub mod engine;
+pub mod entry;
 pub mod experiments;
+pub mod guest;
 pub mod hw;
 pub mod kernel;
 pub mod sim;
@@ -35,4 +43,5 @@ pub mod sweep;
 pub mod timeline;
 pub mod workloads;
 
+pub use entry::{Engine, RunOptions, run};
 pub use sim::{Sim, SimError, simulate};

@@ -65,6 +65,24 @@ pub fn shard_runs(nr_points: usize, nr_seeds: usize, shard: Shard) -> u64 {
     (0..total).filter(|&r| shard.owns(r)).count() as u64
 }
 
+/// The estimated events of the runs of a sweep that `shard` owns (every point once per seed
+/// it runs with), for the compute limit
+/// ([`RunOptions::check_events`](crate::RunOptions::check_events)).
+pub fn estimated_events(points: &[Point], seeds: &[u64], shard: Shard) -> f64 {
+    let mut run = 0u64;
+    let mut events = 0.0;
+    for p in points {
+        let per_run = p.scenario.estimated_events();
+        for _ in seeds {
+            if shard.owns(run) {
+                events += per_run;
+            }
+            run += 1;
+        }
+    }
+    events
+}
+
 /// Runs every (point, seed) of the sweep `sweep_id` that `shard` owns on `threads` threads
 /// and returns its rows in run order: the same bytes whatever `threads` is. An error names
 /// the point and seed that failed.

@@ -14,7 +14,7 @@
 //! idle CPU halts with its tick stopped and no governor. Costs stay the KVM guest's
 //! estimates: under TCG only counts are compared, never costs (crate docs).
 
-use ticklab_cmdline::{CpuSet, KernelCmdline, TickConfig};
+use ticklab_cmdline::CpuSet;
 use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::report::{Report, WorkloadResult};
@@ -255,11 +255,13 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
     let workload = workload_as_run(p.workload, p.guest);
     // A boot line the kernel cannot parse never reaches here (the CLI checks it first); an
     // unparsable one would isolate nothing.
-    let (nohz_full, isolated) = KernelCmdline::parse(p.cmdline, p.vcpus)
-        .map(|c| {
-            let t = TickConfig::resolve(&c, &p.config.build(), p.vcpus, 0).0;
-            (t.nohz_full, t.isolated_domain)
-        })
+    let kernel = ticklab_cmdline::Kernel {
+        build: p.config.build(),
+        nr_cpus: p.vcpus,
+    };
+    let (nohz_full, isolated) = kernel
+        .resolve(p.cmdline)
+        .map(|r| (r.config.nohz_full, r.config.isolated_domain))
         .unwrap_or_default();
     let coordinator = observed_coordinator_cpu(p.guest, &workload, &nohz_full, &isolated)
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
@@ -322,28 +324,20 @@ mod tests {
     /// A guest report whose one hog group ran on `hogs`.
     fn guest_report(hogs: &[u32]) -> Report {
         Report {
-            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
-            source: ticklab_schema::report::Source::Host {
-                hostname: "(none)".into(),
-                kernel: "6.1.0-57-amd64".into(),
-            },
-            label: "guest".into(),
-            machine: "(none)".into(),
-            cmdline: String::new(),
-            hz: 250,
-            duration_ns: 5_000_000_000,
-            cpus: Vec::new(),
-            energy: None,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
             workloads: vec![WorkloadResult::Hogs {
                 cpus: hogs.to_vec(),
             }],
-            noise: None,
-            warnings: Vec::new(),
+            ..Report::new(
+                ticklab_schema::report::Source::Host {
+                    hostname: "(none)".into(),
+                    kernel: "6.1.0-57-amd64".into(),
+                },
+                "guest",
+                "(none)",
+                "",
+                250,
+                5_000_000_000,
+            )
         }
     }
 

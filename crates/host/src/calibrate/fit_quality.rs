@@ -378,13 +378,6 @@ pub(in crate::calibrate) mod tests {
     ) -> Report {
         let seconds = s.run.duration_ns as f64 / 1e9;
         Report {
-            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
-            source: Source::Twin { seed: s.run.seed },
-            label: s.name.clone(),
-            machine: s.machine.name.clone(),
-            cmdline: String::new(),
-            hz: s.kernel.hz,
-            duration_ns: s.run.duration_ns,
             cpus: loc_per_s
                 .iter()
                 .enumerate()
@@ -401,15 +394,15 @@ pub(in crate::calibrate) mod tests {
                     idle_states: Vec::new(),
                 })
                 .collect(),
-            energy: None,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
             workloads,
-            noise: None,
-            warnings: Vec::new(),
+            ..Report::new(
+                Source::Twin { seed: s.run.seed },
+                s.name.clone(),
+                s.machine.name.clone(),
+                String::new(),
+                s.kernel.hz,
+                s.run.duration_ns,
+            )
         }
     }
 
@@ -448,7 +441,7 @@ pub(in crate::calibrate) mod tests {
         } else if spec.starts_with("pingpong") {
             let rt = (2 * c.context_switch_ns + 4 * c.syscall_ns) as f64;
             let pp = WorkloadResult::PingPong(PingPongReport {
-                method: "pipe".into(),
+                method: ticklab_schema::workload::PingPongMethod::Pipe,
                 cpus: (0, 0),
                 round_trips: 1000,
                 ns_per_switch: rt / 2.0,

@@ -483,29 +483,11 @@ mod tests {
     fn stand_in(s: &Scenario) -> Result<ticklab_schema::report::Report, String> {
         let wake = s.machine.kvm_host.ok_or("no kvm_host")?.host_wake_ns;
         let ns = (s.machine.costs.context_switch_ns + wake + 500) as f64;
-        use ticklab_schema::report::{REPORT_SCHEMA_VERSION, Report, Source};
-        let mut r = Report {
-            schema_version: REPORT_SCHEMA_VERSION,
-            source: Source::Twin { seed: 1 },
-            label: "t".into(),
-            machine: "m".into(),
-            cmdline: String::new(),
-            hz: 250,
-            duration_ns: 1,
-            cpus: Vec::new(),
-            energy: None,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
-            workloads: Vec::new(),
-            noise: None,
-            warnings: Vec::new(),
-        };
+        use ticklab_schema::report::{Report, Source};
+        let mut r = Report::new(Source::Twin { seed: 1 }, "t", "m", "", 250, 1);
         r.workloads.push(WorkloadResult::PingPong(
             ticklab_schema::report::PingPongReport {
-                method: "futex".into(),
+                method: ticklab_schema::workload::PingPongMethod::Futex,
                 cpus: (0, 1),
                 round_trips: MODEL_ROUND_TRIPS,
                 ns_per_switch: ns,

@@ -16,7 +16,7 @@ use ticklab_schema::report::{
     FrameGroupReport, Percentiles, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source,
     SyscallReport, WorkloadResult,
 };
-use ticklab_schema::workload::{PingPongMethod, TaskGroup, Workload};
+use ticklab_schema::workload::{TaskGroup, Workload};
 
 use super::HarnessError;
 use super::frames::FrameWorkerOutput;
@@ -318,10 +318,7 @@ pub(crate) fn assemble(
                         0.0
                     };
                     results.push(WorkloadResult::PingPong(PingPongReport {
-                        method: match method {
-                            PingPongMethod::Futex => "futex".into(),
-                            PingPongMethod::Pipe => "pipe".into(),
-                        },
+                        method: *method,
                         cpus: (*cpu_a, *cpu_b),
                         round_trips: p.round_trips,
                         ns_per_switch: ns_per_round_trip / 2.0,

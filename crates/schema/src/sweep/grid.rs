@@ -20,7 +20,7 @@
 
 use super::{ParamKey, SweepParam};
 use crate::machine;
-use crate::scenario::{Scenario, check_hz};
+use crate::scenario::{KernelError, Scenario, check_hz};
 use crate::units::parse_duration;
 use crate::workload::{TaskGroup, Workload};
 use std::collections::BTreeMap;
@@ -304,13 +304,10 @@ fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Po
         });
     }
     let nr = s.machine.topology.nr_cpus();
-    let version = s.kernel.version_tuple()?;
-    ticklab_cmdline::KernelCmdline::parse_for_kernel(&s.kernel.cmdline, nr, version).map_err(
-        |e| {
-            let where_ = describe(&params);
-            format!("{where_}: {e}")
-        },
-    )?;
+    s.kernel.resolve(nr).map_err(|e| match e {
+        KernelError::Version(v) => v,
+        KernelError::Cmdline(c) => format!("{}: {c}", describe(&params)),
+    })?;
     if !chosen.is_empty() {
         s.name = describe(&params);
     }

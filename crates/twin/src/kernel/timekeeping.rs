@@ -29,7 +29,7 @@ pub(crate) fn initial_jiffies(hz: u32) -> u64 {
 }
 
 /// Who holds the jiffies duty.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Duty {
     /// This CPU (`tick_do_timer_cpu = cpu`).
     Cpu(u32),

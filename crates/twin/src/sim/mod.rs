@@ -112,7 +112,7 @@ pub(crate) enum TimerFn {
 const NO_FRAME: u32 = u32::MAX;
 
 /// What a CPU is executing outside interrupts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Running {
     /// The idle task (in a C-state, polling, or between states).
     Idle,

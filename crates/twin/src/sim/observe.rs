@@ -16,7 +16,7 @@ use crate::kernel::timekeeping::Duty;
 /// Something that happened in the modelled machine at a time.
 ///
 /// CPUs are numbered as in the scenario; `u8` states index the machine's idle states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Event {
     /// A device interrupt's handler starts (`irq_enter`; one LOC).
     IrqEntry {
@@ -216,7 +216,7 @@ pub enum Event {
 }
 
 /// Whose hrtimer callback runs ([`Event::HrtimerExpireEntry`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Callback {
     /// The tick (`tick_sched_timer`).
     Tick,
@@ -227,7 +227,7 @@ pub enum Callback {
 }
 
 /// The softirqs the loop runs (`enum` of `softirq_entry`'s `vec`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SoftirqVec {
     /// `TIMER_SOFTIRQ`: the timer wheel (the RCU softirq's work is charged inside the tick).
     Timer,
@@ -243,7 +243,7 @@ impl SoftirqVec {
 }
 
 /// The shared locks the tick takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LockId {
     /// The timekeeping write side (`xtime_lock` up to 3.7, `jiffies_lock` + the timekeeper
     /// seqcount from 3.8).
@@ -255,7 +255,7 @@ pub enum LockId {
 }
 
 /// The shared lines of the 3.0 era's tick, idle and RT paths, other than the locks above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SharedLine {
     /// The cpupri vector locks (`cpupri_set`).
     CpupriVectors,

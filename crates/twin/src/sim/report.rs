@@ -205,13 +205,6 @@ impl<O: Observer> Sim<O> {
             })
             .collect();
         Report {
-            schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
-            source: Source::Twin { seed: self.seed },
-            label: self.scenario_name.clone(),
-            machine: self.machine_name.clone(),
-            cmdline: self.cmdline.clone(),
-            hz: self.hz,
-            duration_ns,
             cpus,
             energy,
             messages: self.messages.clone(),
@@ -221,7 +214,14 @@ impl<O: Observer> Sim<O> {
             background,
             workloads,
             warnings,
-            noise: None,
+            ..Report::new(
+                Source::Twin { seed: self.seed },
+                self.scenario_name.clone(),
+                self.machine_name.clone(),
+                self.cmdline.clone(),
+                self.hz,
+                duration_ns,
+            )
         }
     }
 }

@@ -26,11 +26,11 @@ use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
 use crate::workloads::syscall::{LoopCosts, SyscallLoop, syscall_cpu};
-use ticklab_cmdline::{CmdlineError, KernelBuild, KernelCmdline, NohzBuild, TickConfig};
+use ticklab_cmdline::{CmdlineError, NohzBuild, ResolvedKernel, TickConfig};
 use ticklab_schema::experiment::e2::{Mechanism, Mechanisms};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
-use ticklab_schema::scenario::{Placement, Scenario, TimerKind};
+use ticklab_schema::scenario::{KernelError, Placement, Scenario, TimerKind};
 use ticklab_schema::workload::TaskGroup;
 
 /// Why a scenario cannot be simulated.
@@ -49,11 +49,27 @@ pub enum SimError {
     /// parameter): an error of the command line, not of the rest of the scenario.
     #[error("kernel command line: {0}")]
     KernelParam(String),
+    /// The run is above the compute limit and was not confirmed
+    /// ([`RunOptions::check_compute`](crate::RunOptions::check_compute)).
+    #[error("{0}")]
+    ComputeLimit(ticklab_schema::validate::ValidationError),
+    /// The guest ping-pong model refused the scenario (says what it does not model).
+    #[error("{0}")]
+    GuestModel(String),
 }
 
 impl From<CmdlineError> for SimError {
     fn from(e: CmdlineError) -> Self {
         SimError::Cmdline(e)
+    }
+}
+
+impl From<KernelError> for SimError {
+    fn from(e: KernelError) -> Self {
+        match e {
+            KernelError::Version(v) => SimError::Config(v),
+            KernelError::Cmdline(c) => SimError::Cmdline(c),
+        }
     }
 }
 
@@ -297,15 +313,12 @@ struct Kernel {
 /// configuration, the kernel version and the boot messages.
 fn resolve_kernel(scenario: &Scenario, nr: u32) -> Result<Kernel, SimError> {
     let k = &scenario.kernel;
-    let version = k.version_tuple().map_err(SimError::Config)?;
-    let cmd = KernelCmdline::parse(&k.cmdline, nr)?;
-    let build = KernelBuild {
-        nohz: k.nohz,
-        high_res: k.high_res,
-        version,
-        skew_tick_backport: k.skew_tick_backport,
-    };
-    let (cfg, boot_msgs) = TickConfig::resolve(&cmd, &build, nr, 0);
+    let ResolvedKernel {
+        cmdline: cmd,
+        config: cfg,
+        messages: boot_msgs,
+    } = k.resolve(nr)?;
+    let version = k.build()?.version;
     let mut messages: Vec<KernelMessage> = boot_msgs
         .into_iter()
         .map(|m| KernelMessage {

@@ -1,12 +1,12 @@
 //! The probes of `host inspect`: each reads one part of `/proc` or `/sys` under a
 //! [`HostRoot`] (the live host or a fixture tree) into a [`Probe`], never failing the whole
 //! inspection. [`inspect`] runs them all, then infers HZ ([`crate::probe::hz`]) and what the
-//! boot line means for this build ([`TickConfig::resolve`]).
+//! boot line means for this build ([`Kernel::resolve`]).
 
 use std::collections::BTreeMap;
 
 use ticklab_cmdline::{
-    HousekeepingArg, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg, TickConfig,
+    HousekeepingArg, Kernel, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg,
 };
 use ticklab_cmdline::{parse_cpulist, parse_sysfs_cpulist};
 
@@ -242,21 +242,27 @@ fn cmdline_view(
 ) -> Result<CmdlineView, String> {
     // Only the part before `--` is the kernel's; the rest are init's arguments.
     let (kernel_part, init) = KernelCmdline::split_init_args(line);
-    let c = match build {
-        Some(b) => KernelCmdline::parse_for_kernel(kernel_part, nr_cpus, b.version),
-        None => KernelCmdline::parse(kernel_part, nr_cpus),
-    }
-    .map_err(|e| e.to_string())?;
-    let effective = build.map(|b| {
-        let (cfg, messages) = TickConfig::resolve(&c, &b, nr_cpus, 0);
-        EffectiveTick {
-            nohz_idle: cfg.nohz_idle,
-            nohz_full: cfg.nohz_full.to_cpulist(),
-            housekeeping: cfg.housekeeping.to_cpulist(),
-            rcu_nocbs: cfg.rcu_nocbs.to_cpulist(),
-            highres: cfg.highres,
-            messages: messages.iter().map(ToString::to_string).collect(),
+    // With the build known, the one resolution (the release's grammar); without it, the line
+    // can only be read with today's grammar and its meaning is unknown.
+    let (c, resolved) = match build {
+        Some(b) => {
+            let r = Kernel { build: b, nr_cpus }
+                .resolve(kernel_part)
+                .map_err(|e| e.to_string())?;
+            (r.cmdline.clone(), Some((r.config, r.messages)))
         }
+        None => (
+            KernelCmdline::parse(kernel_part, nr_cpus).map_err(|e| e.to_string())?,
+            None,
+        ),
+    };
+    let effective = resolved.map(|(cfg, messages)| EffectiveTick {
+        nohz_idle: cfg.nohz_idle,
+        nohz_full: cfg.nohz_full.to_cpulist(),
+        housekeeping: cfg.housekeeping.to_cpulist(),
+        rcu_nocbs: cfg.rcu_nocbs.to_cpulist(),
+        highres: cfg.highres,
+        messages: messages.iter().map(ToString::to_string).collect(),
     });
     Ok(CmdlineView {
         line: kernel_part.to_string(),
