@@ -53,6 +53,35 @@ pub struct Kernel {
     /// before mainline did); with it, `skew_tick=` is honoured on older versions.
     #[serde(default)]
     pub skew_tick_backport: bool,
+    /// The spinlock implementation, overriding the one the version implies
+    /// ([`Spinlock::for_version`]): `"ticket"` or `"queued"`. `None` (the default, and older
+    /// scenario files) takes the version's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spinlock: Option<Spinlock>,
+}
+
+/// How the kernel's spinning locks hand over (docs/model.md "Spinlocks by era").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Spinlock {
+    /// The x86 ticket lock (2.6.25 to 4.1): every waiter spins on the lock's own line, so a
+    /// release is followed by all spinners' reads and the hand-off grows with their number.
+    Ticket,
+    /// The queued (MCS-style) spinlock x86 uses from 4.2: each waiter spins on its own node,
+    /// so a hand-off is one line transfer whatever the number of waiters.
+    Queued,
+}
+
+impl Spinlock {
+    /// The implementation of an x86 kernel `version` (`(major, minor)`): ticket locks before
+    /// 4.2, queued locks from 4.2 on.
+    pub fn for_version(version: (u32, u32)) -> Spinlock {
+        if version < (4, 2) {
+            Spinlock::Ticket
+        } else {
+            Spinlock::Queued
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -77,6 +106,7 @@ impl Kernel {
             cmdline: cmdline.into(),
             rcu_fanout_leaf: None,
             skew_tick_backport: false,
+            spinlock: None,
         }
     }
 
@@ -579,6 +609,36 @@ seed = 7
                 .unwrap_err()
                 .to_string()
                 .contains("preset")
+        );
+    }
+
+    #[test]
+    fn spinlock_follows_the_version_unless_the_scenario_overrides_it() {
+        for (version, want) in [
+            ((2, 6), Spinlock::Ticket),
+            ((3, 0), Spinlock::Ticket),
+            ((4, 1), Spinlock::Ticket),
+            ((4, 2), Spinlock::Queued),
+            ((6, 3), Spinlock::Queued),
+        ] {
+            assert_eq!(Spinlock::for_version(version), want, "{version:?}");
+        }
+        let text =
+            "machine = \"xps13-7390\"\n[kernel]\nversion = \"6.3\"\nhz = 1000\nnohz = \"idle\"\n";
+        assert_eq!(
+            Scenario::from_toml(text, "x").unwrap().kernel.spinlock,
+            None
+        );
+        let ticket = format!("{text}spinlock = \"ticket\"\n");
+        let s = Scenario::from_toml(&ticket, "x").unwrap();
+        assert_eq!(s.kernel.spinlock, Some(Spinlock::Ticket));
+        let back = Scenario::from_toml(&s.to_toml(), "x").unwrap();
+        assert_eq!(back.kernel, s.kernel, "the override survives a round trip");
+        let bad = format!("{text}spinlock = \"mcs\"\n");
+        let e = Scenario::from_toml(&bad, "x").unwrap_err().to_string();
+        assert!(
+            e.contains("mcs") && e.contains("ticket") && e.contains("queued"),
+            "{e}"
         );
     }
 

@@ -113,6 +113,7 @@ impl KernelConfig {
             cmdline: cmdline.to_string(),
             rcu_fanout_leaf: self.rcu_fanout_leaf,
             skew_tick_backport: false,
+            spinlock: None,
         }
     }
 }

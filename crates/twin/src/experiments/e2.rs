@@ -72,6 +72,8 @@ pub fn scenario(config: impl Into<Config>, run: Run) -> Scenario {
             cmdline: config.cmdline().into(),
             rcu_fanout_leaf: Some(MAXSMP_RCU_FANOUT),
             skew_tick_backport: true,
+            // 3.0: x86 ticket spinlocks (Spinlock::for_version).
+            spinlock: None,
         },
         workload: Workload { groups },
         background: default_background()

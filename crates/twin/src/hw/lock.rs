@@ -1,5 +1,9 @@
 //! Contended cache lines and the locks on them, as a FIFO hand-off.
 //!
+//! How a hand-off costs depends on the spinlock of the era ([`super::spinlock`]): one line
+//! transfer with the queued locks of 4.2 on (what this file describes), a transfer plus half
+//! of the other spinners' reads with the ticket locks before ([`Spinlock::Ticket`]).
+//!
 //! A lock word (or a seqcount) lives in one cache line. A CPU that takes the lock must first
 //! pull the line into its cache: free if it held the line last, `cacheline_local_ns` from a
 //! core of the same socket, `cacheline_remote_ns` from another socket (docs/costs.md §3a,
@@ -13,8 +17,9 @@
 //! the order the *handlers started*, not the order the CPUs reached the lock inside them. With
 //! simultaneous ticks every CPU does the same work before the lock, so the two orders agree;
 //! when handlers start at different times and do different work first, a CPU may be served
-//! before one that would have reached the lock earlier. Ticket spinlocks (x86 since 2.6.25)
-//! are FIFO, so a FIFO model is the right shape for the order that is simulated.
+//! before one that would have reached the lock earlier. Ticket spinlocks (x86 2.6.25 to 4.1)
+//! and queued spinlocks (4.2 on) are both FIFO, so a FIFO model is the right shape for the
+//! order that is simulated.
 //!
 //! An atomic variable (a counter, a CPU mask word) is a line too: a locked read-modify-write
 //! holds it exclusively for [`LOCKED_OP_NS`] once it has arrived, so simultaneous atomics on
@@ -26,6 +31,7 @@
 //! links per socket, so opposite sockets are two hops apart). A one-hop transfer costs
 //! `remote_ns`, a two-hop one `far_ns` (docs/costs.md §5a).
 
+use super::spinlock::{Spinlock, TicketQueue};
 use crate::engine::Time;
 
 /// A locked read-modify-write (`lock inc`, `lock bts`, `lock cmpxchg`) on a line this CPU
@@ -91,12 +97,18 @@ const NOBODY: u32 = u32::MAX;
 /// A spinlock (or the write side of a seqlock) on one contended line. It keeps only what the
 /// queueing needs; what acquisitions cost is returned as an [`Acquired`] for the caller's
 /// statistics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Every lock the twin models is a raw spinlock in the kernels it models (on PREEMPT_RT too,
+/// where only raw locks spin: `xtime_lock`, `rcu_node->lock`, the cpupri vector locks of 3.0;
+/// docs/model.md "Spinlocks by era").
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContendedLock {
     /// When the current holder releases it.
     free_at: Time,
     last_cpu: u32,
     last_socket: u32,
+    /// The pending releases of a ticket lock; `None` for a queued lock (and an atomic line).
+    ticket: Option<Box<TicketQueue>>,
 }
 
 /// One acquisition of a [`ContendedLock`].
@@ -114,14 +126,27 @@ impl Default for ContendedLock {
             free_at: 0,
             last_cpu: NOBODY,
             last_socket: NOBODY,
+            ticket: None,
         }
     }
 }
 
 impl ContendedLock {
-    /// A free lock nobody has touched.
+    /// A free queued lock nobody has touched.
     pub fn new() -> ContendedLock {
         ContendedLock::default()
+    }
+
+    /// A free lock of the implementation `spinlock` on a machine of `nr_cpus` CPUs (the
+    /// ticket lock's ring of pending releases is sized here, once).
+    pub fn with_spinlock(spinlock: Spinlock, nr_cpus: usize) -> ContendedLock {
+        ContendedLock {
+            ticket: match spinlock {
+                Spinlock::Ticket => Some(Box::new(TicketQueue::new(nr_cpus))),
+                Spinlock::Queued => None,
+            },
+            ..ContendedLock::default()
+        }
     }
 
     /// `cpu` on `socket` arrives at `arrival` and holds the lock for `hold_ns` once it has it.
@@ -138,7 +163,12 @@ impl ContendedLock {
     ) -> Acquired {
         let transfer = self.transfer_to(cpu, socket, cost);
         let contended = self.free_at > arrival;
-        let start = arrival.max(self.free_at) + transfer;
+        let free_grant = arrival.max(self.free_at) + transfer;
+        let start = match self.ticket.as_deref_mut() {
+            Some(q) => q.acquire(arrival, hold_ns, cpu, socket, cost, free_grant),
+            None => free_grant,
+        };
+        debug_assert!(start >= arrival, "a grant before the arrival");
         self.free_at = start + hold_ns;
         self.last_cpu = cpu;
         self.last_socket = socket;
@@ -152,7 +182,12 @@ impl ContendedLock {
     /// the line transfer), without taking the lock.
     #[inline]
     pub fn wait_for(&self, arrival: Time, cpu: u32, socket: u32, cost: TransferCost) -> u64 {
-        arrival.max(self.free_at) + self.transfer_to(cpu, socket, cost) - arrival
+        let free_grant = arrival.max(self.free_at) + self.transfer_to(cpu, socket, cost);
+        let grant = match self.ticket.as_deref() {
+            Some(q) => q.grant(arrival, cpu, socket, cost).unwrap_or(free_grant),
+            None => free_grant,
+        };
+        grant - arrival
     }
 
     /// `raw_spin_trylock`: takes the lock only if it is free at `arrival` (then as
@@ -192,6 +227,14 @@ impl ContendedLock {
     }
 }
 
+#[cfg(test)]
+impl SeqLock {
+    /// When the last writer queued releases the write side.
+    pub(crate) fn writer_free_at(&self) -> Time {
+        self.writer.free_at
+    }
+}
+
 /// Transfer costs for the kernel modules' table tests: 40 / 150 / 260 ns on four sockets.
 #[cfg(test)]
 pub(crate) const TEST_COST: TransferCost = TransferCost {
@@ -207,7 +250,7 @@ pub(crate) type AtomicLine = SeqLock;
 
 /// A seqlock/seqcount: one writer section at a time (a [`ContendedLock`]) and lock-free
 /// readers that retry while a writer is inside.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SeqLock {
     /// The write side.
     writer: ContendedLock,
@@ -217,6 +260,16 @@ pub(crate) struct SeqLock {
 }
 
 impl SeqLock {
+    /// A seqlock whose write side is a spinlock of the implementation `spinlock`, on a
+    /// machine of `nr_cpus` CPUs. With a ticket lock the readers spin on the same line as the
+    /// writers queue on (3.0's `seqlock_t` keeps the sequence beside its spinlock).
+    pub(crate) fn with_spinlock(spinlock: Spinlock, nr_cpus: usize) -> SeqLock {
+        SeqLock {
+            writer: ContendedLock::with_spinlock(spinlock, nr_cpus),
+            writes: 0,
+        }
+    }
+
     /// A writer section of `hold_ns`; returns the wait (see [`ContendedLock::acquire`]).
     #[inline]
     pub(crate) fn write(
@@ -248,17 +301,32 @@ impl SeqLock {
     /// happened since this CPU last read (readers share the line, so they do not queue behind
     /// each other). Returns the extra time over an uncontended cached read.
     ///
+    /// With a ticket write side, a reader that finds a writer inside or queued spins on the
+    /// line with the waiters: it slows their hand-offs, and after the last writer's release
+    /// its read queues behind half of the other spinners' reads ([`super::spinlock`]).
+    ///
     /// As an [`AtomicLine`]: a plain load, which waits while a locked operation holds the
     /// line and fetches it after any write.
     #[inline]
     pub(crate) fn read(
-        &self,
+        &mut self,
         arrival: Time,
         seen: &mut u64,
         cpu: u32,
         socket: u32,
         cost: TransferCost,
     ) -> u64 {
+        if self.writer.free_at > arrival
+            && let Some(q) = self.writer.ticket.as_deref_mut()
+            && let Some(done) = q.read(arrival, cpu, socket, cost)
+        {
+            // The reader slowed the hand-offs it spun through: the last release moved.
+            if let Some(last) = q.last_release() {
+                self.writer.free_at = last;
+            }
+            *seen = self.writes;
+            return done - arrival;
+        }
         let spin = self.writer.free_at.saturating_sub(arrival);
         let transfer = if *seen != self.writes && self.writer.last_cpu != NOBODY {
             cost.between(self.writer.last_cpu, self.writer.last_socket, cpu, socket)

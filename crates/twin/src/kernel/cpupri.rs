@@ -24,6 +24,7 @@
 
 use crate::engine::Time;
 use crate::hw::lock::{Acquired, AtomicLine, ContendedLock, LOCKED_OP_NS, TransferCost};
+use crate::hw::spinlock::Spinlock;
 
 /// A CPU's place in cpupri.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +62,14 @@ pub(crate) struct CpuPri {
 }
 
 impl CpuPri {
-    /// Every CPU at NORMAL.
-    pub(crate) fn new(nr_cpus: usize) -> CpuPri {
+    /// Every CPU at NORMAL; the vector locks are spinlocks of the implementation `spinlock`
+    /// (raw spinlocks in 3.0, so they spin on PREEMPT_RT too).
+    pub(crate) fn new(nr_cpus: usize, spinlock: Spinlock) -> CpuPri {
         CpuPri {
-            vecs: [ContendedLock::new(); 2],
+            vecs: [
+                ContendedLock::with_spinlock(spinlock, nr_cpus),
+                ContendedLock::with_spinlock(spinlock, nr_cpus),
+            ],
             counts: [nr_cpus as u32, 0],
             pri_active: AtomicLine::default(),
             rto_count: AtomicLine::default(),
@@ -150,7 +155,7 @@ mod tests {
 
     /// Longest cpupri_set time of `n` CPUs of one socket waking at the same instant.
     fn storm(n: u32) -> u64 {
-        let mut c = CpuPri::new(64);
+        let mut c = CpuPri::new(64, Spinlock::Queued);
         (0..n)
             .map(|cpu| c.set(cpu, 0, CpuPrio::Rt, 1_000, COST).0)
             .max()
@@ -159,7 +164,7 @@ mod tests {
 
     #[test]
     fn set_is_a_noop_at_the_same_priority() {
-        let mut c = CpuPri::new(4);
+        let mut c = CpuPri::new(4, Spinlock::Queued);
         assert_eq!(c.set(1, 0, CpuPrio::Normal, 0, COST).0, 0);
         assert!(c.set(1, 0, CpuPrio::Rt, 0, COST).0 > 0);
         assert_eq!(c.set(1, 0, CpuPrio::Rt, 10_000, COST).0, 0);
@@ -177,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_pull_check_reads_an_unwritten_line_and_sends_nothing() {
-        let mut c = CpuPri::new(4);
+        let mut c = CpuPri::new(4, Spinlock::Queued);
         assert_eq!(c.pull_check(2, 1, 100, COST), (0, false));
     }
 }

@@ -9,6 +9,7 @@ use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree}
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
+use crate::hw::spinlock::Spinlock;
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{IdleStateParams, default_governor, governor_by_name};
 use crate::kernel::cpupri::CpuPri;
@@ -176,6 +177,7 @@ impl<O: Observer> Sim<O> {
         let leaves = nr.div_ceil(fanout) as usize;
         let nr_states = states.len();
         let nr_sources = sources.len();
+        let spin = k.spinlock.unwrap_or(Spinlock::for_version(version));
         let mut sim = Sim {
             scenario_name: scenario.name.clone(),
             machine_name: m.name.clone(),
@@ -206,8 +208,8 @@ impl<O: Observer> Sim<O> {
             events: 0,
             hog_cpus,
             window_open: false,
-            xtime: SeqLock::default(),
-            rcu_leaves: vec![ContendedLock::new(); leaves],
+            xtime: SeqLock::with_spinlock(spin, nr as usize),
+            rcu_leaves: vec![ContendedLock::with_spinlock(spin, nr as usize); leaves],
             rcu_fanout: fanout,
             xtime_lock_era: version < (3, 8),
             transfer: TransferCost::new(
@@ -220,7 +222,7 @@ impl<O: Observer> Sim<O> {
             flier_ns: DEFAULT_FLIER_NS,
             mech: default_mechanisms(version),
             rcu: RcuState::new(nr as usize),
-            cpupri: CpuPri::new(nr as usize),
+            cpupri: CpuPri::new(nr as usize, spin),
             nohz_balance: NohzBalance::new(nr as usize),
             loadavg: LoadAvg::new(nr as usize, k.hz, initial_jiffies(k.hz)),
             stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
