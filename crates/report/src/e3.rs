@@ -27,6 +27,15 @@
 //!   <baseline label>
 //!     <+ns>  <term, with its source tag>
 //!     <total>  in all
+//!
+//! Absolute rows against the published figures (ns/switch):
+//!   ok   <label>  <value>  target <published>  ±25 %    (FAIL when outside)
+//! <n> of <m> checks inside their bands
+//!
+//! Critical path per switch, every row (ns/switch, share of the row, source):
+//!   <label>: <ns> ns/switch[, published <p> (<+d> %)]
+//!     <ns>  <share> %  <term>  [<cost field, value, tag>]   (terms under 0.05 ns left out)
+//!     <ns>  in all
 //! ```
 //!
 //! ns per switch has one decimal, exits two, percentages one.
@@ -115,6 +124,39 @@ pub fn e3_report(r: &Results) -> String {
             let _ = writeln!(s, "    {:>6}  in all", d.total());
         }
     }
+    if !r.absolute.is_empty() {
+        s.push_str("\nAbsolute rows against the published figures (ns/switch):\n");
+        crate::format::band_checks(&mut s, &r.absolute, 48, 8, 1);
+    }
+    if r.rows.iter().any(|row| !row.path.is_empty()) {
+        s.push_str(
+            "\nCritical path per switch, every row (ns/switch, share of the row, source):\n",
+        );
+        for row in &r.rows {
+            let published = row.published_ns.map_or_else(String::new, |p| {
+                format!(
+                    ", published {p:.1} ({:+.1} %)",
+                    100.0 * (row.ns_per_switch - p) / p
+                )
+            });
+            let _ = writeln!(
+                s,
+                "  {}: {:.1} ns/switch{published}",
+                row.label, row.ns_per_switch
+            );
+            // Terms under 0.05 ns per switch (a handful of wakes in the whole run) would
+            // print as 0.0: they stay in the JSON and in the total.
+            for p in row.path.iter().filter(|p| p.ns_per_switch >= 0.05) {
+                let _ = writeln!(
+                    s,
+                    "    {:>7.1}  {:>5.1} %  {:<58} [{}]",
+                    p.ns_per_switch, p.share_pct, p.name, p.source
+                );
+            }
+            let total: f64 = row.path.iter().map(|p| p.ns_per_switch).sum();
+            let _ = writeln!(s, "    {total:>7.1}  in all");
+        }
+    }
     s
 }
 
@@ -197,8 +239,9 @@ pub fn live_report(l: &LiveSweep) -> String {
     s
 }
 
-/// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows`, `costs`,
-/// `checks`, `other_reading`, `parts`, `assumptions`.
+/// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows` (each with
+/// its critical `path`), `costs`, `checks`, `other_reading`, `parts`, `absolute`,
+/// `assumptions`.
 pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
     let mut v = serde_json::to_value(r)?;
     v["schema_version"] = REPORT_SCHEMA_VERSION.into();
@@ -210,7 +253,9 @@ pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
 pub(crate) mod tests {
     use super::*;
     use ticklab_schema::experiment::BandCheck;
-    use ticklab_schema::experiment::e3::{Config, CostRow, DiffPart, DiffParts, Row, published};
+    use ticklab_schema::experiment::e3::{
+        Config, CostRow, DiffPart, DiffParts, PathPart, Row, published,
+    };
 
     /// Every configuration (shared with the figure tests).
     pub(crate) fn results() -> Results {
@@ -230,6 +275,20 @@ pub(crate) mod tests {
             published_ns: published(config).map(|p| p.0),
             published_cpu: published(config)
                 .and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
+            path: vec![
+                PathPart {
+                    name: "woken task's half switch".into(),
+                    source: "context_switch_ns/2 700 (E)".into(),
+                    ns_per_switch: 700.0,
+                    share_pct: 100.0 * 700.0 / ns,
+                },
+                PathPart {
+                    name: "the rest".into(),
+                    source: "test".into(),
+                    ns_per_switch: ns - 700.0,
+                    share_pct: 100.0 * (ns - 700.0) / ns,
+                },
+            ],
         };
         let rows = vec![
             row(Config::Hlt, 3000.0, 1.0),
@@ -240,6 +299,7 @@ pub(crate) mod tests {
         ];
         let checks: Vec<BandCheck> = Results::difference_checks(&rows);
         let other_reading = Results::difference_checks_from(&rows, Config::HltHostPollOff);
+        let absolute = Results::absolute_checks(&rows);
         let parts = vec![DiffParts {
             baseline: Config::Hlt,
             parts: vec![
@@ -263,6 +323,7 @@ pub(crate) mod tests {
             checks,
             other_reading,
             parts,
+            absolute,
             assumptions: vec!["2-vCPU guest.".into()],
         }
     }

@@ -40,11 +40,26 @@ fn e3_rows_follow_the_mechanism() {
     let host = row(&r, Config::HostPoll { ns: 500_000 });
     assert_eq!(host.hlt_exits, hlt.hlt_exits);
     assert!(host.host_poll_pct > 0.0);
-    // idle=poll and cpuidle-haltpoll with its defaults never exit; guest_halt_poll_ns=0 is HLT.
+    // idle=poll and cpuidle-haltpoll with its defaults never halt. The 2017 guest's idle
+    // loop stops the tick on every entry, idle=poll included (two TSC-deadline exits per
+    // switch, the restart on the path: it costs what the guest-poll rows cost); today's
+    // haltpoll driver keeps it.
     for c in [Config::IdlePoll, Config::Haltpoll { ns: 200_000 }] {
         let x = row(&r, c);
-        assert!(x.hlt_exits < 0.01 && x.tsc_deadline_exits < 0.01, "{x:?}");
+        assert!(x.hlt_exits < 0.01 && x.icr_exits < 0.01, "{x:?}");
     }
+    let idle_poll = row(&r, Config::IdlePoll);
+    assert!((idle_poll.tsc_deadline_exits - 2.0).abs() < 1e-3);
+    assert_eq!(
+        idle_poll.ns_per_switch,
+        row(&r, Config::GuestPoll { ns: 10_000 }).ns_per_switch
+    );
+    assert!(row(&r, Config::Haltpoll { ns: 200_000 }).tsc_deadline_exits < 0.01);
+    // Ten vCPUs, the eight idle ones spinning under idle=poll (the published 1003 %).
+    assert!(
+        (idle_poll.host_cpu_pct - 1000.0).abs() < 1.0,
+        "{idle_poll:?}"
+    );
     // guest_halt_poll_ns=0 is HLT with host polling off (the driver's poll-control MSR).
     let zero = row(&r, Config::Haltpoll { ns: 0 });
     assert_eq!(
@@ -126,4 +141,28 @@ fn the_difference_is_the_sum_of_its_critical_path_parts() {
     // Where the host polls, no vCPU thread blocks after the window has grown.
     assert_eq!(host_state(Config::Hlt), None);
     assert_eq!(r.other_reading.len(), 8);
+}
+
+#[test]
+fn every_row_is_its_critical_path() {
+    let r = e3::results(20_000);
+    for x in &r.rows {
+        // The parts are the model's own walk: they add up to the row, shares to 100 %.
+        let sum: f64 = x.path.iter().map(|p| p.ns_per_switch).sum();
+        let share: f64 = x.path.iter().map(|p| p.share_pct).sum();
+        assert!((sum - x.ns_per_switch).abs() < 1e-6, "{}: {sum}", x.label);
+        assert!((share - 100.0).abs() < 1e-6, "{}: {share}", x.label);
+        assert!(x.path.iter().all(|p| !p.source.is_empty()));
+    }
+    // The HLT row's path holds its ICR exit and VM entry; a guest-poll row's does not.
+    let names =
+        |c: Config| -> Vec<String> { row(&r, c).path.iter().map(|p| p.name.clone()).collect() };
+    assert!(names(Config::Hlt).iter().any(|n| n.contains("ICR")));
+    assert!(
+        !names(Config::GuestPoll { ns: 10_000 })
+            .iter()
+            .any(|n| n.contains("ICR"))
+    );
+    // Every row with a published figure gets an absolute check.
+    assert_eq!(r.absolute.len(), 10);
 }

@@ -21,6 +21,9 @@ pub const PUBLISHED_HLT_NS: f64 = 2493.14;
 /// The band the HLT-versus-polling difference is held to (issue E3: ±35 %).
 pub const DIFF_BAND: f64 = 0.35;
 
+/// The band each published row's absolute ns per switch is held to (±25 %).
+pub const ABSOLUTE_BAND: f64 = 0.25;
+
 /// One configuration of the guest and its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -152,6 +155,22 @@ pub struct Row {
     pub published_ns: Option<f64>,
     /// Published CPU figure as published, if any.
     pub published_cpu: Option<String>,
+    /// The row's critical path per switch, term by term, in path order; the terms add up
+    /// to `ns_per_switch`.
+    pub path: Vec<PathPart>,
+}
+
+/// One term of a row's critical path: a cost the switch waits for, per switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathPart {
+    /// What it is.
+    pub name: String,
+    /// Where its cost comes from: the cost field, its value and source tag.
+    pub source: String,
+    /// Nanoseconds per switch.
+    pub ns_per_switch: f64,
+    /// Its share of the row's ns per switch, %.
+    pub share_pct: f64,
 }
 
 /// One cost the model used.
@@ -205,6 +224,9 @@ pub struct Results {
     pub other_reading: Vec<BandCheck>,
     /// The critical-path parts of each baseline's difference.
     pub parts: Vec<DiffParts>,
+    /// Every row with a published figure, its ns per switch against the published one
+    /// ([`ABSOLUTE_BAND`]).
+    pub absolute: Vec<BandCheck>,
     /// The assumptions, one sentence each.
     pub assumptions: Vec<String>,
 }
@@ -214,6 +236,21 @@ impl Results {
     /// published figure.
     pub fn difference_checks(rows: &[Row]) -> Vec<BandCheck> {
         Self::difference_checks_from(rows, Config::Hlt)
+    }
+
+    /// The band checks of the absolute rows: every row with a published figure, its ns per
+    /// switch against the published one within [`ABSOLUTE_BAND`].
+    pub fn absolute_checks(rows: &[Row]) -> Vec<BandCheck> {
+        rows.iter()
+            .filter_map(|r| {
+                Some(BandCheck::within(
+                    format!("{} (ns/switch)", r.label),
+                    r.ns_per_switch,
+                    r.published_ns?,
+                    ABSOLUTE_BAND,
+                ))
+            })
+            .collect()
     }
 
     /// The band checks of `baseline` (an HLT row) minus each guest-poll row with a published
@@ -335,6 +372,7 @@ mod tests {
             host_idle: None,
             published_ns: published(config).map(|p| p.0),
             published_cpu: None,
+            path: Vec::new(),
         };
         let rows = [
             row(Config::Hlt, 3000.0),
@@ -346,5 +384,14 @@ mod tests {
         assert_eq!(checks[0].value, 1000.0);
         assert!((checks[0].target - (2493.14 - 1485.96)).abs() < 1e-9);
         assert!(checks[0].ok);
+        // Absolute: 3000 against 2493.14 is +20.3 % (in), 2000 against 1485.96 +34.6 %
+        // (out), 2900 against 2296.11 +26.3 % (out).
+        let abs = Results::absolute_checks(&rows);
+        assert_eq!(abs.len(), 3);
+        assert_eq!(
+            abs.iter().map(|c| c.ok).collect::<Vec<_>>(),
+            [true, false, false]
+        );
+        assert_eq!(abs[0].target, 2493.14);
     }
 }

@@ -7,8 +7,11 @@
 //! rows: the costs are those of [`KvmCosts::skylake_2017`] and the guest's native estimates.
 //!
 //! Assumptions (also printed with the table, [`assumptions`]):
-//! * a 2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (the publication
-//!   gives neither);
+//! * the ping-pong runs on two vCPUs, each pinned 1:1 on an otherwise idle host CPU (the
+//!   publication gives neither); the guest has [`PUBLISHED_VCPUS`] vCPUs in all, the count its
+//!   `idle=poll` host CPU of 1003 % implies, the others idle;
+//! * the 2017 rows run that era's idle loop ([`IdleEntryTick::LoopEntry`]: every idle entry
+//!   stops the tick, `idle=poll` included); the cpuidle-haltpoll rows today's;
 //! * the guest is quiet: no timer but the tick, so every idle entry that may stop the tick
 //!   does, and every idle exit restarts it (two TSC-deadline exits);
 //! * the 2017 kernel stopped the tick before polling (§9.7, unverified);
@@ -30,12 +33,24 @@ use ticklab_schema::experiment::e3::{
 use ticklab_schema::machine::{Costs, KvmHost, Machine, xps13_7390};
 
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
-use crate::kernel::idle::NoDriverTick;
+use crate::kernel::idle::{IdleEntryTick, NoDriverTick};
 use crate::kernel::kvm::{ExitReason, HostHaltPollParams, HostIdleParams, KvmCosts};
+use crate::workloads::critical_path::PathTerm;
 use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
+use ticklab_schema::experiment::e3::PathPart;
 
 /// The guest's tick period: HZ=250, the commonest distribution setting (E: not published).
 pub const TICK_NSEC: u64 = 4_000_000;
+
+/// vCPUs of the published guest (**D**): its `idle=poll` row used 1003 % host CPU, and under
+/// `idle=poll` every vCPU thread spins all the time, so 1003 % / 100 % ≈ 10 vCPUs (the
+/// extra 3 % is QEMU's own threads or rounding). The ping-pong runs on two of them.
+pub const PUBLISHED_VCPUS: u32 = 10;
+
+/// The kernel release of the 2017 publication's guest (**E**: the RFC was posted against
+/// 4.13-rc; the idle loop's tick order is that of every release before 4.17, so any of them
+/// gives the same rows).
+pub const PUBLISHED_KERNEL: (u32, u32) = (4, 13);
 
 /// The host under a modelled guest, as the ping-pong model charges it: its exit and wake-up
 /// costs, its halt polling, and the idle states a blocked vCPU's host CPU rests in. The one
@@ -100,8 +115,11 @@ impl GuestHost {
             idle,
             tick_period_ns,
             // The published and calibrated setups say nothing of the kernel's release;
-            // `simulate_pingpong` sets the scenario's rule.
+            // `simulate_pingpong` sets the scenario's rule. Current kernels' idle loop (a
+            // calibrated guest runs one).
             no_driver_tick: NoDriverTick::EveryEntry,
+            idle_entry_tick: IdleEntryTick::PerPath,
+            idle_vcpus: 0,
         }
     }
 }
@@ -109,7 +127,8 @@ impl GuestHost {
 /// The assumptions behind the rows, one sentence each.
 pub fn assumptions() -> Vec<String> {
     [
-        "2-vCPU guest, each vCPU pinned 1:1 on an otherwise idle host CPU (not published).",
+        "The ping-pong on 2 vCPUs, each pinned 1:1 on an otherwise idle host CPU (not published); 10 vCPUs in all, as the idle=poll row's 1003 % host CPU implies (D), the other 8 idle (host CPU only: they spin under idle=poll, halt otherwise).",
+        "The 2017 rows run a pre-4.17 idle loop: every idle entry stops the tick, idle=poll included (kernel/sched/idle.c of that era, C); the cpuidle-haltpoll rows run today's (the governor decides, idle=poll keeps the tick).",
         "Quiet guest: no timer but the tick; every idle entry that may stop the tick does, every idle exit restarts it.",
         "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified).",
         "Guest code costs: the project's native estimates (xps13-7390); host costs: KvmCosts::skylake_2017 at an assumed 2.5 GHz.",
@@ -154,6 +173,12 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
             host,
         ),
     };
+    // The cpuidle-haltpoll rows are today's driver (5.4+); every other row is the 2017
+    // guest's kernel.
+    let idle_entry_tick = match config {
+        Config::Haltpoll { .. } | Config::HaltpollTeo => IdleEntryTick::PerPath,
+        _ => IdleEntryTick::for_kernel(PUBLISHED_KERNEL),
+    };
     GuestSetup {
         costs,
         kvm,
@@ -162,6 +187,8 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
         idle,
         tick_period_ns: TICK_NSEC,
         no_driver_tick: NoDriverTick::EveryEntry,
+        idle_entry_tick,
+        idle_vcpus: PUBLISHED_VCPUS - 2,
     }
 }
 
@@ -172,8 +199,122 @@ pub fn run_config(config: Config, kvm: KvmCosts, costs: Costs, switches: u64) ->
     model.run(switches / 2, config == Config::HltOneCpu)
 }
 
-/// One table row from an outcome.
-pub fn row(config: Config, o: &PingPongOutcome) -> Row {
+/// What a critical-path term is and where its cost comes from (cost field, value, source
+/// tag, docs/costs.md §7 and §12), for the given host and guest costs.
+pub fn path_term_text(term: PathTerm, kvm: &KvmCosts, costs: &Costs) -> (&'static str, String) {
+    match term {
+        PathTerm::NotYetIdle => (
+            "target not asleep yet: its wait finds the word changed",
+            "model: the waker's half switch outran the wakee's".into(),
+        ),
+        PathTerm::IdleEntryWait => (
+            "target still entering idle (tick stop), flag set: no IPI",
+            format!(
+                "tick_stop_ns {} (E) + TSC-deadline exit {} (E)",
+                costs.tick_stop_ns, kvm.msr_write_exit_ns
+            ),
+        ),
+        PathTerm::GuestPollNotice => (
+            "guest poller notices NEED_RESCHED",
+            format!(
+                "cacheline_local_ns {} (M, costs §3a)",
+                costs.cacheline_local_ns
+            ),
+        ),
+        PathTerm::IcrDelivery => (
+            "ICR write exit until the IPI is pending",
+            format!(
+                "icr_delivery_ns {} (D: exit half + handling)",
+                kvm.icr_delivery_ns
+            ),
+        ),
+        PathTerm::HltExitWait => (
+            "target's HLT exit not yet in the host",
+            format!("exit_entry_ns/2 {} (M/D)", kvm.exit_entry_ns / 2),
+        ),
+        PathTerm::HostPollNotice => (
+            "host halt poll notices the pending interrupt",
+            format!("cacheline_local_ns {} (M)", costs.cacheline_local_ns),
+        ),
+        PathTerm::HostBlockWait => (
+            "vCPU thread still blocking in the host",
+            format!("host_block_ns {} (E)", kvm.host_block_ns),
+        ),
+        PathTerm::HostIpi => (
+            "host reschedule IPI to a non-polling idle CPU",
+            format!("host_ipi_ns {} (E)", kvm.host_ipi_ns),
+        ),
+        PathTerm::HostIdleExit => (
+            "host C-state exit latency",
+            "intel_idle SKX table (C), state per wake".into(),
+        ),
+        PathTerm::HostSwitch => (
+            "host switch idle task -> vCPU thread",
+            format!("host_switch_ns {} (E)", kvm.host_switch_ns),
+        ),
+        PathTerm::VmEntry => (
+            "VM entry",
+            format!("exit_entry_ns/2 {} (M/D)", kvm.exit_entry_ns / 2),
+        ),
+        PathTerm::GuestIrq => (
+            "guest takes the reschedule interrupt",
+            format!("irq_entry_exit_ns {} (E)", costs.irq_entry_exit_ns),
+        ),
+        PathTerm::TickRestart => (
+            "guest tick restart at idle exit (work)",
+            format!("tick_restart_ns {} (E)", costs.tick_restart_ns),
+        ),
+        PathTerm::TickRestartExit => (
+            "guest tick restart: TSC-deadline write exit",
+            format!("msr_write_exit_ns {} (E)", kvm.msr_write_exit_ns),
+        ),
+        PathTerm::HalfSwitch => (
+            "woken task's half switch (switched in -> its wake point)",
+            format!(
+                "context_switch_ns/2 {} (E, costs §3a)",
+                costs.context_switch_ns / 2
+            ),
+        ),
+        PathTerm::SameCpuSwitch => (
+            "one-way switch on one vCPU",
+            format!(
+                "context_switch_ns {} (E, costs §3a)",
+                costs.context_switch_ns
+            ),
+        ),
+        PathTerm::BusyTicks => (
+            "guest ticks landing in busy stretches",
+            format!(
+                "ext-int exit {} (M) + irq {} + tick {} (E) + re-arm exit {} (E)",
+                kvm.ext_int_exit_ns,
+                costs.irq_entry_exit_ns,
+                costs.tick_handler_ns,
+                kvm.msr_write_exit_ns
+            ),
+        ),
+    }
+}
+
+/// A row's critical path per switch from its outcome, every term with time on it.
+pub fn path_parts(o: &PingPongOutcome, kvm: &KvmCosts, costs: &Costs) -> Vec<PathPart> {
+    let switches = o.switches.max(1) as f64;
+    let total = o.critical_path.total_ns().max(1) as f64;
+    o.critical_path
+        .nonzero()
+        .map(|(term, ns)| {
+            let (name, source) = path_term_text(term, kvm, costs);
+            PathPart {
+                name: name.into(),
+                source,
+                ns_per_switch: ns as f64 / switches,
+                share_pct: 100.0 * ns as f64 / total,
+            }
+        })
+        .collect()
+}
+
+/// One table row from an outcome, with its critical path costed from `kvm` and `costs`.
+pub fn row(config: Config, o: &PingPongOutcome, kvm: &KvmCosts, costs: &Costs) -> Row {
     let p = published(config);
     Row {
         config,
@@ -190,6 +331,7 @@ pub fn row(config: Config, o: &PingPongOutcome) -> Row {
         host_idle: dominant_host_state(o),
         published_ns: p.map(|p| p.0),
         published_cpu: p.and_then(|p| (!p.1.is_empty()).then(|| p.1.to_string())),
+        path: path_parts(o, kvm, costs),
     }
 }
 
@@ -304,8 +446,12 @@ pub fn results(switches: u64) -> Results {
         .iter()
         .map(|&c| (c, run_config(c, kvm, costs.clone(), switches)))
         .collect();
-    let rows: Vec<Row> = outcomes.iter().map(|(c, o)| row(*c, o)).collect();
+    let rows: Vec<Row> = outcomes
+        .iter()
+        .map(|(c, o)| row(*c, o, &kvm, &costs))
+        .collect();
     let checks = Results::difference_checks(&rows);
+    let absolute = Results::absolute_checks(&rows);
     let mut other_reading = Results::difference_checks_from(&rows, Config::HltHostPollOff);
     other_reading.extend(Results::difference_checks_from(
         &rows,
@@ -328,6 +474,7 @@ pub fn results(switches: u64) -> Results {
         checks,
         other_reading,
         parts,
+        absolute,
         assumptions: assumptions(),
     }
 }

@@ -21,6 +21,17 @@
 //!   twin applies it only where the version names a 6.1 sublevel of 167 or later or a 6.18
 //!   sublevel of 44 or later.
 //!
+//! Independently of the driver, *where* the idle loop stops the tick changed in 4.17
+//! ([`IdleEntryTick`]): before it, `do_idle()` called `tick_nohz_idle_enter()` once at the top,
+//! before choosing a path, so every idle entry stopped the tick (if no timer was due within a
+//! tick), `idle=poll` included, and `tick_nohz_idle_exit()` restarted it after the loop; from
+//! 4.17 the stop moved into the cpuidle path, and the poll path keeps the tick running. The
+//! pre-4.17 order is read in a public copy of a 4.13/4.14-era `kernel/sched/idle.c` (its
+//! `do_idle` calls `tick_nohz_idle_enter()` before the `cpu_idle_force_poll` branch) and in that
+//! era's `tick-sched.c` (`__tick_nohz_idle_enter` stops the tick whenever
+//! `can_stop_idle_tick()` allows); the 4.17+ order in 5.x `idle.c`, whose poll branch calls
+//! `tick_nohz_idle_restart_tick()` before `cpu_idle_poll()` (docs/costs.md §12).
+//!
 //! The rule was found by the QEMU validation (docs/vm-validation.md): a function-graph trace
 //! of `do_idle` in a Debian 6.1.192 guest shows the first entry after a task calling
 //! `tick_nohz_tick_stopped()` then `tick_nohz_idle_retain_tick()`, and the entry after the
@@ -59,6 +70,42 @@ impl NoDriverTick {
         match self {
             NoDriverTick::EveryEntry => true,
             NoDriverTick::AfterIdleTick => tick_stopped || last_pass_ended_by_tick,
+        }
+    }
+}
+
+/// Where the idle loop stops the tick, by kernel version (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleEntryTick {
+    /// Before 4.17: at the top of `do_idle()`, once per idle entry, whatever path follows
+    /// (HLT, a cpuidle state, `idle=poll`); the governor's own stop decision is not asked.
+    LoopEntry,
+    /// From 4.17: on the cpuidle path only, as the governor (or, without a driver,
+    /// [`NoDriverTick`]) decides; the `idle=poll` path keeps the tick.
+    PerPath,
+}
+
+/// The first release with [`IdleEntryTick::PerPath`] (the idle loop rework of 4.17).
+const PER_PATH_SINCE: (u32, u32) = (4, 17);
+
+impl IdleEntryTick {
+    /// The rule of a kernel `version` (`(major, minor)`).
+    pub fn for_kernel(version: (u32, u32)) -> Self {
+        if version < PER_PATH_SINCE {
+            IdleEntryTick::LoopEntry
+        } else {
+            IdleEntryTick::PerPath
+        }
+    }
+
+    /// Whether an idle step stops a running tick: `first_step` is the first step of this
+    /// idle entry (not a re-select after a poll ran out), `path_stops` what the path or its
+    /// governor asks for.
+    #[inline]
+    pub fn stops_tick(self, first_step: bool, path_stops: bool) -> bool {
+        match self {
+            IdleEntryTick::LoopEntry => first_step || path_stops,
+            IdleEntryTick::PerPath => path_stops,
         }
     }
 }
@@ -105,6 +152,37 @@ mod tests {
                 rule.stops_tick(stopped, by_tick),
                 want,
                 "{rule:?} stopped={stopped} by_tick={by_tick}"
+            );
+        }
+    }
+
+    #[test]
+    fn idle_entry_tick_by_version_and_step() {
+        use IdleEntryTick::{LoopEntry, PerPath};
+        for (version, want) in [
+            ((3, 10), LoopEntry),
+            ((4, 13), LoopEntry),
+            ((4, 16), LoopEntry),
+            ((4, 17), PerPath),
+            ((5, 4), PerPath),
+            ((6, 18), PerPath),
+        ] {
+            assert_eq!(IdleEntryTick::for_kernel(version), want, "{version:?}");
+        }
+        // (rule, first step of the entry, path asks to stop) -> stops
+        for (rule, first, path, want) in [
+            (LoopEntry, true, false, true), // idle=poll before 4.17: stopped anyway
+            (LoopEntry, true, true, true),
+            (LoopEntry, false, false, false), // a re-select after a poll ran out
+            (LoopEntry, false, true, true),
+            (PerPath, true, false, false), // idle=poll from 4.17: tick kept
+            (PerPath, true, true, true),
+            (PerPath, false, true, true),
+        ] {
+            assert_eq!(
+                rule.stops_tick(first, path),
+                want,
+                "{rule:?} first={first} path={path}"
             );
         }
     }

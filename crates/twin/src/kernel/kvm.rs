@@ -422,7 +422,7 @@ impl HostCpuIdle {
             self.select(end);
         }
         let s = &self.params.states[self.state];
-        let ipi = !(s.polling || self.params.mwait);
+        let ipi = super::sched::wake_needs_ipi(s.polling || self.params.mwait);
         let latency_ns = if ipi { costs.host_ipi_ns } else { 0 } + s.exit_latency_ns;
         let r = Reflect {
             state: self.state,

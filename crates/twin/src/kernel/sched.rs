@@ -1,5 +1,6 @@
-//! Scheduler basics: what is runnable on a CPU and whether that needs the tick, and how long
-//! a busy nohz_full CPU may go without a scheduler tick.
+//! Scheduler basics: what is runnable on a CPU and whether that needs the tick, how long
+//! a busy nohz_full CPU may go without a scheduler tick, and whether waking an idle CPU
+//! needs an IPI.
 
 use crate::engine::Time;
 
@@ -114,9 +115,30 @@ pub(crate) fn select_idle_sibling(
         .unwrap_or(prev)
 }
 
+/// Whether waking the idle task of another CPU needs a reschedule IPI
+/// (`set_nr_and_not_polling` on the `resched_curr` path, `set_nr_if_polling` on the queued
+/// wake-up path, `kernel/sched/core.c`): the waker sets NEED_RESCHED in the idle task's
+/// flags with one atomic and sends the IPI only if `TIF_POLLING_NRFLAG` was clear. An idle
+/// task keeps that flag set while it polls (`idle=poll`, the cpuidle POLL state, the
+/// 2017 guest poll, an MWAIT on the flags word) and until the last check before a
+/// non-polling instruction such as HLT; the polling CPU then sees the flag on its own, so the
+/// waker's whole cost is that one store (docs/costs.md §12).
+#[inline]
+pub(crate) fn wake_needs_ipi(target_polling: bool) -> bool {
+    !target_polling
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_polling_idle_cpu_is_woken_without_an_ipi() {
+        // (target's idle task has TIF_POLLING_NRFLAG set, IPI needed)
+        for (polling, ipi) in [(true, false), (false, true)] {
+            assert_eq!(wake_needs_ipi(polling), ipi, "polling={polling}");
+        }
+    }
 
     #[test]
     fn idle_sibling_table() {

@@ -1,6 +1,8 @@
 //! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]), the
-//! syscall loop ([`syscall`]) and the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3).
+//! syscall loop ([`syscall`]) and the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3)
+//! with its critical path term by term ([`critical_path`]).
 
+pub mod critical_path;
 pub mod frames;
 pub mod pingpong;
 pub mod syscall;

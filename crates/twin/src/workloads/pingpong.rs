@@ -45,6 +45,14 @@
 //! even split is an estimate (**E**). The pipe variant is costed like the futex one: no
 //! published figure separates them.
 //!
+//! Where the tick stops is the kernel's rule ([`IdleEntryTick`]): before 4.17 every idle
+//! entry stopped it at the top of the idle loop, `idle=poll` included; from 4.17 the path (or
+//! its governor) decides and `idle=poll` keeps it.
+//!
+//! Every cost on the critical path is added to its [`PathTerm`] as the walk takes it
+//! ([`CriticalPath`]), so that a run's terms add up to its elapsed time and a report can print
+//! each row's decomposition.
+//!
 //! Accounting: guest busy is time outside the idle task; host CPU is every nanosecond a
 //! vCPU thread is not blocked (guest code, polling on either side, exits, host scheduling).
 //! Both are given as a percentage of one CPU summed over the two vCPUs (the published "CPU %"
@@ -55,11 +63,13 @@ use ticklab_schema::workload::TaskGroup;
 
 use crate::kernel::cpuidle::SelectInput;
 use crate::kernel::cpuidle::guest_idle::{GuestIdle, GuestIdlePath, IdleStep};
-use crate::kernel::idle::NoDriverTick;
+use crate::kernel::idle::{IdleEntryTick, NoDriverTick};
 use crate::kernel::kvm::{
     ExitReason, HostCpuIdle, HostHaltPoll, HostHaltPollParams, HostIdleParams, KvmCosts,
     VcpuHostTime,
 };
+use crate::kernel::sched::wake_needs_ipi;
+use crate::workloads::critical_path::{CriticalPath, PathTerm};
 
 /// A KVM guest of two vCPUs, each pinned 1:1 on an otherwise idle host CPU (an assumption:
 /// the publication gives neither the vCPU count nor the placement).
@@ -80,6 +90,12 @@ pub struct GuestSetup {
     /// The idle loop's tick rule on the HLT path (no cpuidle driver), by kernel version
     /// ([`NoDriverTick`]).
     pub no_driver_tick: NoDriverTick,
+    /// Where the idle loop stops the tick, by kernel version ([`IdleEntryTick`]).
+    pub idle_entry_tick: IdleEntryTick,
+    /// vCPUs beyond the two of the ping-pong, with nothing to run. They cost host CPU only:
+    /// under `idle=poll` each spins all the time; on every other path it halts once and its
+    /// thread blocks (the timers such a vCPU would still take are not modelled).
+    pub idle_vcpus: u32,
 }
 
 /// What a ping-pong run measured.
@@ -104,6 +120,10 @@ pub struct PingPongOutcome {
     pub host_idle_usage: Vec<(String, u64)>,
     /// Per vCPU: where its thread's host CPU time went.
     pub host: [VcpuHostTime; 2],
+    /// Host CPU burnt by the idle vCPUs ([`GuestSetup::idle_vcpus`]), summed.
+    pub idle_vcpus_host_ns: u64,
+    /// The critical path, term by term; its total is `elapsed_ns`.
+    pub critical_path: CriticalPath,
 }
 
 impl PingPongOutcome {
@@ -123,9 +143,11 @@ impl PingPongOutcome {
         100.0 * busy as f64 / self.elapsed_ns.max(1) as f64
     }
 
-    /// Host CPU the vCPU threads consumed, % of one CPU summed over the vCPUs.
+    /// Host CPU the vCPU threads consumed, % of one CPU summed over the vCPUs (the idle
+    /// ones included).
     pub fn host_cpu_pct(&self) -> f64 {
-        let cpu: u64 = self.host.iter().map(VcpuHostTime::host_cpu_ns).sum();
+        let cpu: u64 =
+            self.host.iter().map(VcpuHostTime::host_cpu_ns).sum::<u64>() + self.idle_vcpus_host_ns;
         100.0 * cpu as f64 / self.elapsed_ns.max(1) as f64
     }
 
@@ -178,6 +200,7 @@ pub struct GuestPingPong {
     blocked_wakes: u64,
     host_ipis: u64,
     host_polling: bool,
+    path: CriticalPath,
 }
 
 impl GuestPingPong {
@@ -209,6 +232,7 @@ impl GuestPingPong {
             blocked_wakes: 0,
             host_ipis: 0,
             host_polling,
+            path: CriticalPath::default(),
         })
     }
 
@@ -269,13 +293,16 @@ impl GuestPingPong {
         // about one in 40 passes at HZ=250 and 10 µs halts), so the tick stays on.
         let hlt_rule =
             matches!(self.setup.idle, GuestIdlePath::Hlt).then_some(self.setup.no_driver_tick);
-        let stop = match step {
+        let path_stops = match step {
             IdleStep::Poll { stop_tick, .. } | IdleStep::Halt { stop_tick } => {
-                stop_tick
-                    && !cpu.tick_stopped
-                    && hlt_rule.is_none_or(|r| r.stops_tick(cpu.tick_stopped, false))
+                stop_tick && hlt_rule.is_none_or(|r| r.stops_tick(cpu.tick_stopped, false))
             }
         };
+        let stop = !cpu.tick_stopped
+            && self
+                .setup
+                .idle_entry_tick
+                .stops_tick(!after_poll_timeout, path_stops);
         let mut now = t;
         if stop {
             cpu.tick_stopped = true;
@@ -332,7 +359,14 @@ impl GuestPingPong {
             c.tick_restart_ns,
             c.context_switch_ns / 2,
         );
-        let mut ipi = false;
+        // The waker sets NEED_RESCHED; it writes the ICR only if the target's idle task has
+        // cleared its polling flag, i.e. HLT has executed (the kernel's rule).
+        let ipi = match self.vcpus[x].phase {
+            Phase::Halt { hlt_at, .. } => wake_needs_ipi(t < hlt_at),
+            Phase::Poll { .. } => wake_needs_ipi(true),
+            // Not idle: there is no one to wake.
+            Phase::Running { .. } => false,
+        };
         let resume = match self.vcpus[x].phase {
             // Not asleep yet: its wait finds the word changed and returns without sleeping.
             Phase::Running { since, idle_at } => {
@@ -341,6 +375,7 @@ impl GuestPingPong {
                 debug_assert!(idle_at != u64::MAX, "woken before its own wake point");
                 self.ipis_skipped += 1;
                 let r = idle_at.max(t);
+                self.path.add(PathTerm::NotYetIdle, r - t);
                 // It never went idle: its busy time runs on.
                 let cpu = &mut self.vcpus[x];
                 cpu.time.guest_busy_ns += (r - since) - std::mem::take(&mut cpu.busy_exits_ns);
@@ -351,6 +386,9 @@ impl GuestPingPong {
             } => {
                 self.ipis_skipped += 1;
                 let r = t.max(poll_from) + notice;
+                self.path
+                    .add(PathTerm::IdleEntryWait, poll_from.saturating_sub(t));
+                self.path.add(PathTerm::GuestPollNotice, notice);
                 if !self.vcpus[x].tick_stopped {
                     // Ticks while polling with the tick kept: CPU and exits, no delay.
                     self.ticks(x, poll_from, r);
@@ -358,14 +396,14 @@ impl GuestPingPong {
                 self.vcpus[x].idle.reflect(r - step_at, false);
                 r
             }
-            Phase::Halt { step_at, hlt_at } if t < hlt_at => {
+            Phase::Halt { step_at, hlt_at } if !ipi => {
                 // Flag still set: the last check before HLT sees NEED_RESCHED.
                 self.ipis_skipped += 1;
+                self.path.add(PathTerm::IdleEntryWait, hlt_at - t);
                 self.vcpus[x].idle.reflect(hlt_at - step_at, false);
                 hlt_at
             }
             Phase::Halt { step_at, hlt_at } => {
-                ipi = true;
                 let pending = t + kvm.icr_delivery_ns;
                 let in_host = hlt_at + kvm.exit_entry_ns / 2;
                 let window = if self.host_polling {
@@ -374,9 +412,14 @@ impl GuestPingPong {
                     0
                 };
                 let poll_end = in_host + window;
+                self.path.add(PathTerm::IcrDelivery, kvm.icr_delivery_ns);
                 let running = if pending <= poll_end {
                     // The host poller sees the pending interrupt one line transfer later.
                     let back = pending.max(in_host) + if window > 0 { notice } else { 0 };
+                    self.path
+                        .add(PathTerm::HltExitWait, in_host.saturating_sub(pending));
+                    self.path
+                        .add(PathTerm::HostPollNotice, back - pending.max(in_host));
                     self.vcpus[x].time.host_poll_ns += back - in_host;
                     if window > 0 {
                         self.host_polled_wakes += 1;
@@ -391,10 +434,15 @@ impl GuestPingPong {
                         cpu.host_cpu.enter(blocked);
                         let w = cpu.host_cpu.wake(pending, &kvm);
                         self.host_ipis += u64::from(w.ipi);
+                        let ipi_ns = if w.ipi { kvm.host_ipi_ns } else { 0 };
+                        self.path.add(PathTerm::HostIpi, ipi_ns);
+                        self.path.add(PathTerm::HostIdleExit, w.latency_ns - ipi_ns);
                         pending + w.latency_ns
                     } else {
+                        self.path.add(PathTerm::HostBlockWait, blocked - pending);
                         blocked
                     };
+                    self.path.add(PathTerm::HostSwitch, kvm.host_switch_ns);
                     cpu.blocked_ns += out_of_idle - blocked.min(out_of_idle);
                     cpu.time.host_poll_ns += window;
                     cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_switch_ns;
@@ -403,6 +451,8 @@ impl GuestPingPong {
                 self.vcpus[x].host.after_halt(running - in_host);
                 self.exit(x, ExitReason::Hlt, kvm.exit_entry_ns);
                 let r = running + kvm.exit_entry_ns / 2 + irq;
+                self.path.add(PathTerm::VmEntry, kvm.exit_entry_ns / 2);
+                self.path.add(PathTerm::GuestIrq, irq);
                 self.vcpus[x].idle.reflect(r - step_at, false);
                 r
             }
@@ -412,6 +462,9 @@ impl GuestPingPong {
         if self.vcpus[x].tick_stopped {
             self.vcpus[x].tick_stopped = false;
             run_from += restart + kvm.msr_write_exit_ns;
+            self.path.add(PathTerm::TickRestart, restart);
+            self.path
+                .add(PathTerm::TickRestartExit, kvm.msr_write_exit_ns);
             self.exit(x, ExitReason::MsrTscDeadline, kvm.msr_write_exit_ns);
         }
         // The waker finishes its syscall (with the ICR exit if it sent an IPI) and waits.
@@ -433,7 +486,10 @@ impl GuestPingPong {
             since: run_from,
             idle_at: u64::MAX,
         };
-        self.busy_until(x, run_from, run_from + half)
+        let next = self.busy_until(x, run_from, run_from + half);
+        self.path.add(PathTerm::HalfSwitch, half);
+        self.path.add(PathTerm::BusyTicks, next - run_from - half);
+        next
     }
 
     /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
@@ -464,7 +520,10 @@ impl GuestPingPong {
         let switches = 2 * round_trips;
         if same_cpu {
             // One vCPU switches between the tasks directly; the other idles throughout.
-            let elapsed = self.busy_until(0, 0, switches * self.setup.costs.context_switch_ns);
+            let switching = switches * self.setup.costs.context_switch_ns;
+            let elapsed = self.busy_until(0, 0, switching);
+            self.path.add(PathTerm::SameCpuSwitch, switching);
+            self.path.add(PathTerm::BusyTicks, elapsed - switching);
             self.vcpus[0].time.guest_busy_ns =
                 elapsed - std::mem::take(&mut self.vcpus[0].busy_exits_ns);
             self.vcpus[1].phase = Phase::Running {
@@ -525,6 +584,9 @@ impl GuestPingPong {
     }
 
     fn outcome(&self, switches: u64, elapsed_ns: u64) -> PingPongOutcome {
+        // Invariant: the critical path is the whole run.
+        debug_assert_eq!(self.path.total_ns(), elapsed_ns, "{:?}", self.path);
+        let spinning = matches!(self.setup.idle, GuestIdlePath::IdlePoll);
         PingPongOutcome {
             switches,
             elapsed_ns,
@@ -535,6 +597,12 @@ impl GuestPingPong {
             host_ipis: self.host_ipis,
             host_idle_usage: self.host_idle_usage(),
             host: [self.vcpus[0].time, self.vcpus[1].time],
+            idle_vcpus_host_ns: if spinning {
+                u64::from(self.setup.idle_vcpus) * elapsed_ns
+            } else {
+                0
+            },
+            critical_path: self.path,
         }
     }
 }
@@ -553,6 +621,8 @@ mod tests {
             idle,
             tick_period_ns: 4_000_000,
             no_driver_tick: NoDriverTick::EveryEntry,
+            idle_entry_tick: IdleEntryTick::PerPath,
+            idle_vcpus: 0,
         })
         .unwrap()
     }
@@ -709,6 +779,40 @@ mod tests {
             }
             assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
             assert!(o.guest_busy_pct() <= o.host_cpu_pct());
+            // The critical path is the whole run.
+            assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
         }
+    }
+
+    #[test]
+    fn idle_poll_stops_the_tick_only_before_4_17() {
+        let run = |rule: IdleEntryTick| {
+            let mut g = guest(GuestIdlePath::IdlePoll, HostHaltPollParams::off());
+            g.setup.idle_entry_tick = rule;
+            g.setup.idle_vcpus = 8;
+            g.run(2_000, false)
+        };
+        let old = run(IdleEntryTick::LoopEntry);
+        let new = run(IdleEntryTick::PerPath);
+        let tsc = |o: &PingPongOutcome| o.exits_per_switch(ExitReason::MsrTscDeadline);
+        // Before 4.17 every idle entry stops the tick and the exit restarts it: two
+        // TSC-deadline writes per switch, the restart (work + exit) on the path.
+        assert!((tsc(&old) - 2.0).abs() < 1e-3, "{}", tsc(&old));
+        let restart = old.critical_path.ns(PathTerm::TickRestart)
+            + old.critical_path.ns(PathTerm::TickRestartExit);
+        let c = xps13_7390().costs;
+        let each = c.tick_restart_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
+        assert_eq!(restart, old.switches * each);
+        // From 4.17 idle=poll keeps the tick: only the ticks' own re-arms.
+        assert!(tsc(&new) < 0.01, "{}", tsc(&new));
+        assert!(old.ns_per_switch() - new.ns_per_switch() > each as f64 - 1.0);
+        // Neither needs an IPI: the polling flag is set throughout.
+        assert_eq!(old.exits[ExitReason::MsrIcr.index()], 0);
+        // The eight idle vCPUs spin too: 800 % on top of the two busy ones.
+        assert!(
+            (old.host_cpu_pct() - 1000.0).abs() < 1e-6,
+            "{}",
+            old.host_cpu_pct()
+        );
     }
 }
