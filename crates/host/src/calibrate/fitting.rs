@@ -498,7 +498,6 @@ pub(super) mod tests {
             busy_wakeup: None,
             work_unit_ns: Some(6.5),
             kernel_trace: None,
-            noise: None,
             warnings: Vec::new(),
             micro: Default::default(),
         }
