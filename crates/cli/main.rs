@@ -6,6 +6,8 @@
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod bench_cmd;
 mod error;

@@ -203,6 +203,7 @@ fn simulate_with_progress(
         histogram: options.histogram,
         allow_large: options.allow_large,
         progress: Some(&mut progress),
+        engine: options.engine,
     };
     let r = ticklab_twin::run(s, options).map_err(|e| sim_error(&e, origin))?;
     p.finish();
@@ -336,7 +337,14 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         }
         None => {
             let results = with_progress(scenarios.len() as u64, "configurations", |progress| {
-                let simulate = |s: &Scenario| ticklab_twin::run(s, RunOptions::unlimited());
+                // Per-CPU tables side by side: the event loop, whatever the workload.
+                let simulate = |s: &Scenario| {
+                    let options = RunOptions {
+                        engine: Some(Engine::EventLoop),
+                        ..RunOptions::unlimited()
+                    };
+                    ticklab_twin::run(s, options)
+                };
                 ticklab_twin::sweep::parallel_map(&scenarios, threads, simulate, &progress)
             });
             results

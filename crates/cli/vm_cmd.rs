@@ -8,10 +8,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use ticklab_schema::workload::Workload;
-use ticklab_vm::twin_guest::{GuestPoint, guest_scenario};
 use ticklab_vm::{
-    Accel, AccelChoice, BootOptions, CompareRecord, GuestKernel, GuestProbe, MissReason,
-    VmComparison, boot_guest, compare_cpus,
+    Accel, AccelChoice, BootOptions, BootPoint, CompareRecord, GuestKernel, GuestProbe, MissReason,
+    boot_guest, with_twin,
 };
 
 use crate::args::{DurationArg, parse_duration_arg};
@@ -266,7 +265,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     let p = prepare(b, probe)?;
     let boot = boot_guest(&p.options)?;
     let run = boot.host_run().map_err(anyhow::Error::msg)?;
-    let point = Point {
+    let point = BootPoint {
         config: &p.options.kernel.config,
         cmdline: &b.cmdline,
         vcpus: b.vcpus,
@@ -277,7 +276,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         wall_s: boot.output.wall_s,
         host_wait: boot.output.host_wait,
     };
-    let record = with_twin(&point, run)?;
+    let record = with_twin(&point, run, &twin).map_err(input_error)?;
     if a.json {
         let doc = ticklab_schema::versioned::Versioned::new(
             ticklab_schema::report::REPORT_SCHEMA_VERSION,
@@ -289,61 +288,23 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     }
 }
 
-/// One guest boot's parameters, as the twin of the guest needs them.
-struct Point<'a> {
-    config: &'a ticklab_vm::KernelConfig,
-    cmdline: &'a str,
-    vcpus: u32,
-    workload_spec: &'a str,
-    workload: &'a Workload,
-    accel: Accel,
-    kvm_fallback: Option<String>,
-    wall_s: f64,
-    host_wait: Option<ticklab_vm::qemu::HostWait>,
+/// The twin of a guest through its single entry: the event loop, whose per-CPU counters are
+/// what the comparison reads, and no compute limit (the length is the guest's measured
+/// window).
+fn twin(s: &ticklab_schema::scenario::Scenario) -> Result<ticklab_schema::report::Report, String> {
+    let options = ticklab_twin::RunOptions {
+        engine: Some(ticklab_twin::Engine::EventLoop),
+        ..ticklab_twin::RunOptions::unlimited()
+    };
+    ticklab_twin::run(s, options).map_err(|e| e.to_string())
 }
 
-/// Simulates the twin of the guest and sets it beside the guest's report.
-fn with_twin(p: &Point<'_>, run: ticklab_host::harness::HostRun) -> anyhow::Result<CompareRecord> {
-    let has_driver = run.report.cpus.iter().any(|c| !c.idle_states.is_empty());
-    let scenario = guest_scenario(&GuestPoint {
-        config: p.config,
-        cmdline: p.cmdline,
-        vcpus: p.vcpus,
-        workload: p.workload,
-        duration_ns: run.report.duration_ns,
-        guest_has_cpuidle_driver: has_driver,
-        accel: p.accel,
-        guest: &run.report,
-    });
-    let twin = ticklab_twin::simulate(&scenario, |_| {}).map_err(|e| input_error(e.to_string()))?;
-    let release = match &run.report.source {
-        ticklab_schema::report::Source::Host { kernel, .. } => kernel.clone(),
-        ticklab_schema::report::Source::Twin { .. } => String::new(),
-    };
-    let comparison = VmComparison {
-        kernel_release: release,
-        kernel_version: p.config.version.clone(),
-        hz: p.config.hz,
-        accel: p.accel,
-        kvm_fallback: p.kvm_fallback.clone(),
-        vcpus: p.vcpus,
-        cmdline: p.cmdline.to_string(),
-        workload: ticklab_report::workload_label(&twin),
-        workload_spec: p.workload_spec.to_string(),
-        kernel_seconds: run.report.seconds(),
-        cpus: compare_cpus(&run.report, &twin),
-        wall_s: p.wall_s,
-        host_wait: p.host_wait,
-    };
-    Ok(CompareRecord {
-        comparison,
-        kernel: run,
-        twin,
-    })
-}
-
-/// The record with its twin simulated again by this build.
-fn retwin(c: CompareRecord, config: Option<&std::path::Path>) -> anyhow::Result<CompareRecord> {
+/// The record with its twin simulated again by this build, for the guest kernel's config
+/// (`--kernel-config`, or that of the newest installed kernel).
+fn retwin_file(
+    c: CompareRecord,
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<CompareRecord> {
     let kernel = match config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -357,21 +318,7 @@ fn retwin(c: CompareRecord, config: Option<&std::path::Path>) -> anyhow::Result<
                 .config
         }
     };
-    let v = &c.comparison;
-    let workload = Workload::parse(&v.workload_spec, v.vcpus)
-        .map_err(|e| input_error(format!("workload {:?}: {e}", v.workload_spec)))?;
-    let point = Point {
-        config: &kernel,
-        cmdline: &v.cmdline,
-        vcpus: v.vcpus,
-        workload_spec: &v.workload_spec,
-        workload: &workload,
-        accel: v.accel,
-        kvm_fallback: v.kvm_fallback.clone(),
-        wall_s: v.wall_s,
-        host_wait: v.host_wait,
-    };
-    with_twin(&point, c.kernel)
+    ticklab_vm::retwin(c, &kernel, &twin).map_err(input_error)
 }
 
 /// Runs `ticklab vm table`.
@@ -387,7 +334,7 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
             ))
         })?;
         if a.retwin {
-            c = retwin(c, a.kernel_config.as_deref())
+            c = retwin_file(c, a.kernel_config.as_deref())
                 .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
             std::fs::write(
                 f,

@@ -38,6 +38,7 @@
 //! modules are private; everything public is re-exported here, at the crate root.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod cpulist;
 pub mod cpuset;

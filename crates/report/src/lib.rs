@@ -46,6 +46,7 @@
 //! [`format`](mod@format).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod compare;

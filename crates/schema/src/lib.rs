@@ -33,6 +33,7 @@
 //! Read [`scenario`] first, then [`report`].
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod comparison;
 pub mod experiment;

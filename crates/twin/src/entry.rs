@@ -54,6 +54,9 @@ pub struct RunOptions<'a> {
     pub allow_large: bool,
     /// Called with the simulated ns done, about every simulated 10 ms (event loop only).
     pub progress: Option<&'a mut dyn FnMut(u64)>,
+    /// Run in this engine whatever the workload (`None`: [`Engine::of`]); for front ends
+    /// that compare per-CPU counters, which only the event loop has.
+    pub engine: Option<Engine>,
 }
 
 impl RunOptions<'_> {
@@ -115,7 +118,7 @@ impl RunOptions<'_> {
 /// byte-identical report.
 pub fn run(scenario: &Scenario, options: RunOptions<'_>) -> Result<Report, SimError> {
     options.check_compute([scenario])?;
-    match Engine::of(scenario) {
+    match options.engine.unwrap_or_else(|| Engine::of(scenario)) {
         Engine::GuestPingPong => {
             let o = crate::guest::simulate_pingpong(scenario).map_err(SimError::GuestModel)?;
             Ok(crate::guest::report(scenario, &o))

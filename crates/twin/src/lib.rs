@@ -30,6 +30,7 @@
 //!   experiments as scenarios; [`sweep`] — running many scenarios in parallel.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod determinism;
 pub mod engine;

@@ -219,6 +219,99 @@ pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
         .collect()
 }
 
+/// One guest boot's parameters, as the twin of the guest needs them.
+#[derive(Debug, Clone)]
+pub struct BootPoint<'a> {
+    /// The guest kernel's build options.
+    pub config: &'a crate::KernelConfig,
+    /// The user's boot line.
+    pub cmdline: &'a str,
+    /// vCPUs.
+    pub vcpus: u32,
+    /// The workload as the user wrote it.
+    pub workload_spec: &'a str,
+    /// The workload, parsed for `vcpus` CPUs.
+    pub workload: &'a ticklab_schema::workload::Workload,
+    /// The accelerator that ran the guest.
+    pub accel: Accel,
+    /// Why KVM was not used, when it was asked for and fell back.
+    pub kvm_fallback: Option<String>,
+    /// Boot to power-off, wall seconds.
+    pub wall_s: f64,
+    /// How long the host kept the guest waiting, when measured.
+    pub host_wait: Option<crate::qemu::HostWait>,
+}
+
+/// Runs the twin of the guest (`twin`, the binary passes the twin's single entry) and sets
+/// it beside the guest's report. Err: the twin refused the guest's scenario.
+pub fn with_twin(
+    p: &BootPoint<'_>,
+    run: ticklab_host::harness::HostRun,
+    twin: ticklab_host::calibrate::Simulator<'_>,
+) -> Result<CompareRecord, String> {
+    let has_driver = run.report.cpus.iter().any(|c| !c.idle_states.is_empty());
+    let scenario = crate::twin_guest::guest_scenario(&crate::twin_guest::GuestPoint {
+        config: p.config,
+        cmdline: p.cmdline,
+        vcpus: p.vcpus,
+        workload: p.workload,
+        duration_ns: run.report.duration_ns,
+        guest_has_cpuidle_driver: has_driver,
+        accel: p.accel,
+        guest: &run.report,
+    });
+    let twin = twin(&scenario)?;
+    let release = match &run.report.source {
+        ticklab_schema::report::Source::Host { kernel, .. } => kernel.clone(),
+        ticklab_schema::report::Source::Twin { .. } => String::new(),
+    };
+    let comparison = VmComparison {
+        kernel_release: release,
+        kernel_version: p.config.version.clone(),
+        hz: p.config.hz,
+        accel: p.accel,
+        kvm_fallback: p.kvm_fallback.clone(),
+        vcpus: p.vcpus,
+        cmdline: p.cmdline.to_string(),
+        workload: ticklab_report::workload_label(&twin),
+        workload_spec: p.workload_spec.to_string(),
+        kernel_seconds: run.report.seconds(),
+        cpus: compare_cpus(&run.report, &twin),
+        wall_s: p.wall_s,
+        host_wait: p.host_wait,
+    };
+    Ok(CompareRecord {
+        comparison,
+        kernel: run,
+        twin,
+    })
+}
+
+/// The record with its twin run again (`twin`) for the guest kernel built with `kernel`:
+/// the guest's measurement is kept. Err names a recorded workload that no longer parses, or
+/// what the twin refused.
+pub fn retwin(
+    c: CompareRecord,
+    kernel: &crate::KernelConfig,
+    twin: ticklab_host::calibrate::Simulator<'_>,
+) -> Result<CompareRecord, String> {
+    let v = &c.comparison;
+    let workload = ticklab_schema::workload::Workload::parse(&v.workload_spec, v.vcpus)
+        .map_err(|e| format!("workload {:?}: {e}", v.workload_spec))?;
+    let point = BootPoint {
+        config: kernel,
+        cmdline: &v.cmdline,
+        vcpus: v.vcpus,
+        workload_spec: &v.workload_spec,
+        workload: &workload,
+        accel: v.accel,
+        kvm_fallback: v.kvm_fallback.clone(),
+        wall_s: v.wall_s,
+        host_wait: v.host_wait,
+    };
+    with_twin(&point, c.kernel, twin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,10 @@ pub mod qemu;
 pub mod render;
 pub mod twin_guest;
 
-pub use compare::{Band, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus};
+pub use compare::{
+    Band, BootPoint, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus, retwin,
+    with_twin,
+};
 pub use guest::{BootOptions, GuestBoot, boot_guest};
 pub use initramfs::GuestProbe;
 pub use kconfig::{GuestKernel, KernelConfig};
