@@ -32,7 +32,7 @@ pub mod render;
 pub mod twin_guest;
 
 pub use compare::{Band, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus};
-pub use guest::{BootOptions, GuestBoot, boot_guest};
+pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest};
 pub use initramfs::GuestProbe;
-pub use kconfig::{GuestKernel, KernelConfig};
+pub use kconfig::{GuestKernel, GuestKernelError, KconfigError, KernelConfig};
 pub use qemu::{Accel, AccelChoice};

@@ -101,7 +101,7 @@ pub(crate) fn run_with_warnings(
         .transpose()?;
     let memory_lock = (has_frames && config.lock_memory).then(os::lock_memory);
     let memory_locked = memory_lock.as_ref().map(Result::is_ok);
-    let memory_note = memory_lock.and_then(Result::err);
+    let memory_note = memory_lock.and_then(Result::err).map(|e| e.to_string());
 
     let gate = Gate::default();
     let dog = Watchdog::default();

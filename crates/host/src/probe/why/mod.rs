@@ -88,10 +88,10 @@ pub enum WhyError {
     },
     /// `/proc/interrupts` could not be read or parsed.
     #[error("{0}")]
-    Interrupts(String),
+    Interrupts(#[from] crate::probe::irqs::IrqsError),
     /// The trace instance could not be stopped or read after the window.
     #[error("{0}")]
-    Trace(String),
+    Trace(#[from] crate::probe::TraceError),
     /// The raw trace could not be written where `--save-trace` asked.
     #[error("--save-trace {}: {source}", path.display())]
     SaveTrace {

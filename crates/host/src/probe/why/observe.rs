@@ -104,7 +104,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 if opts.timeline.is_some() {
                     events.extend(super::chrome_trace::TIMELINE_EVENTS);
                 }
-                TraceSession::start(&events, 4096, opts.cpus.as_deref())
+                TraceSession::start(&events, 4096, opts.cpus.as_deref()).map_err(|e| e.to_string())
             }
             Err(why) => Err(format!("tracing skipped: {why}")),
         }
@@ -118,8 +118,8 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
             let interrupted = wait(opts.window, stop, || {});
             let after = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
             let end_ns = monotonic_ns();
-            session.stop().map_err(WhyError::Trace)?;
-            let text = session.read_trace().map_err(WhyError::Trace)?;
+            session.stop()?;
+            let text = session.read_trace()?;
             if let Some(path) = &opts.save_trace {
                 std::fs::write(path, &text).map_err(|source| WhyError::SaveTrace {
                     path: path.clone(),
