@@ -114,22 +114,6 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
         window_ns,
         rows,
     };
-    let pingpong = |what: &str, measured: f64| -> RowsOf<'a> {
-        let what = what.to_string();
-        Box::new(move |r: &Report| {
-            let twin = r.workloads.iter().find_map(|w| match w {
-                WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
-                _ => None,
-            });
-            vec![Row::new(
-                None,
-                Figure::PingPongNs { what: what.clone() },
-                Some(measured),
-                twin,
-                Bands::Host,
-            )]
-        })
-    };
     let mut out = vec![
         check(
             "idle".into(),
@@ -147,25 +131,13 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
             "syscall:getpid@0:n=1000000".into(),
             true,
             w.check_ns,
-            Box::new(|r| {
-                let twin = r.workloads.iter().find_map(|w| match w {
-                    WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
-                    _ => None,
-                });
-                vec![Row::new(
-                    Some(0),
-                    Figure::SyscallNs,
-                    Some(m.syscall_ns),
-                    twin,
-                    Bands::Host,
-                )]
-            }),
+            syscall_rows(m.syscall_ns),
         ),
         check(
             "pingpong:pipe@0,0:n=10000".into(),
             true,
             w.check_ns,
-            pingpong("pipe 0,0", m.same_cpu_rt_ns),
+            pingpong_rows("pipe 0,0", m.same_cpu_rt_ns),
         ),
     ];
     if let Some(x) = m.cross_cpu_rt_ns {
@@ -173,45 +145,87 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
             "pingpong:pipe@0,1:n=10000".into(),
             true,
             w.check_ns,
-            pingpong("pipe 0,1", x),
+            pingpong_rows("pipe 0,1", x),
         ));
     }
-    let wakeup = |cpu: u32, wk: crate::harness::LatencySummary| -> RowsOf<'a> {
-        Box::new(move |r: &Report| {
-            let p = r.workloads.iter().find_map(|x| match x {
-                WorkloadResult::Frames(g) => g.wakeup,
-                _ => None,
-            });
-            vec![
-                Row::new(
-                    Some(cpu),
-                    Figure::WakeupUs { stat: "p50".into() },
-                    Some(wk.p50_us),
-                    p.map(|p| p.p50_us),
-                    Bands::Host,
-                ),
-                Row::new(
-                    Some(cpu),
-                    Figure::WakeupUs { stat: "p99".into() },
-                    Some(wk.p99_us),
-                    p.map(|p| p.p99_us),
-                    Bands::Host,
-                ),
-            ]
-        })
-    };
     if let Some(wk) = m.wakeup {
-        out.push(check(IDLE_FRAMES.into(), true, w.check_ns, wakeup(0, wk)));
+        out.push(check(
+            IDLE_FRAMES.into(),
+            true,
+            w.check_ns,
+            wakeup_rows(0, wk),
+        ));
     }
     if let Some(wk) = m.busy_wakeup {
         out.push(check(
             busy_frames_spec(m.hog_cpu),
             true,
             w.check_ns,
-            wakeup(m.hog_cpu, wk),
+            wakeup_rows(m.hog_cpu, wk),
         ));
     }
     out
+}
+
+/// The syscall check's row: getpid ns/call, measured beside the twin's.
+fn syscall_rows<'a>(measured: f64) -> RowsOf<'a> {
+    Box::new(move |r: &Report| {
+        let twin = r.workloads.iter().find_map(|w| match w {
+            WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
+            _ => None,
+        });
+        vec![Row::new(
+            Some(0),
+            Figure::SyscallNs,
+            Some(measured),
+            twin,
+            Bands::Host,
+        )]
+    })
+}
+
+/// A ping-pong check's row: the round trip `what`, measured beside the twin's.
+fn pingpong_rows<'a>(what: &str, measured: f64) -> RowsOf<'a> {
+    let what = what.to_string();
+    Box::new(move |r: &Report| {
+        let twin = r.workloads.iter().find_map(|w| match w {
+            WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
+            _ => None,
+        });
+        vec![Row::new(
+            None,
+            Figure::PingPongNs { what: what.clone() },
+            Some(measured),
+            twin,
+            Bands::Host,
+        )]
+    })
+}
+
+/// A frames check's rows on `cpu`: the wake-up p50 and p99, measured (`wk`) beside the twin's.
+fn wakeup_rows<'a>(cpu: u32, wk: crate::harness::LatencySummary) -> RowsOf<'a> {
+    Box::new(move |r: &Report| {
+        let p = r.workloads.iter().find_map(|x| match x {
+            WorkloadResult::Frames(g) => g.wakeup,
+            _ => None,
+        });
+        vec![
+            Row::new(
+                Some(cpu),
+                Figure::WakeupUs { stat: "p50".into() },
+                Some(wk.p50_us),
+                p.map(|p| p.p50_us),
+                Bands::Host,
+            ),
+            Row::new(
+                Some(cpu),
+                Figure::WakeupUs { stat: "p99".into() },
+                Some(wk.p99_us),
+                p.map(|p| p.p99_us),
+                Bands::Host,
+            ),
+        ]
+    })
 }
 
 /// Every calibration phase re-run in the twin of `fitted` (a calibrated scenario, harness

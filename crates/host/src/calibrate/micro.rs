@@ -270,22 +270,35 @@ pub(super) fn fit(
     notes: &mut Vec<String>,
     user_tick_ns: f64,
 ) {
-    let u = &m.micro;
+    fit_clock_read(&m.micro, costs, ledger, notes);
+    fit_lines(&m.micro, costs, ledger, notes);
+    fit_background_task(m, costs, ledger, notes, user_tick_ns);
+}
+
+/// The note of a figure from fewer than [`MIN_BATCHES`] batches: the preset stays.
+fn few_batches(what: &str, f: &BatchFigure, preset: u64) -> String {
+    format!(
+        "{what}: only {} batches (median {:.1} ns), fewer than {MIN_BATCHES}; preset {preset} ns kept",
+        f.batches, f.median_ns
+    )
+}
+
+/// `costs.xtime_read_ns` from the clock reads (module docs).
+fn fit_clock_read(
+    u: &MicroMeasurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
     let clocksource = u.clocksource.as_deref().unwrap_or("unknown");
     let vdso = if VDSO_CLOCKSOURCES.contains(&clocksource) {
         "read in user space by the vDSO: the seqcount and clocksource read of ktime_get, no syscall"
     } else {
         "not one the vDSO reads: clock_gettime is a syscall here and the figure includes it"
     };
-    let few = |what: &str, f: &BatchFigure, preset: u64| {
-        format!(
-            "{what}: only {} batches (median {:.1} ns), fewer than {MIN_BATCHES}; preset {preset} ns kept",
-            f.batches, f.median_ns
-        )
-    };
     match u.clock_read {
         Some(f) if f.batches < MIN_BATCHES => {
-            notes.push(few("xtime_read_ns", &f, costs.xtime_read_ns))
+            notes.push(few_batches("xtime_read_ns", &f, costs.xtime_read_ns))
         }
         Some(f) => {
             costs.xtime_read_ns = f.median_ns.round().max(1.0) as u64;
@@ -303,13 +316,22 @@ pub(super) fn fit(
             costs.xtime_read_ns
         )),
     }
+}
+
+/// `costs.cacheline_local_ns` and `costs.cacheline_remote_ns` from the bounces (module docs).
+fn fit_lines(
+    u: &MicroMeasurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
     let vm = if u.vm_guest {
         "; a VM guest: the hypervisor may run these vCPUs on two threads of one core, two cores or two sockets, and move them, so this is the transfer between wherever it ran them"
     } else {
         ""
     };
     match u.line_local {
-        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few_batches(
             "cacheline_local_ns",
             &l.figure,
             costs.cacheline_local_ns,
@@ -334,7 +356,7 @@ pub(super) fn fit(
         )),
     }
     match u.line_remote {
-        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few_batches(
             "cacheline_remote_ns",
             &l.figure,
             costs.cacheline_remote_ns,
@@ -358,6 +380,16 @@ pub(super) fn fit(
             costs.cacheline_remote_ns
         )),
     }
+}
+
+/// `costs.background_task_ns` from the idle phase ([`background_task`]).
+fn fit_background_task(
+    m: &Measurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+    user_tick_ns: f64,
+) {
     let bg = background_task(m, user_tick_ns);
     let per_cpu = bg
         .cpus

@@ -532,13 +532,46 @@ pub(crate) fn fit(
         ),
     ];
     for (name, t, less, how, field) in rows {
+        let cost = TracedCost {
+            name,
+            timed: t,
+            less,
+            event_ns,
+            how,
+        };
+        cost.fit(field, &kt.clock, ledger, notes);
+    }
+}
+
+/// One traced cost: its median, what is subtracted from it, and how it was timed.
+struct TracedCost<'a> {
+    name: &'a str,
+    timed: Option<Timed>,
+    /// What the twin charges inside the same callback besides this cost, ns.
+    less: f64,
+    /// One recorded event's cost, ns.
+    event_ns: f64,
+    how: String,
+}
+
+impl TracedCost<'_> {
+    /// Sets `field` to the median less one event and `less` (a note line, a ledger entry), or
+    /// keeps the preset and says why.
+    fn fit(self, field: &mut u64, clock: &str, ledger: &mut CostLedger, notes: &mut Vec<String>) {
+        let TracedCost {
+            name,
+            timed: t,
+            less,
+            event_ns,
+            how,
+        } = self;
         let Some(t) = t.filter(|t| t.samples >= MIN_SAMPLES) else {
             notes.push(format!(
                 "tracepoints: {name}: {} samples (< {MIN_SAMPLES}); preset {} ns kept",
                 t.map_or(0, |t| t.samples),
                 field
             ));
-            continue;
+            return;
         };
         let v = t.median_ns - event_ns - less;
         if v < 1.0 {
@@ -548,7 +581,7 @@ pub(crate) fn fit(
                 event_ns + less,
                 field
             ));
-            continue;
+            return;
         }
         *field = v.round() as u64;
         notes.push(format!(
@@ -565,8 +598,8 @@ pub(crate) fn fit(
         ledger.fitted(
             &format!("costs.{name}"),
             format!(
-                "{how}, {} samples, tracepoints ({}), less one event's {event_ns:.0} ns",
-                t.samples, kt.clock
+                "{how}, {} samples, tracepoints ({clock}), less one event's {event_ns:.0} ns",
+                t.samples
             ),
         );
     }

@@ -16,10 +16,8 @@ pub mod hz;
 pub mod inspect;
 pub mod irqs;
 pub mod irqs_metrics;
-pub(crate) mod tracefs;
+pub mod tracefs;
 pub mod why;
-
-pub use tracefs::TraceError;
 
 use serde::Serialize;
 use std::io;
