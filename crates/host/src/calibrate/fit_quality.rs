@@ -231,7 +231,7 @@ fn wakeup_rows<'a>(cpu: u32, wk: crate::harness::LatencySummary) -> RowsOf<'a> {
 /// Every calibration phase re-run in the twin of `fitted` (a calibrated scenario, harness
 /// coordinator included) over the windows `w`: the twin's figures beside the measured ones.
 /// The one function behind the fit-quality rows and the sensitivity test
-/// ([`super::sensitivity`]), which calls it again with one cost changed.
+/// (`super::sensitivity`), which calls it again with one cost changed.
 pub fn twin_checks(
     m: &Measurements,
     fitted: &Scenario,

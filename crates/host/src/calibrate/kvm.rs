@@ -116,7 +116,7 @@ pub(crate) const CALIBRATE_ROUND_TRIPS: u64 = 20_000;
 pub struct KvmCalibration {
     /// The costs.
     pub costs: KvmGuestCosts,
-    /// Where the guest's switch in `costs` came from ([`FUTEX_SWITCH`], or the scenario's).
+    /// Where the guest's switch in `costs` came from (`FUTEX_SWITCH`, or the scenario's).
     pub switch_how: String,
     /// The twin's two-CPU ns per switch with them, minus the measured one.
     pub residual_ns: f64,

@@ -70,7 +70,7 @@ impl CostLedger {
         &self.fitted
     }
 
-    /// The costs of `machine` that no fit set ([`cost_names`] order).
+    /// The costs of `machine` that no fit set (`cost_names` order).
     pub fn presets(&self, machine: &Machine) -> Vec<String> {
         cost_names(machine)
             .into_iter()

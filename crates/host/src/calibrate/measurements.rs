@@ -51,7 +51,7 @@ pub struct Measurements {
     pub kernel_trace: Option<TimerTracepoints>,
     /// Harness warnings (contamination etc.), phase-prefixed.
     pub warnings: Vec<String>,
-    /// The micro-benchmarks: clock read, cache-line transfers ([`super::micro`]).
+    /// The micro-benchmarks: clock read, cache-line transfers (`super::micro`).
     pub micro: MicroMeasurements,
 }
 

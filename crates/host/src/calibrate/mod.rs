@@ -4,7 +4,7 @@
 //!
 //! 1. **measure** ([`measure`]): the phases inside one time budget (60 s by default; every
 //!    phase gets a fixed share of it, so a 20 s budget runs the same phases shorter), then on
-//!    a KVM guest the guest's ping-pongs ([`kvm`]);
+//!    a KVM guest the guest's ping-pongs (`kvm`);
 //! 2. **fit** ([`fit_scenario`]): the [`Measurements`] turned into a [`Scenario`] that
 //!    `ticklab sim --scenario FILE` loads, with the twin in the loop;
 //! 3. **check** ([`check`]): every phase re-run in the fitted twin beside its measurement, and
@@ -19,26 +19,26 @@
 //! only on the ones listed after it (`scripts/module-cycles.py` checks that no two files
 //! import each other):
 //!
-//! * [`sensitivity`] (check) — each preset doubled and halved in the twin: which of them a
+//! * `sensitivity` (check) — each preset doubled and halved in the twin: which of them a
 //!   checked figure depends on (needed, but not measured here);
-//! * [`fit_quality`] (check) — every phase re-run in the fitted twin beside its measurement
+//! * `fit_quality` (check) — every phase re-run in the fitted twin beside its measurement
 //!   (measured, twin, ratio, a miss above 20 % flagged);
-//! * [`fitting`] (fit) — costs, the work unit, the tick build and the background sources
+//! * `fitting` (fit) — costs, the work unit, the tick build and the background sources
 //!   fitted to the phases' measurements, with the twin in the loop; the machine's costs take
-//!   [`micro`]'s and [`timer_tracepoints`]'s fits;
+//!   `micro`'s and `timer_tracepoints`'s fits;
 //! * the evidence modules, each exporting its `measure` and its `fit`:
-//!   [`wakeup_fit`] (the frame worker's wake-ups: interrupt entry/exit, timer-delivery spread
-//!   and the idle exit latency, bisected with the twin), [`micro`] (a clock read, a cache line
-//!   bounced between cores, the background task's run time), [`timer_tracepoints`] (the tick,
+//!   `wakeup_fit` (the frame worker's wake-ups: interrupt entry/exit, timer-delivery spread
+//!   and the idle exit latency, bisected with the twin), `micro` (a clock read, a cache line
+//!   bounced between cores, the background task's run time), `timer_tracepoints` (the tick,
 //!   hrtimer, timer-wheel and clock-event costs timed by the kernel's tracepoints, root and
-//!   tracefs), [`kvm`] (on a KVM guest, its host's wake-up of a blocked vCPU, from the futex
+//!   tracefs), `kvm` (on a KVM guest, its host's wake-up of a blocked vCPU, from the futex
 //!   ping-pong at `guest_halt_poll_ns=0`, fitted into `[machine.kvm_host]` before the checks);
-//! * [`phases`] — the phases with no module of their own (inspect, idle, one hog, syscall,
+//! * `phases` — the phases with no module of their own (inspect, idle, one hog, syscall,
 //!   ping-pong) and the harness runner every phase uses;
-//! * [`measurements`] — what was measured, as data; [`ledger`] — which costs were fitted and
-//!   how (the rest are presets); [`specs`] — the specs, windows and thresholds every stage
-//!   shares; [`error`] — [`CalibrateError`];
-//! * [`scenario_file`] — the scenario file: a `#` header, then the TOML.
+//! * `measurements` — what was measured, as data; `ledger` — which costs were fitted and
+//!   how (the rest are presets); `specs` — the specs, windows and thresholds every stage
+//!   shares; `error` — [`CalibrateError`];
+//! * `scenario_file` — the scenario file: a `#` header, then the TOML.
 //!
 //! The modules are private to the crate; what the CLI uses is re-exported here.
 
@@ -88,16 +88,16 @@ pub struct Calibration {
     pub measurements: Measurements,
     /// Fit log and caveats, one line each (written as `#` comments).
     pub notes: Vec<String>,
-    /// Each phase re-run in the fitted twin beside its measurement ([`fit_quality`]).
+    /// Each phase re-run in the fitted twin beside its measurement (`fit_quality`).
     pub fit_quality: Vec<FitCheck>,
-    /// Which costs were fitted and how ([`ledger`]).
+    /// Which costs were fitted and how (`ledger`).
     pub ledger: ledger::CostLedger,
     /// Each preset cost doubled and halved in the twin: whether a checked figure depends on
-    /// it ([`sensitivity`]), in [`ledger::cost_names`] order.
+    /// it (`sensitivity`), in `ledger::cost_names` order.
     pub sensitivity: Vec<sensitivity::CostSensitivity>,
 }
 
-/// The measure stage: every phase within `budget` (module docs of [`phases`] for the list and
+/// The measure stage: every phase within `budget` (module docs of `phases` for the list and
 /// their shares), reporting progress lines to `progress`.
 pub fn measure(
     budget: Duration,
@@ -177,8 +177,8 @@ pub struct FittedScenario {
 }
 
 /// The fit stage: the machine's costs, the work unit, the tick build, the background sources,
-/// the wake-path costs and the one-hog check ([`fitting`], [`wakeup_fit`]), then on a KVM
-/// guest `[machine.kvm_host]` fitted to `kvm` ([`kvm`]), each with `sim` as the twin.
+/// the wake-path costs and the one-hog check (`fitting`, `wakeup_fit`), then on a KVM
+/// guest `[machine.kvm_host]` fitted to `kvm` (`kvm`), each with `sim` as the twin.
 pub fn fit_scenario(
     m: &Measurements,
     kvm: Option<&KvmMeasurements>,
@@ -204,8 +204,8 @@ pub fn fit_scenario(
     })
 }
 
-/// The check stage: every phase re-run in the twin of the fitted scenario ([`fit_quality`])
-/// and every preset varied ([`sensitivity`]); the scenario's run then back to the default.
+/// The check stage: every phase re-run in the twin of the fitted scenario (`fit_quality`)
+/// and every preset varied (`sensitivity`); the scenario's run then back to the default.
 pub fn check(
     m: &Measurements,
     fitted: FittedScenario,
@@ -240,7 +240,7 @@ pub fn fit(
     Ok(check(m, fitted, sim, progress))
 }
 
-/// The whole pipeline: [`measure`], on a KVM guest [`kvm`]'s measurement, [`fit_scenario`]
+/// The whole pipeline: [`measure`], on a KVM guest `kvm`'s measurement, [`fit_scenario`]
 /// (the guest's host wake-up goes into the scenario before the checks run), [`check`].
 pub fn calibrate(
     budget: Duration,

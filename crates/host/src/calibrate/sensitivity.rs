@@ -70,7 +70,7 @@ pub enum Step {
     Doubled,
     /// Half the preset (an integer cost rounds down).
     Halved,
-    /// A preset at 0 raised to [`ZERO_STEP_NS`].
+    /// A preset at 0 raised to `ZERO_STEP_NS`.
     RaisedFromZero,
 }
 
@@ -151,7 +151,7 @@ pub struct Trial {
 /// One preset cost and what varying it did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostSensitivity {
-    /// Path below `[machine]` ([`ledger::cost_names`]).
+    /// Path below `[machine]` (`ledger::cost_names`).
     pub name: String,
     /// The preset value (`None`: unreadable, then `trials` is empty and `refused` says why).
     pub value: Option<f64>,
@@ -279,7 +279,7 @@ pub(crate) fn lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
     out
 }
 
-/// The flagged lines (stderr): the needed presets, then [`summary`].
+/// The flagged lines (stderr): the needed presets, then `summary`.
 pub fn flagged_lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
     let mut out: Vec<String> = sens
         .iter()

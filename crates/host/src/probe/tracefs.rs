@@ -1,6 +1,6 @@
 //! A private tracefs instance for the duration of one observation.
 //!
-//! [`TraceSession::start`] finds tracefs (mounting it at `/sys/kernel/tracing` when it is not
+//! `TraceSession::start` finds tracefs (mounting it at `/sys/kernel/tracing` when it is not
 //! mounted anywhere and we are root), creates `instances/ticklab-<pid>-<start>` (the owner's
 //! pid and its start time in clock ticks since boot, field 22 of `/proc/<pid>/stat`) so the
 //! global buffer and other users' instances are untouched, selects the `mono` trace clock (timestamps then
@@ -8,16 +8,16 @@
 //! exist, and starts recording. Dropping the session — normally, on an error path, or after
 //! Ctrl-C was turned into an early stop — disables the events and removes the instance. If
 //! this session mounted tracefs it unmounts it again, but only when no other live ticklab
-//! process has an instance there ([`unmount_decision`]): a second `host why` that started
+//! process has an instance there (`unmount_decision`): a second `host why` that started
 //! meanwhile found tracefs mounted, did not mount it, and must not lose it under its feet.
 //! The unmount is lazy (`MNT_DETACH`), so files another process already holds open stay
 //! readable until it closes them.
 //!
 //! A process killed with SIGKILL runs no Drop: its instance stays, recording. Every start
-//! first removes such *stale* instances ([`remove_stale_instances`]): a `ticklab-*` instance
+//! first removes such *stale* instances (`remove_stale_instances`): a `ticklab-*` instance
 //! whose owner is dead — no process with that pid, or one with another start time (the pid was
 //! reused). Instances of live ticklab processes, and names that record no owner, are left
-//! alone ([`is_stale`]).
+//! alone (`is_stale`).
 
 use std::ffi::CString;
 use std::fs;

@@ -1,7 +1,7 @@
 //! `host inspect`: the host's tick configuration on one screen.
 //!
 //! [`inspect`] gathers every probe into an [`Inspection`]; its `Display` is the screen and its
-//! `Serialize` is the `--json` output. Each part is a [`Probe`], so a missing file or a
+//! `Serialize` is the `--json` output. Each part is a [`Probe`](crate::probe::Probe), so a missing file or a
 //! missing privilege shows up as `not available: <why>` next to the rest.
 //!
 //! * `view.rs` — what an inspection holds: [`InspectOptions`], [`Inspection`] and its views;

@@ -33,12 +33,12 @@ pub struct WhyOptions {
     pub no_trace: bool,
     /// Write the raw trace text here (tracing method only).
     pub save_trace: Option<std::path::PathBuf>,
-    /// Also record [`chrome_trace::TIMELINE_EVENTS`] and convert the window (this part of
+    /// Also record [`super::chrome_trace::TIMELINE_EVENTS`] and convert the window (this part of
     /// it) into a timeline ([`WhyReport::timeline`]; tracing method only).
     pub timeline: Option<ticklab_schema::trace::TraceWindow>,
 }
 
-/// Why [`observe`] could not produce a report. The caller matches on the variant: a CPU that is
+/// Why [`observe`](fn@super::observe) could not produce a report. The caller matches on the variant: a CPU that is
 /// not online is the user's input at fault, the rest are the host's.
 #[derive(Debug, thiserror::Error)]
 pub enum WhyError {
