@@ -233,6 +233,8 @@ pub(crate) fn assemble(
     usable: &[u32],
     input: AssembleInput<'_>,
 ) -> Result<(HostRun, Vec<Warning>), HarnessError> {
+    // About 110 lines: each part is a function of its own (group_results, run_warnings,
+    // cpu_figures, kernel_facts); what is left is their wiring and the report's literal.
     let AssembleInput {
         start,
         end,
