@@ -13,6 +13,12 @@
 //! (the command prints its partial report first). A write to stdout that fails is classified
 //! by [`exit_for_io`]: a closed pipe ends quietly, anything else (`> /dev/full`) is one line on
 //! stderr and code 1. [`exit_code`] is the whole policy; `main` applies it to every command.
+//!
+//! The libraries return typed errors ([`ticklab_host::harness::HarnessError`],
+//! [`ticklab_host::calibrate::CalibrateError`], [`ticklab_host::probe::why::WhyError`],
+//! [`ticklab_vm::GuestKernelError`], [`ticklab_vm::KconfigError`]); each says whether the
+//! user's input is at fault ([`Classified`]), and [`library_error`] is the one place that turns
+//! that answer into an exit code.
 
 use std::fmt;
 use std::io;
@@ -47,6 +53,70 @@ impl std::error::Error for InputError {}
 /// Shorthand: `Err(input_error(...))?`.
 pub(crate) fn input_error(msg: impl Into<String>) -> anyhow::Error {
     InputError::new(msg).into()
+}
+
+/// A library error that knows whether the user's input is at fault.
+pub(crate) trait Classified: std::error::Error + Send + Sync + 'static {
+    /// Bad input (exit code 2) rather than the host's failure (exit code 1).
+    fn is_input(&self) -> bool;
+}
+
+impl Classified for ticklab_host::harness::HarnessError {
+    fn is_input(&self) -> bool {
+        ticklab_host::harness::HarnessError::is_input(self)
+    }
+}
+
+impl Classified for ticklab_host::calibrate::CalibrateError {
+    fn is_input(&self) -> bool {
+        ticklab_host::calibrate::CalibrateError::is_input(self)
+    }
+}
+
+impl Classified for ticklab_host::probe::why::WhyError {
+    /// A CPU that is not online is the user's `--cpus`; the rest are the host's.
+    fn is_input(&self) -> bool {
+        matches!(
+            self,
+            ticklab_host::probe::why::WhyError::CpuNotOnline { .. }
+        )
+    }
+}
+
+/// Every way of not finding a guest kernel is the user's `--kernel`, `--kernel-config` or
+/// the `/boot` the default reads.
+impl Classified for ticklab_vm::GuestKernelError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// A config file that does not parse is the user's.
+impl Classified for ticklab_vm::KconfigError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
+/// (exit code 2) with the library's message; anything else keeps the error and its causes
+/// (exit code 1).
+pub(crate) fn library_error<E: Classified>(e: E) -> anyhow::Error {
+    if e.is_input() {
+        input_error(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// [`library_error`] for an error about one input, which an input error's message names
+/// first (`--cpus: CPU 7 is not online ...`).
+pub(crate) fn library_error_naming<E: Classified>(input: &str, e: E) -> anyhow::Error {
+    if e.is_input() {
+        input_error(format!("{input}: {e}"))
+    } else {
+        anyhow::Error::new(e)
+    }
 }
 
 /// A run stopped early by SIGINT or SIGTERM, after it printed its partial report (marked as

@@ -1,11 +1,11 @@
 //! `ticklab host haltpoll-sweep` — E3's live part: the futex ping-pong at several
 //! `guest_halt_poll_ns` values on this guest ([`ticklab_host::harness::haltpoll_sweep`]), the
 //! twin calibrated at `guest_halt_poll_ns=0` only by `host calibrate`'s KVM fitting
-//! ([`ticklab_host::calibrate::kvm::fit`], model [`ticklab_twin::experiments::e3::HostTwin`])
+//! ([`ticklab_host::calibrate::fit_kvm`], model [`ticklab_twin::experiments::e3::HostTwin`])
 //! and its predictions for the other values with their errors, rendered by
 //! [`ticklab_report::e3::live_report`]. `host calibrate` runs the same two measurements and
 //! fits the wake-up in its scenario's own model instead
-//! ([`ticklab_host::calibrate::kvm::fit_scenario`]).
+//! ([`ticklab_host::calibrate::fit_scenario`]).
 //!
 //! Needs root (the parameter is written through sysfs); every value is restored after its
 //! point, on error and on Ctrl-C, and a record under /run covers a killed run. SIGINT or
@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use ticklab_host::calibrate::kvm::{self, KvmGuestCosts, KvmMeasurements};
+use ticklab_host::calibrate::{KvmGuestCosts, KvmMeasurements, fit_kvm};
 use ticklab_host::harness::Stop;
 use ticklab_host::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
 use ticklab_host::harness::sysfs_params::current_values;
@@ -23,7 +23,7 @@ use ticklab_schema::experiment::e3::LiveSweep;
 use ticklab_twin::experiments::e3::HostTwin;
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::{input_error, interrupted};
+use crate::error::{input_error, interrupted, library_error};
 use crate::host_run_cmd::restore_leftover_params;
 
 /// `host haltpoll-sweep` arguments.
@@ -91,18 +91,12 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         max_point: Duration::from_nanos(a.max_point.ns()),
     };
     let outcome = haltpoll_sweep::sweep(&cfg, &stop, |line| eprintln!("haltpoll-sweep: {line}"))
-        .map_err(|e| {
-            if e.is_input() {
-                input_error(e.to_string())
-            } else {
-                e.into()
-            }
-        })?;
+        .map_err(library_error)?;
     let params_after = owned(current_values(sys));
     let mut points = outcome.points;
     let hz = outcome.hz;
     let fitted = match points.first() {
-        Some(p0) => kvm::fit(
+        Some(p0) => fit_kvm(
             &KvmMeasurements {
                 idle: idle.clone(),
                 hz,
@@ -112,7 +106,8 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
                 params_after: params_after.clone(),
             },
             &twin_model,
-        ),
+        )
+        .map_err(|e| e.to_string()),
         None => Err("no point was measured".to_string()),
     };
     let (calibration, twin_err) = match fitted {
@@ -174,7 +169,7 @@ fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
 }
 
 /// The twin's two-CPU ns per switch for `c` at `guest_halt_poll_ns` = `ns` (the model of
-/// [`kvm::fit`]).
+/// [`fit_kvm`]).
 fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
     Ok(twin(c)?.predict(ns).ns_per_switch())
 }

@@ -4,7 +4,7 @@
 //! shorter window is printed (marked), and the exit code is 130 ([`crate::error::Interrupted`]).
 
 use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
-use crate::error::{input_error, interrupted};
+use crate::error::{input_error, interrupted, library_error_naming};
 use clap::Args;
 use ticklab_host::harness::stop::Stop;
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
@@ -154,13 +154,7 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
             "--trace: the timeline comes from tracing; drop --no-trace",
         ));
     }
-    let mut report = why::observe(&opts, &stop).map_err(|e| {
-        if matches!(e, why::WhyError::CpuNotOnline { .. }) {
-            input_error(format!("--cpus: {e}"))
-        } else {
-            anyhow::anyhow!(e)
-        }
-    })?;
+    let mut report = why::observe(&opts, &stop).map_err(|e| library_error_naming("--cpus", e))?;
     if let Some(path) = &args.trace.trace {
         let Some(w) = report.timeline.take() else {
             anyhow::bail!(

@@ -24,7 +24,7 @@ use crate::args::{
     DurationArg, HISTOGRAM_HELP, MetricsFormat, check_histogram_workload, histogram_parser,
     parse_duration_arg,
 };
-use crate::error::{input_error, interrupted};
+use crate::error::{input_error, interrupted, library_error};
 
 /// `host run` arguments.
 #[derive(Debug, Args)]
@@ -214,7 +214,7 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
     }
-    for line in ticklab_host::calibrate::sensitivity::flagged_lines(
+    for line in ticklab_host::calibrate::flagged_lines(
         calibration.ledger.entries().len(),
         &calibration.sensitivity,
     ) {
@@ -245,17 +245,13 @@ fn calibrate_outcome<T>(
     use ticklab_host::calibrate::CalibrateError;
     match result {
         Ok(c) => Ok(c),
-        Err(CalibrateError::Input(m)) => Err(input_error(m)),
-        Err(CalibrateError::Harness { phase, source }) if source.is_input() => {
-            Err(input_error(format!("{phase}: {source}")))
-        }
         Err(CalibrateError::Interrupted) => Err(interrupted(
             &stop
                 .reason()
                 .map_or_else(|| "a stop".into(), StopReason::name),
             "calibration incomplete, nothing written",
         )),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(library_error(e)),
     }
 }
 
@@ -271,7 +267,7 @@ fn syscall_prediction(report: &Report) -> Option<HostPrediction> {
         Source::Host { kernel, .. } => kernel.clone(),
         Source::Twin { .. } => return None,
     };
-    let Some(version) = ticklab_host::calibrate::fitting::major_minor(&release) else {
+    let Some(version) = ticklab_host::calibrate::major_minor(&release) else {
         eprintln!("ticklab: no twin prediction: kernel release {release:?} has no major.minor");
         return None;
     };
@@ -339,11 +335,7 @@ pub(crate) fn restore_params(guard: &mut ParamGuard) {
 }
 
 fn harness_error(e: HarnessError) -> anyhow::Error {
-    if e.is_input() {
-        input_error(e.to_string())
-    } else {
-        e.into()
-    }
+    library_error(e)
 }
 
 /// The host-only details the text report shows, as `ticklab-report` takes them.

@@ -5,7 +5,7 @@
 //! The scenario: the file given to `--twin` (a `host calibrate` file, or any scenario);
 //! without one, [`DEFAULT_CALIBRATION`] in the current directory when it exists; otherwise the
 //! twin built from what `host inspect` reads, with preset costs
-//! ([`ticklab_host::calibrate::fitting::inspected_scenario`]), and a note saying so.
+//! ([`ticklab_host::calibrate::inspected_scenario`]), and a note saying so.
 
 use std::path::Path;
 
@@ -50,7 +50,7 @@ pub(crate) fn twin_scenario(arg: &str) -> anyhow::Result<(Scenario, Vec<String>)
     let mut notes = vec![format!(
         "twin scenario: built from host inspect ({DEFAULT_CALIBRATION} not found here)"
     )];
-    let s = ticklab_host::calibrate::fitting::inspected_scenario(&facts, &mut notes)?;
+    let s = ticklab_host::calibrate::inspected_scenario(&facts, &mut notes)?;
     Ok((s, notes))
 }
 

@@ -14,7 +14,7 @@ use ticklab_vm::{
 };
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{input_error, library_error};
 
 /// `ticklab vm` arguments: one boot; a subcommand compares or tabulates.
 #[derive(Debug, Args)]
@@ -149,7 +149,7 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
         Some(k) => GuestKernel::find(k, a.kernel_config.as_deref()),
         None => GuestKernel::default_installed(std::path::Path::new("/boot")),
     }
-    .map_err(input_error)?;
+    .map_err(library_error)?;
     let workload = Workload::parse(&a.workload, a.vcpus)
         .map_err(|e| input_error(format!("--workload: {e}")))?;
     // The boot line as the guest's release reads it, the one resolution the twin of the
@@ -240,7 +240,7 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         }
         return emit(&(o.data.clone() + "\n"));
     }
-    let run = boot.host_run().map_err(anyhow::Error::msg)?;
+    let run = boot.host_run()?;
     if a.json {
         return emit(&(serde_json::to_string_pretty(&run)? + "\n"));
     }
@@ -264,7 +264,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     };
     let p = prepare(b, probe)?;
     let boot = boot_guest(&p.options)?;
-    let run = boot.host_run().map_err(anyhow::Error::msg)?;
+    let run = boot.host_run()?;
     let point = BootPoint {
         config: &p.options.kernel.config,
         cmdline: &b.cmdline,
@@ -310,11 +310,11 @@ fn retwin_file(
             let text = std::fs::read_to_string(path)
                 .map_err(|e| input_error(format!("--kernel-config {}: {e}", path.display())))?;
             ticklab_vm::KernelConfig::parse(&text, &path.display().to_string())
-                .map_err(input_error)?
+                .map_err(library_error)?
         }
         None => {
             GuestKernel::default_installed(std::path::Path::new("/boot"))
-                .map_err(input_error)?
+                .map_err(library_error)?
                 .config
         }
     };

@@ -100,16 +100,21 @@ pub fn interpreter(path: &Path) -> Result<Option<PathBuf>, ElfError> {
         })
 }
 
+/// A library the dynamic loader could not find (`libfoo.so.1 => not found`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} not found")]
+pub struct MissingLibrary(pub String);
+
 /// The absolute paths in an `ld.so --list` answer, in its order (the interpreter included,
 /// the vDSO and unresolved names left out). `not found` libraries are returned as errors.
-pub fn parse_list(text: &str) -> Result<Vec<PathBuf>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<PathBuf>, MissingLibrary> {
     let mut out = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let target = match line.split_once("=>") {
             Some((name, rest)) => {
                 let rest = rest.trim();
                 if rest.starts_with("not found") {
-                    return Err(format!("{} not found", name.trim()));
+                    return Err(MissingLibrary(name.trim().to_string()));
                 }
                 rest
             }
@@ -142,7 +147,8 @@ pub fn shared_libraries(binary: &Path) -> Result<Vec<PathBuf>, ElfError> {
     if !out.status.success() {
         return Err(err(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }
-    let mut libs = parse_list(&String::from_utf8_lossy(&out.stdout)).map_err(err)?;
+    let mut libs =
+        parse_list(&String::from_utf8_lossy(&out.stdout)).map_err(|e| err(e.to_string()))?;
     if !libs.contains(&interp) {
         libs.push(interp.clone());
     }
@@ -170,7 +176,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            parse_list("\tlibfoo.so.1 => not found\n").unwrap_err(),
+            parse_list("\tlibfoo.so.1 => not found\n")
+                .unwrap_err()
+                .to_string(),
             "libfoo.so.1 not found"
         );
         assert!(parse_list("").unwrap().is_empty());

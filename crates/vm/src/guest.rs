@@ -62,6 +62,27 @@ pub enum BootError {
     },
 }
 
+/// Why a finished boot's data port holds no host run report.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestRunError {
+    /// ticklab in the guest exited with an error.
+    #[error("ticklab in the guest exited with {rc}; console tail:\n{console_tail}")]
+    Exited {
+        /// Its exit code.
+        rc: i32,
+        /// The last lines of the console.
+        console_tail: String,
+    },
+    /// The data port's text is not a report.
+    #[error("the guest's output is not a host run report: {error}; it begins {begins:?}")]
+    NotAReport {
+        /// The JSON error (part of the message).
+        error: serde_json::Error,
+        /// Its first 200 characters.
+        begins: String,
+    },
+}
+
 /// A finished boot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuestBoot {
@@ -74,19 +95,16 @@ pub struct GuestBoot {
 impl GuestBoot {
     /// The data port's text as the host lab's run report; the error says what the guest
     /// printed instead.
-    pub fn host_run(&self) -> Result<HostRun, String> {
+    pub fn host_run(&self) -> Result<HostRun, GuestRunError> {
         if self.output.guest_rc != 0 {
-            return Err(format!(
-                "ticklab in the guest exited with {}; console tail:\n{}",
-                self.output.guest_rc,
-                tail(&self.output.console, 10)
-            ));
+            return Err(GuestRunError::Exited {
+                rc: self.output.guest_rc,
+                console_tail: tail(&self.output.console, 10),
+            });
         }
-        serde_json::from_str(&self.output.data).map_err(|e| {
-            format!(
-                "the guest's output is not a host run report: {e}; it begins {:?}",
-                self.output.data.chars().take(200).collect::<String>()
-            )
+        serde_json::from_str(&self.output.data).map_err(|error| GuestRunError::NotAReport {
+            error,
+            begins: self.output.data.chars().take(200).collect::<String>(),
         })
     }
 }

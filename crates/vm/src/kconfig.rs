@@ -12,6 +12,87 @@ use std::path::{Path, PathBuf};
 use ticklab_cmdline::{KernelBuild, NohzBuild};
 use ticklab_schema::scenario::{Kernel, check_hz};
 
+/// Why a config file's text is not a usable kernel config; each names the file (`origin`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KconfigError {
+    /// `CONFIG_HZ` is not a number.
+    #[error("{origin}: CONFIG_HZ={value}: not a number")]
+    HzNotANumber {
+        /// The file.
+        origin: String,
+        /// The value as written.
+        value: String,
+    },
+    /// `CONFIG_HZ` is a number no kernel is built with.
+    #[error("{origin}: CONFIG_HZ={why}")]
+    Hz {
+        /// The file.
+        origin: String,
+        /// The check's answer (`123: expected one of ...`).
+        why: String,
+    },
+    /// No version header.
+    #[error("{origin}: no '# Linux/<arch> <version> Kernel Configuration' header")]
+    NoHeader {
+        /// The file.
+        origin: String,
+    },
+    /// The header's version is not `MAJOR.MINOR[.PATCH]`.
+    #[error("{origin}: version {version:?}: expected MAJOR.MINOR[.PATCH]")]
+    Version {
+        /// The file.
+        origin: String,
+        /// The version as written.
+        version: String,
+    },
+    /// No `CONFIG_HZ` line.
+    #[error("{origin}: no CONFIG_HZ line")]
+    NoHz {
+        /// The file.
+        origin: String,
+    },
+}
+
+/// Why no guest kernel was found. Every variant is the user's input (a path given or the
+/// `/boot` the default reads): exit code 2 in the CLI.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestKernelError {
+    /// `--kernel` names no file.
+    #[error(
+        "--kernel {}: no such file (expected a kernel image; scripts/setup.sh installs one)",
+        .0.display()
+    )]
+    NoImage(PathBuf),
+    /// The image's name gives no config name.
+    #[error(
+        "--kernel {}: cannot guess its config (name is not vmlinuz-<release>); give --kernel-config",
+        .0.display()
+    )]
+    NoConfigName(PathBuf),
+    /// The config file cannot be read.
+    #[error("kernel config {}: cannot read: {error}", path.display())]
+    ReadConfig {
+        /// The config file.
+        path: PathBuf,
+        /// The read error (part of the message).
+        error: std::io::Error,
+    },
+    /// The config file does not parse.
+    #[error(transparent)]
+    Config(#[from] KconfigError),
+    /// The boot directory cannot be listed.
+    #[error("{}: cannot list: {error} (run scripts/setup.sh, or give --kernel)", boot.display())]
+    ListBoot {
+        /// The directory.
+        boot: PathBuf,
+        /// The error (part of the message).
+        error: std::io::Error,
+    },
+    /// The boot directory holds no `vmlinuz-*`.
+    #[error("{}: no vmlinuz-* kernel (run scripts/setup.sh, or give --kernel)", .0.display())]
+    NoneInstalled(PathBuf),
+}
+
 /// The tick-relevant options of a kernel build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelConfig {
@@ -33,7 +114,7 @@ impl KernelConfig {
     /// Reads a config file's text; `origin` names it in errors. `CONFIG_HZ` and the version
     /// header are required; the tick choice defaults to periodic when neither NO_HZ option is
     /// set (as Kconfig does).
-    pub fn parse(text: &str, origin: &str) -> Result<KernelConfig, String> {
+    pub fn parse(text: &str, origin: &str) -> Result<KernelConfig, KconfigError> {
         let mut version = None;
         let mut hz = None;
         let mut idle = false;
@@ -51,10 +132,14 @@ impl KernelConfig {
             };
             match key {
                 "CONFIG_HZ" => {
-                    let n: u32 = value
-                        .parse()
-                        .map_err(|_| format!("{origin}: CONFIG_HZ={value}: not a number"))?;
-                    hz = Some(check_hz(n).map_err(|e| format!("{origin}: CONFIG_HZ={e}"))?);
+                    let n: u32 = value.parse().map_err(|_| KconfigError::HzNotANumber {
+                        origin: origin.to_string(),
+                        value: value.to_string(),
+                    })?;
+                    hz = Some(check_hz(n).map_err(|why| KconfigError::Hz {
+                        origin: origin.to_string(),
+                        why,
+                    })?);
                 }
                 "CONFIG_NO_HZ_IDLE" => idle = value == "y",
                 "CONFIG_NO_HZ_FULL" => full = value == "y",
@@ -63,18 +148,21 @@ impl KernelConfig {
                 _ => {}
             }
         }
-        let version = version.ok_or_else(|| {
-            format!("{origin}: no '# Linux/<arch> <version> Kernel Configuration' header")
+        let version = version.ok_or_else(|| KconfigError::NoHeader {
+            origin: origin.to_string(),
         })?;
         let mut parts = version.split(['.', '-']);
         let major = parts.next().and_then(|s| s.parse().ok());
         let minor = parts.next().and_then(|s| s.parse().ok());
         let (Some(major), Some(minor)) = (major, minor) else {
-            return Err(format!(
-                "{origin}: version {version:?}: expected MAJOR.MINOR[.PATCH]"
-            ));
+            return Err(KconfigError::Version {
+                origin: origin.to_string(),
+                version,
+            });
         };
-        let hz = hz.ok_or_else(|| format!("{origin}: no CONFIG_HZ line"))?;
+        let hz = hz.ok_or_else(|| KconfigError::NoHz {
+            origin: origin.to_string(),
+        })?;
         let nohz = if full {
             NohzBuild::Full
         } else if idle {
@@ -132,28 +220,26 @@ pub struct GuestKernel {
 impl GuestKernel {
     /// The image at `image` with its config: `config` if given, else `config-<release>`
     /// beside a `vmlinuz-<release>` image.
-    pub fn find(image: &Path, config: Option<&Path>) -> Result<GuestKernel, String> {
+    pub fn find(image: &Path, config: Option<&Path>) -> Result<GuestKernel, GuestKernelError> {
         if !image.is_file() {
-            return Err(format!(
-                "--kernel {}: no such file (expected a kernel image; scripts/setup.sh installs one)",
-                image.display()
-            ));
+            return Err(GuestKernelError::NoImage(image.to_path_buf()));
         }
         let config_path = match config {
             Some(c) => c.to_path_buf(),
             None => {
                 let name = image.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let release = name.strip_prefix("vmlinuz-").ok_or_else(|| {
-                    format!(
-                        "--kernel {}: cannot guess its config (name is not vmlinuz-<release>); give --kernel-config",
-                        image.display()
-                    )
-                })?;
+                let release = name
+                    .strip_prefix("vmlinuz-")
+                    .ok_or_else(|| GuestKernelError::NoConfigName(image.to_path_buf()))?;
                 image.with_file_name(format!("config-{release}"))
             }
         };
-        let text = std::fs::read_to_string(&config_path)
-            .map_err(|e| format!("kernel config {}: cannot read: {e}", config_path.display()))?;
+        let text = std::fs::read_to_string(&config_path).map_err(|error| {
+            GuestKernelError::ReadConfig {
+                path: config_path.clone(),
+                error,
+            }
+        })?;
         let config = KernelConfig::parse(&text, &config_path.display().to_string())?;
         Ok(GuestKernel {
             image: image.to_path_buf(),
@@ -163,12 +249,10 @@ impl GuestKernel {
     }
 
     /// The newest `vmlinuz-*` in `boot` (by version order of the release strings).
-    pub fn default_installed(boot: &Path) -> Result<GuestKernel, String> {
-        let entries = std::fs::read_dir(boot).map_err(|e| {
-            format!(
-                "{}: cannot list: {e} (run scripts/setup.sh, or give --kernel)",
-                boot.display()
-            )
+    pub fn default_installed(boot: &Path) -> Result<GuestKernel, GuestKernelError> {
+        let entries = std::fs::read_dir(boot).map_err(|error| GuestKernelError::ListBoot {
+            boot: boot.to_path_buf(),
+            error,
         })?;
         let mut images: Vec<PathBuf> = entries
             .filter_map(Result::ok)
@@ -180,12 +264,9 @@ impl GuestKernel {
             })
             .collect();
         images.sort_by_key(|p| release_key(&p.to_string_lossy()));
-        let image = images.pop().ok_or_else(|| {
-            format!(
-                "{}: no vmlinuz-* kernel (run scripts/setup.sh, or give --kernel)",
-                boot.display()
-            )
-        })?;
+        let image = images
+            .pop()
+            .ok_or_else(|| GuestKernelError::NoneInstalled(boot.to_path_buf()))?;
         GuestKernel::find(&image, None)
     }
 }
@@ -237,17 +318,19 @@ mod tests {
             let got = KernelConfig::parse(&format!("{head}{extra}"), "f").map(|c| c.nohz);
             match want {
                 Ok(b) => assert_eq!(got, Ok(b), "{extra}"),
-                Err(s) => assert!(got.unwrap_err().contains(s), "{extra}"),
+                Err(s) => assert!(got.unwrap_err().to_string().contains(s), "{extra}"),
             }
         }
         assert!(
             KernelConfig::parse("CONFIG_HZ=250\n", "f")
                 .unwrap_err()
+                .to_string()
                 .contains("header")
         );
         assert!(
             KernelConfig::parse("# Linux/x86 6.1 Kernel Configuration\n", "f")
                 .unwrap_err()
+                .to_string()
                 .contains("CONFIG_HZ")
         );
     }

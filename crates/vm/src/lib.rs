@@ -35,7 +35,7 @@ pub use compare::{
     Band, BootPoint, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus, retwin,
     with_twin,
 };
-pub use guest::{BootOptions, GuestBoot, boot_guest};
+pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest};
 pub use initramfs::GuestProbe;
-pub use kconfig::{GuestKernel, KernelConfig};
+pub use kconfig::{GuestKernel, GuestKernelError, KconfigError, KernelConfig};
 pub use qemu::{Accel, AccelChoice};

@@ -1,13 +1,5 @@
-//! How well the fitted twin reproduces what calibration measured, figure by figure, and the
-//! costs fitted directly from a measurement (the work unit).
-//!
-//! # Work unit
-//!
-//! `work_unit_ns` = the frame worker's calibrated minimum cost of one unit
-//! (the harness's `work` module), measured in the frames phase: the twin computes a frame of
-//! LOOP units in LOOP × `work_unit_ns`, the host's worker in LOOP × that minimum, so a frame
-//! workload keeps a CPU equally busy on both sides. Without it the preset's estimate stays,
-//! and the header says so.
+//! How well the fitted twin reproduces what calibration measured, figure by figure: the
+//! check stage of the pipeline, after every fit.
 //!
 //! # Fit quality
 //!
@@ -29,15 +21,14 @@
 //! sensitivity test ([`super::sensitivity`]) calls it again with one cost varied.
 
 use ticklab_schema::comparison::{Bands, Figure, Row};
-use ticklab_schema::machine::Machine;
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
-use super::{Measurements, Simulator, loc_per_s};
-
-/// Simulated window of the cost checks (syscall, ping-pong, frames).
-pub const CHECK_SIM_NS: u64 = 2_000_000_000;
+use super::measurements::Measurements;
+use super::specs::{
+    FIT_WINDOWS, HARNESS_SOURCE, IDLE_FRAMES, Simulator, Windows, busy_frames_spec, loc_per_s,
+};
 
 /// One calibration phase re-run in the twin: its rows, or why the twin could not run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,31 +71,6 @@ impl FitCheck {
     }
 }
 
-/// Sets the machine's `work_unit_ns` from the measurement (module docs).
-pub(crate) fn fit_work_unit(
-    m: &Measurements,
-    mach: &mut Machine,
-    ledger: &mut super::ledger::CostLedger,
-    notes: &mut Vec<String>,
-) {
-    match m.work_unit_ns {
-        Some(ns) => {
-            mach.costs.work_unit_ns = ns;
-            ledger.fitted(
-                "costs.work_unit_ns",
-                "the frame worker's calibrated minimum cost of one unit",
-            );
-            notes.push(format!(
-                "fit: work_unit_ns = the frame worker's calibrated minimum cost of one unit = {ns:.3}"
-            ));
-        }
-        None => notes.push(format!(
-            "work unit not measured: work_unit_ns {} kept (preset estimate)",
-            mach.costs.work_unit_ns
-        )),
-    }
-}
-
 /// Per-CPU LOC/s rows.
 fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
     measured
@@ -122,25 +88,6 @@ fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
         })
         .collect()
 }
-
-/// How long the twin simulates each kind of check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Windows {
-    /// The idle phase, ns.
-    pub idle_ns: u64,
-    /// The one-hog phase, ns.
-    pub hog_ns: u64,
-    /// Each cost check (syscall, ping-pong, frames), ns.
-    pub check_ns: u64,
-}
-
-/// The fit-quality windows: idle and one hog as long as the fit's own runs (so the rows are
-/// the values the fit converged on), [`CHECK_SIM_NS`] for the cost checks.
-pub const FIT_WINDOWS: Windows = Windows {
-    idle_ns: super::fitting::FIT_SIM_NS,
-    hog_ns: super::fitting::FIT_SIM_NS / 4,
-    check_ns: CHECK_SIM_NS,
-};
 
 /// How a check reads its rows (measured beside the twin) from the twin's report.
 type RowsOf<'a> = Box<dyn Fn(&Report) -> Vec<Row> + 'a>;
@@ -167,22 +114,6 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
         window_ns,
         rows,
     };
-    let pingpong = |what: &str, measured: f64| -> RowsOf<'a> {
-        let what = what.to_string();
-        Box::new(move |r: &Report| {
-            let twin = r.workloads.iter().find_map(|w| match w {
-                WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
-                _ => None,
-            });
-            vec![Row::new(
-                None,
-                Figure::PingPongNs { what: what.clone() },
-                Some(measured),
-                twin,
-                Bands::Host,
-            )]
-        })
-    };
     let mut out = vec![
         check(
             "idle".into(),
@@ -200,25 +131,13 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
             "syscall:getpid@0:n=1000000".into(),
             true,
             w.check_ns,
-            Box::new(|r| {
-                let twin = r.workloads.iter().find_map(|w| match w {
-                    WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
-                    _ => None,
-                });
-                vec![Row::new(
-                    Some(0),
-                    Figure::SyscallNs,
-                    Some(m.syscall_ns),
-                    twin,
-                    Bands::Host,
-                )]
-            }),
+            syscall_rows(m.syscall_ns),
         ),
         check(
             "pingpong:pipe@0,0:n=10000".into(),
             true,
             w.check_ns,
-            pingpong("pipe 0,0", m.same_cpu_rt_ns),
+            pingpong_rows("pipe 0,0", m.same_cpu_rt_ns),
         ),
     ];
     if let Some(x) = m.cross_cpu_rt_ns {
@@ -226,56 +145,93 @@ fn checks<'a>(m: &'a Measurements, w: &Windows) -> Vec<Check<'a>> {
             "pingpong:pipe@0,1:n=10000".into(),
             true,
             w.check_ns,
-            pingpong("pipe 0,1", x),
+            pingpong_rows("pipe 0,1", x),
         ));
     }
-    let wakeup = |cpu: u32, wk: crate::harness::LatencySummary| -> RowsOf<'a> {
-        Box::new(move |r: &Report| {
-            let p = r.workloads.iter().find_map(|x| match x {
-                WorkloadResult::Frames(g) => g.wakeup,
-                _ => None,
-            });
-            vec![
-                Row::new(
-                    Some(cpu),
-                    Figure::WakeupUs { stat: "p50".into() },
-                    Some(wk.p50_us),
-                    p.map(|p| p.p50_us),
-                    Bands::Host,
-                ),
-                Row::new(
-                    Some(cpu),
-                    Figure::WakeupUs { stat: "p99".into() },
-                    Some(wk.p99_us),
-                    p.map(|p| p.p99_us),
-                    Bands::Host,
-                ),
-            ]
-        })
-    };
     if let Some(wk) = m.wakeup {
         out.push(check(
-            super::phases::IDLE_FRAMES.into(),
+            IDLE_FRAMES.into(),
             true,
             w.check_ns,
-            wakeup(0, wk),
+            wakeup_rows(0, wk),
         ));
     }
     if let Some(wk) = m.busy_wakeup {
         out.push(check(
-            super::phases::busy_frames_spec(m.hog_cpu),
+            busy_frames_spec(m.hog_cpu),
             true,
             w.check_ns,
-            wakeup(m.hog_cpu, wk),
+            wakeup_rows(m.hog_cpu, wk),
         ));
     }
     out
 }
 
+/// The syscall check's row: getpid ns/call, measured beside the twin's.
+fn syscall_rows<'a>(measured: f64) -> RowsOf<'a> {
+    Box::new(move |r: &Report| {
+        let twin = r.workloads.iter().find_map(|w| match w {
+            WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
+            _ => None,
+        });
+        vec![Row::new(
+            Some(0),
+            Figure::SyscallNs,
+            Some(measured),
+            twin,
+            Bands::Host,
+        )]
+    })
+}
+
+/// A ping-pong check's row: the round trip `what`, measured beside the twin's.
+fn pingpong_rows<'a>(what: &str, measured: f64) -> RowsOf<'a> {
+    let what = what.to_string();
+    Box::new(move |r: &Report| {
+        let twin = r.workloads.iter().find_map(|w| match w {
+            WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
+            _ => None,
+        });
+        vec![Row::new(
+            None,
+            Figure::PingPongNs { what: what.clone() },
+            Some(measured),
+            twin,
+            Bands::Host,
+        )]
+    })
+}
+
+/// A frames check's rows on `cpu`: the wake-up p50 and p99, measured (`wk`) beside the twin's.
+fn wakeup_rows<'a>(cpu: u32, wk: crate::harness::LatencySummary) -> RowsOf<'a> {
+    Box::new(move |r: &Report| {
+        let p = r.workloads.iter().find_map(|x| match x {
+            WorkloadResult::Frames(g) => g.wakeup,
+            _ => None,
+        });
+        vec![
+            Row::new(
+                Some(cpu),
+                Figure::WakeupUs { stat: "p50".into() },
+                Some(wk.p50_us),
+                p.map(|p| p.p50_us),
+                Bands::Host,
+            ),
+            Row::new(
+                Some(cpu),
+                Figure::WakeupUs { stat: "p99".into() },
+                Some(wk.p99_us),
+                p.map(|p| p.p99_us),
+                Bands::Host,
+            ),
+        ]
+    })
+}
+
 /// Every calibration phase re-run in the twin of `fitted` (a calibrated scenario, harness
 /// coordinator included) over the windows `w`: the twin's figures beside the measured ones.
 /// The one function behind the fit-quality rows and the sensitivity test
-/// ([`super::sensitivity`]), which calls it again with one cost changed.
+/// (`super::sensitivity`), which calls it again with one cost changed.
 pub fn twin_checks(
     m: &Measurements,
     fitted: &Scenario,
@@ -310,8 +266,7 @@ fn run_spec(fitted: &Scenario, c: &Check<'_>, nr_cpus: u32) -> Result<Scenario, 
     x.workload = Workload::parse(&c.spec, nr_cpus).map_err(|e| e.to_string())?;
     x.run.duration_ns = c.window_ns;
     if !c.harness {
-        x.background
-            .retain(|s| s.name != super::fitting::HARNESS_SOURCE);
+        x.background.retain(|s| s.name != HARNESS_SOURCE);
     }
     Ok(x)
 }
@@ -331,11 +286,12 @@ pub(in crate::calibrate) mod tests {
     use super::*;
     use crate::harness::LatencySummary;
     use ticklab_schema::comparison::Verdict;
+    use ticklab_schema::machine::Machine;
     use ticklab_schema::report::{CpuReport, CpuRole, PingPongReport, Source, SyscallReport};
     use ticklab_schema::scenario::BackgroundSource;
 
     pub(in crate::calibrate) fn measured() -> Measurements {
-        let mut m = crate::calibrate::fitting::tests::measured(
+        let mut m = crate::calibrate::measurements::tests::measured(
             vec![4.0, 3.0],
             vec![0.0, 0.0],
             vec![65.8, 262.0],
@@ -417,11 +373,7 @@ pub(in crate::calibrate) mod tests {
         let spec = s.workload.label();
         let k = loc_scale(&s.machine);
         // The harness coordinator adds 5 wake-ups per second per CPU.
-        let harness = if s
-            .background
-            .iter()
-            .any(|b| b.name == super::super::fitting::HARNESS_SOURCE)
-        {
+        let harness = if s.background.iter().any(|b| b.name == HARNESS_SOURCE) {
             5.0
         } else {
             0.0
@@ -454,32 +406,6 @@ pub(in crate::calibrate) mod tests {
             return Err(format!("{spec}: not in the fake twin"));
         };
         Ok(result)
-    }
-
-    #[test]
-    fn the_work_unit_is_the_measured_one() {
-        let mut m = measured();
-        let mut mach = ticklab_schema::machine::kvm_guest(2);
-        let mut notes = Vec::new();
-        fit_work_unit(
-            &m,
-            &mut mach,
-            &mut crate::calibrate::ledger::CostLedger::new(),
-            &mut notes,
-        );
-        assert_eq!(mach.costs.work_unit_ns, 6.5);
-        assert!(notes[0].contains("6.500"), "{notes:?}");
-        m.work_unit_ns = None;
-        let mut preset = ticklab_schema::machine::kvm_guest(2);
-        let before = preset.costs.work_unit_ns;
-        fit_work_unit(
-            &m,
-            &mut preset,
-            &mut crate::calibrate::ledger::CostLedger::new(),
-            &mut notes,
-        );
-        assert_eq!(preset.costs.work_unit_ns, before);
-        assert!(notes[1].starts_with("work unit not measured"), "{notes:?}");
     }
 
     #[test]
@@ -531,7 +457,7 @@ pub(in crate::calibrate) mod tests {
         let m = measured();
         let mut s = scenario();
         s.background.push(BackgroundSource {
-            name: super::super::fitting::HARNESS_SOURCE.into(),
+            name: HARNESS_SOURCE.into(),
             ..ticklab_schema::scenario::default_background()[0].clone()
         });
         let seen = std::cell::RefCell::new(Vec::new());

@@ -10,6 +10,11 @@
 //!   wake-up of a task on another CPU (reschedule IPI, the target leaving idle) adds over a
 //!   same-CPU switch. When that comes out ≤ 0 (the two sides overlap on two CPUs) the preset
 //!   value is kept and the header says so.
+//! * **Work unit**: `work_unit_ns` = the frame worker's calibrated minimum cost of one unit
+//!   (the harness's `work` module), measured in the frames phase: the twin computes a frame of
+//!   LOOP units in LOOP × `work_unit_ns`, the host's worker in LOOP × that minimum, so a frame
+//!   workload keeps a CPU equally busy on both sides. Without it the preset's estimate stays,
+//!   and the header says so.
 //! * Wake-up latency (frames at 1 kHz, min / median / p99) has no field in the machine model:
 //!   it goes into the header. The costs on the wake-up path (interrupt entry/exit, the
 //!   timer-delivery spread, the driverless idle state's exit latency) are fitted to it by
@@ -58,13 +63,10 @@ use ticklab_schema::scenario::{
 };
 use ticklab_schema::workload::Workload;
 
+use super::error::CalibrateError;
 use super::ledger::CostLedger;
-use super::{CalibrateError, Calibration, HARNESS_POLL_NS, Measurements, Simulator, loc_per_s};
-
-/// Rescaling rounds of the background-rate fit.
-pub const FIT_ROUNDS: usize = 4;
-/// Simulated window of each fitting run.
-pub(crate) const FIT_SIM_NS: u64 = 60_000_000_000;
+use super::measurements::{HostFacts, Measurements, non_tick_rate};
+use super::specs::{FIT_ROUNDS, FIT_SIM_NS, HARNESS_POLL_NS, Simulator, harness_source, loc_per_s};
 
 /// Kernel `major.minor` from a release string (`6.18.44-fc` → `6.18`).
 pub fn major_minor(release: &str) -> Option<String> {
@@ -91,7 +93,11 @@ pub fn kernel_version(release: &str) -> Option<String> {
 }
 
 /// The machine: `kvm_guest(nr)` with the measured costs and this host's cpuidle driver.
-fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -> Machine {
+pub(crate) fn machine(
+    m: &Measurements,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) -> Machine {
     let mut mach = kvm_guest(m.nr_cpus);
     mach.name = format!("calibrated-{}", m.hostname);
     mach.description = format!(
@@ -142,9 +148,34 @@ fn machine(m: &Measurements, ledger: &mut CostLedger, notes: &mut Vec<String>) -
         notes,
         crate::harness::sample::ns_per_user_tick() as f64,
     );
-    super::timer_tracepoints::set_costs(m.kernel_trace.as_ref(), &mut mach, ledger, notes);
+    super::timer_tracepoints::fit(m.kernel_trace.as_ref(), &mut mach, ledger, notes);
     set_cpuidle(&mut mach, &m.cpuidle_driver, &m.idle_states, ledger, notes);
     mach
+}
+
+/// Sets the machine's `work_unit_ns` from the measurement (module docs, "Work unit").
+pub(crate) fn fit_work_unit(
+    m: &Measurements,
+    mach: &mut Machine,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
+    match m.work_unit_ns {
+        Some(ns) => {
+            mach.costs.work_unit_ns = ns;
+            ledger.fitted(
+                "costs.work_unit_ns",
+                "the frame worker's calibrated minimum cost of one unit",
+            );
+            notes.push(format!(
+                "fit: work_unit_ns = the frame worker's calibrated minimum cost of one unit = {ns:.3}"
+            ));
+        }
+        None => notes.push(format!(
+            "work unit not measured: work_unit_ns {} kept (preset estimate)",
+            mach.costs.work_unit_ns
+        )),
+    }
 }
 
 /// The host's cpuidle driver and states on the machine (no driver: the twin idles in HLT).
@@ -191,13 +222,13 @@ fn set_cpuidle(
     }
 }
 
-/// The twin of this host before any calibration: what [`super::host_facts`] read (HZ, boot
+/// The twin of this host before any calibration: what [`super::phases::host_facts`] read (HZ, boot
 /// line, cpuidle, CPUs), the KVM-guest preset's costs, the preset background sources and the
 /// harness coordinator. `NO_HZ_FULL` when the kernel lists nohz_full CPUs, else `NO_HZ_IDLE`
 /// (the common distribution build; `host calibrate` infers it from the tick instead). What
 /// `host run --twin` uses when no calibration file is given or found; `notes` says so.
 pub fn inspected_scenario(
-    f: &super::HostFacts,
+    f: &HostFacts,
     notes: &mut Vec<String>,
 ) -> Result<Scenario, CalibrateError> {
     let hostname = &f.hostname;
@@ -223,17 +254,7 @@ pub fn inspected_scenario(
     notes.push(format!(
         "uncalibrated twin: kvm-guest preset costs, preset background sources, nohz {nohz:?} assumed; run `ticklab host calibrate --out FILE` and pass FILE to --twin for a fitted one"
     ));
-    let version = kernel_version(&f.release).ok_or_else(|| {
-        CalibrateError::Unsupported(format!("kernel release {:?}: no MAJOR.MINOR", f.release))
-    })?;
-    let kernel: Kernel = serde_json::from_value(serde_json::json!({
-        "version": version,
-        "hz": f.hz,
-        "nohz": nohz,
-        "high_res": true,
-        "cmdline": f.cmdline,
-    }))
-    .map_err(|e| CalibrateError::Twin(format!("kernel section: {e}")))?;
+    let kernel = kernel_section(&f.release, f.hz, nohz, &f.cmdline)?;
     let mut background = default_background();
     background.push(harness_source(f.nr_cpus));
     Ok(Scenario {
@@ -263,14 +284,6 @@ pub fn infer_nohz(m: &Measurements) -> NohzBuild {
     }
 }
 
-/// CPU `c`'s idle wake-ups per second that are not the tick, `t_c = LOC_idle_c − HZ × busy_c`
-/// (the tick runs while something else keeps the CPU busy), at least 0 (module docs).
-pub(super) fn non_tick_rate(m: &Measurements, c: usize) -> f64 {
-    let loc = m.idle_loc.get(c).copied().unwrap_or(0.0);
-    let busy = m.idle_busy.get(c).copied().unwrap_or(0.0);
-    (loc - m.hz as f64 * busy).max(0.0)
-}
-
 fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
     let name = match kind {
         TimerKind::Hrtimer => format!("host_wakeups_cpu{c}"),
@@ -297,64 +310,50 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
     }
 }
 
-/// The name of the harness coordinator's background source: the phases run through
-/// `host run`'s harness have it, the idle phase (one sleep) does not.
-pub(crate) const HARNESS_SOURCE: &str = "harness_coordinator";
-
-fn harness_source(nr: u32) -> BackgroundSource {
-    BackgroundSource {
-        name: HARNESS_SOURCE.into(),
-        kind: TimerKind::Hrtimer,
-        placement: Placement::PerCpu,
-        period_ns: Some(HARNESS_POLL_NS * nr as u64),
-        rate_hz: None,
-        deferrable: false,
-        slack_ns: 50_000,
-        wakes_task: true,
-        follows_task: true,
-        provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
-        cpus: None,
-    }
+/// The `[kernel]` section of a twin of a host running `release` (module docs): its version
+/// ([`kernel_version`]), HZ, the tick build, high resolution timers, the boot line.
+fn kernel_section(
+    release: &str,
+    hz: u32,
+    nohz: NohzBuild,
+    cmdline: &str,
+) -> Result<Kernel, CalibrateError> {
+    let version = kernel_version(release).ok_or_else(|| {
+        CalibrateError::Unsupported(format!("kernel release {release:?}: no MAJOR.MINOR"))
+    })?;
+    // Built through serde so that fields added later with a default keep their default.
+    serde_json::from_value(serde_json::json!({
+        "version": version,
+        "hz": hz,
+        "nohz": nohz,
+        "high_res": true,
+        "cmdline": cmdline,
+    }))
+    .map_err(|e| CalibrateError::Twin(format!("kernel section: {e}")))
 }
 
-/// Fits the scenario to `m`, using `sim` for the background-rate iteration (module docs).
-pub fn fit(
-    m: &Measurements,
-    sim: Simulator<'_>,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Calibration, CalibrateError> {
-    fit_with_kvm(m, None, sim, progress)
-}
-
-/// [`fit`], and on a KVM guest `[machine.kvm_host]` fitted to `kvm` before the fit-quality
-/// checks, so that they run with it ([`super::kvm::fit_scenario`]).
-pub fn fit_with_kvm(
-    m: &Measurements,
-    kvm: Option<&super::kvm::KvmMeasurements>,
-    sim: Simulator<'_>,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Calibration, CalibrateError> {
-    let mut notes = Vec::new();
-    let mut ledger = CostLedger::new();
-    let mut machine = machine(m, &mut ledger, &mut notes);
-    super::fit_quality::fit_work_unit(m, &mut machine, &mut ledger, &mut notes);
+/// The `[kernel]` section of the calibrated scenario, its tick build inferred from the
+/// measurements ([`infer_nohz`]; a note says how).
+pub(crate) fn kernel(m: &Measurements, notes: &mut Vec<String>) -> Result<Kernel, CalibrateError> {
     let nohz = infer_nohz(m);
     notes.push(format!(
         "nohz = {nohz:?}: nohz_full listed = {}, idle CPUs' LOC/s minus HZ x busy vs HZ/2, hogged CPU vs 0.9 HZ",
         m.nohz_full
     ));
-    let version = kernel_version(&m.release).ok_or_else(|| {
-        CalibrateError::Unsupported(format!("kernel release {:?}: no MAJOR.MINOR", m.release))
-    })?;
-    // Built through serde so that fields added later with a default keep their default.
-    let kernel: Kernel = serde_json::from_value(serde_json::json!({
-        "version": version,
-        "hz": m.hz,
-        "nohz": nohz,
-        "high_res": true,
-        "cmdline": m.cmdline,
-    }))
-    .map_err(|e| CalibrateError::Twin(format!("kernel section: {e}")))?;
+    kernel_section(&m.release, m.hz, nohz, &m.cmdline)
+}
+
+/// The scenario of `machine` and `kernel` with the background sources fitted to the idle
+/// and one-hog phases (module docs, "Background sources" to "Harness coordinator"), each
+/// rescaling round simulated with `sim`; the workload idle, the run [`FIT_SIM_NS`] long.
+pub(crate) fn background(
+    m: &Measurements,
+    machine: Machine,
+    kernel: Kernel,
+    notes: &mut Vec<String>,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Scenario, CalibrateError> {
     let watchdog: Vec<BackgroundSource> = default_background()
         .into_iter()
         .filter(|s| s.name == "watchdog_timer_fn")
@@ -429,9 +428,18 @@ pub fn fit_with_kvm(
     }
     with_rates(&mut scenario, &rates);
     scenario.background.push(harness_source(m.nr_cpus));
-    // The wake-path costs, with every cost `machine()` fitted and the background in place.
-    super::wakeup_fit::fit_wakeup(m, &mut scenario, &mut ledger, &mut notes, sim, progress);
-    // The busy-side check: the twin's one-hog prediction next to the measurement.
+    Ok(scenario)
+}
+
+/// The busy-side check: the twin's prediction of the one-hog phase next to the measurement,
+/// one note line.
+pub(crate) fn check_hog(
+    m: &Measurements,
+    scenario: &Scenario,
+    notes: &mut Vec<String>,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), CalibrateError> {
     let mut hog = scenario.clone();
     hog.workload = Workload::parse(&format!("hogs:1@{}", m.hog_cpu), m.nr_cpus)
         .map_err(|e| CalibrateError::Twin(e.to_string()))?;
@@ -444,20 +452,7 @@ pub fn fit_with_kvm(
         fmt_list(&twin_hog),
         fmt_list(&m.hog_loc)
     ));
-    if let Some(k) = kvm {
-        super::kvm::fit_scenario(k, &mut scenario, &mut ledger, &mut notes, sim, progress);
-    }
-    let fit_quality = super::fit_quality::fit_quality(m, &scenario, sim, progress);
-    let sensitivity = super::sensitivity::sensitivity(m, &scenario, &ledger, sim, progress);
-    scenario.run = Run::default();
-    Ok(Calibration {
-        scenario,
-        measurements: m.clone(),
-        notes,
-        fit_quality,
-        ledger,
-        sensitivity,
-    })
+    Ok(())
 }
 
 fn fmt_list(v: &[f64]) -> String {
@@ -468,40 +463,9 @@ fn fmt_list(v: &[f64]) -> String {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
-
-    /// A two-CPU host's measurements (HZ 250, no cpuidle driver, one hog on CPU 1).
-    pub(in crate::calibrate) fn measured(
-        idle_loc: Vec<f64>,
-        idle_busy: Vec<f64>,
-        hog_loc: Vec<f64>,
-    ) -> Measurements {
-        Measurements {
-            hostname: "h".into(),
-            release: "6.18.44-fc".into(),
-            hz: 250,
-            cmdline: String::new(),
-            cpuidle_driver: "none".into(),
-            idle_states: Vec::new(),
-            nohz_full: false,
-            nr_cpus: 2,
-            idle_s: 10.0,
-            idle_loc,
-            idle_busy,
-            hog_cpu: 1,
-            hog_loc,
-            syscall_ns: 200.0,
-            same_cpu_rt_ns: 5000.0,
-            cross_cpu_rt_ns: Some(20000.0),
-            wakeup: None,
-            busy_wakeup: None,
-            work_unit_ns: Some(6.5),
-            kernel_trace: None,
-            warnings: Vec::new(),
-            micro: Default::default(),
-        }
-    }
+    use crate::calibrate::measurements::tests::measured;
 
     #[test]
     fn release_to_major_minor() {
@@ -566,5 +530,21 @@ pub(super) mod tests {
         let mut none = CostLedger::new();
         set_cpuidle(&mut kvm_guest(2), "none", &[], &mut none, &mut Vec::new());
         assert!(none.entries().is_empty());
+    }
+
+    #[test]
+    fn the_work_unit_is_the_measured_one() {
+        let mut m = crate::calibrate::fit_quality::tests::measured();
+        let mut mach = ticklab_schema::machine::kvm_guest(2);
+        let mut notes = Vec::new();
+        fit_work_unit(&m, &mut mach, &mut CostLedger::new(), &mut notes);
+        assert_eq!(mach.costs.work_unit_ns, 6.5);
+        assert!(notes[0].contains("6.500"), "{notes:?}");
+        m.work_unit_ns = None;
+        let mut preset = ticklab_schema::machine::kvm_guest(2);
+        let before = preset.costs.work_unit_ns;
+        fit_work_unit(&m, &mut preset, &mut CostLedger::new(), &mut notes);
+        assert_eq!(preset.costs.work_unit_ns, before);
+        assert!(notes[1].starts_with("work unit not measured"), "{notes:?}");
     }
 }

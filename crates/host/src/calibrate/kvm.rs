@@ -41,14 +41,15 @@ use ticklab_schema::report::WorkloadResult;
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
+use super::error::CalibrateError;
 use super::ledger::CostLedger;
-use super::{CalibrateError, Simulator};
+use super::specs::Simulator;
 use crate::harness::haltpoll_sweep::{IdleSetup, pingpong};
 use crate::harness::sysfs_params::{ParamGuard, ParamSetting, current_values};
 use crate::harness::{HarnessError, RunConfig, Stop};
 
 /// The sysfs file of the parameter calibration pins to 0.
-pub const GUEST_HALT_POLL_NS: &str = "module/haltpoll/parameters/guest_halt_poll_ns";
+pub(crate) const GUEST_HALT_POLL_NS: &str = "module/haltpoll/parameters/guest_halt_poll_ns";
 
 /// What the twin of a guest is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,18 +87,36 @@ pub struct KvmMeasurements {
     pub params_after: Vec<(String, String)>,
 }
 
+/// Why the KVM costs could not be fitted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KvmFitError {
+    /// A measured ns per switch is not a positive number.
+    #[error(
+        "calibration needs positive measurements (one CPU {same_cpu_ns}, two CPUs {cross_cpu_ns})"
+    )]
+    NotPositive {
+        /// One CPU, ns per switch.
+        same_cpu_ns: f64,
+        /// Two CPUs, ns per switch.
+        cross_cpu_ns: f64,
+    },
+    /// The twin (the [`KvmModel`]) refused a run: what it does not model.
+    #[error("{0}")]
+    Model(String),
+}
+
 /// How [`fit`] takes the guest's switch: the one-CPU futex figure.
-pub const FUTEX_SWITCH: &str = "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0";
+pub(crate) const FUTEX_SWITCH: &str = "CAL: one-CPU futex ping-pong, guest_halt_poll_ns=0";
 
 /// Round trips of the two ping-pongs in `host calibrate`.
-pub const CALIBRATE_ROUND_TRIPS: u64 = 20_000;
+pub(crate) const CALIBRATE_ROUND_TRIPS: u64 = 20_000;
 
 /// The fitted costs with their provenance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KvmCalibration {
     /// The costs.
     pub costs: KvmGuestCosts,
-    /// Where the guest's switch in `costs` came from ([`FUTEX_SWITCH`], or the scenario's).
+    /// Where the guest's switch in `costs` came from (`FUTEX_SWITCH`, or the scenario's).
     pub switch_how: String,
     /// The twin's two-CPU ns per switch with them, minus the measured one.
     pub residual_ns: f64,
@@ -142,18 +161,9 @@ impl KvmCalibration {
     }
 
     /// The twin's prediction at `guest_halt_poll_ns` = `ns`.
-    pub fn predict(&self, model: KvmModel<'_>, ns: u64) -> Result<f64, String> {
-        model(&self.costs, ns)
+    pub fn predict(&self, model: KvmModel<'_>, ns: u64) -> Result<f64, KvmFitError> {
+        model(&self.costs, ns).map_err(KvmFitError::Model)
     }
-}
-
-/// Whether `/proc/cpuinfo` under `proc_root` shows the `hypervisor` CPU flag (a guest).
-pub fn is_vm_guest(proc_root: &Path) -> bool {
-    std::fs::read_to_string(proc_root.join("cpuinfo")).is_ok_and(|s| {
-        s.lines()
-            .filter(|l| l.starts_with("flags"))
-            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
-    })
 }
 
 fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {
@@ -222,27 +232,27 @@ pub fn measure(
 
 /// Fits the guest's switch (the one-CPU figure) and the host's wake-up to `m` with the twin
 /// `model`.
-pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, String> {
+pub fn fit(m: &KvmMeasurements, model: KvmModel<'_>) -> Result<KvmCalibration, KvmFitError> {
     fit_with_switch(m, m.same_cpu_ns.round() as u64, FUTEX_SWITCH, model)
 }
 
 /// Fits the host's wake-up to `m` with the twin `model`, the guest's one-way switch taken as
 /// `context_switch_ns` (obtained as `switch_how` says).
-pub fn fit_with_switch(
+pub(crate) fn fit_with_switch(
     m: &KvmMeasurements,
     context_switch_ns: u64,
     switch_how: &str,
     model: KvmModel<'_>,
-) -> Result<KvmCalibration, String> {
+) -> Result<KvmCalibration, KvmFitError> {
     if !(m.same_cpu_ns.is_finite()
         && m.same_cpu_ns >= 1.0
         && m.cross_cpu_ns.is_finite()
         && m.cross_cpu_ns >= 0.0)
     {
-        return Err(format!(
-            "calibration needs positive measurements (one CPU {}, two CPUs {})",
-            m.same_cpu_ns, m.cross_cpu_ns
-        ));
+        return Err(KvmFitError::NotPositive {
+            same_cpu_ns: m.same_cpu_ns,
+            cross_cpu_ns: m.cross_cpu_ns,
+        });
     }
     let mut costs = KvmGuestCosts {
         driver: m.idle.driver.clone(),
@@ -252,9 +262,9 @@ pub fn fit_with_switch(
         host_wake_ns: 0,
     };
     let target = m.cross_cpu_ns;
-    let mut at = |wake: u64| -> Result<f64, String> {
+    let mut at = |wake: u64| -> Result<f64, KvmFitError> {
         costs.host_wake_ns = wake;
-        model(&costs, 0)
+        model(&costs, 0).map_err(KvmFitError::Model)
     };
     // ns per switch does not fall as the wake-up grows: bisect for the measured value.
     let wake = if at(0)? >= target {
@@ -308,12 +318,12 @@ impl GuestKvm {
 /// The KVM part of `host calibrate`'s measurements: on a VM guest with two CPUs or more, the
 /// ping-pongs at `guest_halt_poll_ns=0` on CPUs 0 and 1 (as root where the parameter exists:
 /// it is written for the runs and restored). Elsewhere, why not.
-pub fn measure_guest(
+pub(crate) fn measure_guest(
     round_trips: u64,
     stop: &Stop,
     progress: &mut dyn FnMut(&str),
 ) -> Result<GuestKvm, CalibrateError> {
-    if !is_vm_guest(Path::new("/proc")) {
+    if !crate::probe::is_vm_guest(Path::new("/proc")) {
         return Ok(GuestKvm::Skipped(
             "kvm: not a VM guest (no hypervisor CPU flag)".into(),
         ));
@@ -375,7 +385,7 @@ fn with_guest(scenario: &Scenario, c: &KvmGuestCosts, ns: u64) -> Result<Scenari
 /// (run through `sim`) and its own `context_switch_ns` (module docs), and registers it in the
 /// ledger. A model that refuses the guest leaves the scenario without the section, and a note
 /// says why.
-pub fn fit_scenario(
+pub(crate) fn fit_scenario(
     m: &KvmMeasurements,
     scenario: &mut Scenario,
     ledger: &mut CostLedger,
@@ -578,6 +588,7 @@ mod tests {
 
     #[test]
     fn guest_detection_reads_the_hypervisor_flag() {
+        use crate::probe::is_vm_guest;
         let dir = std::env::temp_dir().join(format!("ticklab-kvm-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(

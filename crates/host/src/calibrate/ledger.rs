@@ -70,7 +70,7 @@ impl CostLedger {
         &self.fitted
     }
 
-    /// The costs of `machine` that no fit set ([`cost_names`] order).
+    /// The costs of `machine` that no fit set (`cost_names` order).
     pub fn presets(&self, machine: &Machine) -> Vec<String> {
         cost_names(machine)
             .into_iter()
@@ -83,7 +83,7 @@ impl CostLedger {
 /// its nested sections), then of `kvm_host` when the machine has that section, then each idle
 /// state's exit latency and target residency. Read from the serialised machine, so the list
 /// follows the schema.
-pub fn cost_names(machine: &Machine) -> Vec<String> {
+pub(crate) fn cost_names(machine: &Machine) -> Vec<String> {
     let mut out = Vec::new();
     let Ok(v) = serde_json::to_value(machine) else {
         return out;
@@ -106,7 +106,7 @@ pub fn cost_names(machine: &Machine) -> Vec<String> {
 /// Why a cost path could not be read or set.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("machine cost {path}: {why}")]
-pub struct CostPathError {
+pub(crate) struct CostPathError {
     /// The path below `[machine]`.
     pub path: String,
     /// What was expected.
@@ -144,7 +144,7 @@ fn field_mut<'v>(
 }
 
 /// The value of the cost at `path` (a name of [`cost_names`]).
-pub fn get(machine: &Machine, path: &str) -> Result<f64, CostPathError> {
+pub(crate) fn get(machine: &Machine, path: &str) -> Result<f64, CostPathError> {
     let mut v =
         serde_json::to_value(machine).map_err(|e| path_error(path, format!("serialise: {e}")))?;
     field_mut(&mut v, path)?
@@ -156,7 +156,7 @@ pub fn get(machine: &Machine, path: &str) -> Result<f64, CostPathError> {
 /// cost but the work unit) takes `value` rounded to the nearest integer, which must be finite
 /// and not negative. Through the serialised machine (not a hot path), so it follows the schema;
 /// on error the machine is unchanged.
-pub fn set(machine: &mut Machine, path: &str, value: f64) -> Result<(), CostPathError> {
+pub(crate) fn set(machine: &mut Machine, path: &str, value: f64) -> Result<(), CostPathError> {
     if !value.is_finite() || value < 0.0 {
         return Err(path_error(
             path,

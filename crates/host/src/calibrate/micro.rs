@@ -34,8 +34,8 @@
 //! `costs.background_task_ns` is computed from the idle phase, without a phase of its own:
 //! on each CPU `c`, the busy time per second (`idle_busy_c` × 1 s) over the wake-ups per
 //! second that are not the tick, `t_c = LOC_idle_c − HZ × busy_c` (the same targets the
-//! background-rate fit uses, `fitting::non_tick_rate`), averaged over the CPUs that
-//! qualify: at most `phases::OTHER_WORK_BUSY` (5 %) busy (above it the CPU ran other work,
+//! background-rate fit uses, `measurements::non_tick_rate`), averaged over the CPUs that
+//! qualify: at most `specs::OTHER_WORK_BUSY` (5 %) busy (above it the CPU ran other work,
 //! not timer-woken tasks), at least [`MIN_BACKGROUND_WAKEUPS`] such wake-ups in the window,
 //! and some busy time accounted at all. With no CPU qualifying the preset stays, and the notes
 //! say why, CPU by CPU. What the figure is:
@@ -60,8 +60,12 @@ use std::time::Duration;
 
 use ticklab_schema::machine::Costs;
 
+use super::error::CalibrateError;
 use super::ledger::CostLedger;
-use super::{CalibrateError, Measurements};
+use super::measurements::{
+    BatchFigure, LineTransfer, Measurements, MicroMeasurements, non_tick_rate,
+};
+use super::specs::OTHER_WORK_BUSY;
 use crate::harness::Stop;
 use crate::harness::cacheline::{BATCH_ROUND_TRIPS, bounce};
 use crate::harness::clock_read::{BATCH_READS, clock_reads};
@@ -72,7 +76,7 @@ use crate::probe::HostRoot;
 /// clock mode): `tsc`, `kvm-clock` (pvclock page), `hyperv_clocksource_tsc_page`, and arm64's
 /// `arch_sys_counter`. With any other (`hpet`, `acpi_pm`, `jiffies`) `clock_gettime` is a
 /// system call.
-pub const VDSO_CLOCKSOURCES: [&str; 4] = [
+pub(crate) const VDSO_CLOCKSOURCES: [&str; 4] = [
     "tsc",
     "kvm-clock",
     "hyperv_clocksource_tsc_page",
@@ -81,84 +85,16 @@ pub const VDSO_CLOCKSOURCES: [&str; 4] = [
 
 /// Fewest non-tick wake-ups in the idle window for a CPU's background-task figure: a Poisson
 /// count of 100 is known to ±10 %.
-pub const MIN_BACKGROUND_WAKEUPS: f64 = 100.0;
+pub(crate) const MIN_BACKGROUND_WAKEUPS: f64 = 100.0;
 
 /// Fewest batches behind a fitted micro-benchmark figure: below it the loop rarely ran
 /// undisturbed (on a loaded host the two bouncing threads seldom run at the same time), the
 /// median is not protected from disturbed batches, and the preset stays.
-pub const MIN_BATCHES: usize = 20;
-
-/// Per-batch figures of one micro-benchmark, reduced.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BatchFigure {
-    /// Batches timed.
-    pub batches: usize,
-    /// The fastest batch, ns per operation.
-    pub min_ns: f64,
-    /// The median batch, ns per operation (the fitted figure).
-    pub median_ns: f64,
-}
-
-impl BatchFigure {
-    /// Reduces per-batch ns per operation; `None` without a finite, positive batch.
-    pub fn of(batches: &[f64]) -> Option<BatchFigure> {
-        let mut v: Vec<f64> = batches
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median_ns = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        debug_assert!(v[0] <= median_ns, "the minimum is not above the median");
-        Some(BatchFigure {
-            batches: n,
-            min_ns: v[0],
-            median_ns,
-        })
-    }
-}
-
-/// One cache-line bounce.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LineTransfer {
-    /// Initiator and responder CPUs.
-    pub cpus: (u32, u32),
-    /// Whether the two are hardware threads of one core (the line never leaves the core).
-    pub siblings: bool,
-    /// ns per one-way transfer.
-    pub figure: BatchFigure,
-}
-
-/// What the micro-benchmark phases measured.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MicroMeasurements {
-    /// `current_clocksource` during the clock reads (`None`: unreadable).
-    pub clocksource: Option<String>,
-    /// ns per `clock_gettime(CLOCK_MONOTONIC)`, on CPU 0.
-    pub clock_read: Option<BatchFigure>,
-    /// Line transfer between two CPUs of one package.
-    pub line_local: Option<LineTransfer>,
-    /// Line transfer between two packages (`None` on one package).
-    pub line_remote: Option<LineTransfer>,
-    /// Packages among the measured CPUs (0: topology unreadable).
-    pub packages: usize,
-    /// Whether the host is a VM guest (the `hypervisor` CPU flag).
-    pub vm_guest: bool,
-    /// Why a figure was not measured, one line each.
-    pub skipped: Vec<String>,
-}
+pub(crate) const MIN_BATCHES: usize = 20;
 
 /// Runs the clock-read phase (`clock_d`) and the cache-line bounces (`line_d`, split between
 /// the local and, with two packages, the remote pair) on CPUs `0..nr_cpus`.
-pub fn measure(
+pub(crate) fn measure(
     nr_cpus: u32,
     clock_d: Duration,
     line_d: Duration,
@@ -182,7 +118,7 @@ pub fn measure(
             .read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .ok()
             .cloned(),
-        vm_guest: super::kvm::is_vm_guest(Path::new("/proc")),
+        vm_guest: crate::probe::is_vm_guest(Path::new("/proc")),
         ..MicroMeasurements::default()
     };
     progress(&format!(
@@ -247,7 +183,7 @@ fn duration_ns(d: Duration) -> u64 {
 
 /// One CPU's part of the background-task figure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CpuBackground {
+pub(crate) struct CpuBackground {
     /// The CPU.
     pub cpu: u32,
     /// Busy fraction in the idle window.
@@ -264,7 +200,7 @@ pub struct CpuBackground {
 
 /// The background task's run time from the idle phase (module docs).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BackgroundTask {
+pub(crate) struct BackgroundTask {
     /// Per CPU, in CPU order.
     pub cpus: Vec<CpuBackground>,
     /// Mean of the qualifying CPUs' figures (`None`: no CPU qualifies).
@@ -276,13 +212,13 @@ pub struct BackgroundTask {
 
 /// Computes [`BackgroundTask`] from the idle phase of `m`; `user_tick_ns` is `/proc/stat`'s
 /// unit (10 ms at USER_HZ 100).
-pub fn background_task(m: &Measurements, user_tick_ns: f64) -> BackgroundTask {
+pub(crate) fn background_task(m: &Measurements, user_tick_ns: f64) -> BackgroundTask {
     let cpus: Vec<CpuBackground> = (0..m.nr_cpus as usize)
         .map(|c| {
             let busy = m.idle_busy.get(c).copied().unwrap_or(0.0);
-            let rate = super::fitting::non_tick_rate(m, c);
+            let rate = non_tick_rate(m, c);
             let wakeups = rate * m.idle_s;
-            let excluded = if busy > super::phases::OTHER_WORK_BUSY {
+            let excluded = if busy > OTHER_WORK_BUSY {
                 Some(format!(
                     "{:.1} % busy: other work, not timer-woken tasks",
                     busy * 100.0
@@ -334,22 +270,35 @@ pub(super) fn fit(
     notes: &mut Vec<String>,
     user_tick_ns: f64,
 ) {
-    let u = &m.micro;
+    fit_clock_read(&m.micro, costs, ledger, notes);
+    fit_lines(&m.micro, costs, ledger, notes);
+    fit_background_task(m, costs, ledger, notes, user_tick_ns);
+}
+
+/// The note of a figure from fewer than [`MIN_BATCHES`] batches: the preset stays.
+fn few_batches(what: &str, f: &BatchFigure, preset: u64) -> String {
+    format!(
+        "{what}: only {} batches (median {:.1} ns), fewer than {MIN_BATCHES}; preset {preset} ns kept",
+        f.batches, f.median_ns
+    )
+}
+
+/// `costs.xtime_read_ns` from the clock reads (module docs).
+fn fit_clock_read(
+    u: &MicroMeasurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
     let clocksource = u.clocksource.as_deref().unwrap_or("unknown");
     let vdso = if VDSO_CLOCKSOURCES.contains(&clocksource) {
         "read in user space by the vDSO: the seqcount and clocksource read of ktime_get, no syscall"
     } else {
         "not one the vDSO reads: clock_gettime is a syscall here and the figure includes it"
     };
-    let few = |what: &str, f: &BatchFigure, preset: u64| {
-        format!(
-            "{what}: only {} batches (median {:.1} ns), fewer than {MIN_BATCHES}; preset {preset} ns kept",
-            f.batches, f.median_ns
-        )
-    };
     match u.clock_read {
         Some(f) if f.batches < MIN_BATCHES => {
-            notes.push(few("xtime_read_ns", &f, costs.xtime_read_ns))
+            notes.push(few_batches("xtime_read_ns", &f, costs.xtime_read_ns))
         }
         Some(f) => {
             costs.xtime_read_ns = f.median_ns.round().max(1.0) as u64;
@@ -367,13 +316,22 @@ pub(super) fn fit(
             costs.xtime_read_ns
         )),
     }
+}
+
+/// `costs.cacheline_local_ns` and `costs.cacheline_remote_ns` from the bounces (module docs).
+fn fit_lines(
+    u: &MicroMeasurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+) {
     let vm = if u.vm_guest {
         "; a VM guest: the hypervisor may run these vCPUs on two threads of one core, two cores or two sockets, and move them, so this is the transfer between wherever it ran them"
     } else {
         ""
     };
     match u.line_local {
-        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few_batches(
             "cacheline_local_ns",
             &l.figure,
             costs.cacheline_local_ns,
@@ -398,7 +356,7 @@ pub(super) fn fit(
         )),
     }
     match u.line_remote {
-        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few(
+        Some(l) if l.figure.batches < MIN_BATCHES => notes.push(few_batches(
             "cacheline_remote_ns",
             &l.figure,
             costs.cacheline_remote_ns,
@@ -422,6 +380,16 @@ pub(super) fn fit(
             costs.cacheline_remote_ns
         )),
     }
+}
+
+/// `costs.background_task_ns` from the idle phase ([`background_task`]).
+fn fit_background_task(
+    m: &Measurements,
+    costs: &mut Costs,
+    ledger: &mut CostLedger,
+    notes: &mut Vec<String>,
+    user_tick_ns: f64,
+) {
     let bg = background_task(m, user_tick_ns);
     let per_cpu = bg
         .cpus
@@ -489,7 +457,7 @@ fn skipped_or<'a>(skipped: &'a [String], default: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::fitting::tests::measured;
+    use crate::calibrate::measurements::tests::measured;
     use ticklab_schema::machine::kvm_guest;
 
     #[test]

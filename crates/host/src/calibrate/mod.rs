@@ -1,132 +1,83 @@
 //! `host calibrate`: a bounded measurement of this host, fitted into a twin scenario.
 //!
-//! [`measure`] runs the phases inside one time budget (60 s by default; every phase gets
-//! a fixed share of it, so a 20 s budget runs the same phases shorter). [`fit`] turns the
-//! [`Measurements`] into a [`Scenario`] that `ticklab sim --scenario FILE` loads, and
-//! [`Calibration::file_text`] writes it with a comment header holding what the scenario has
-//! no field for (wake-up latency, raw round trips, the fit log).
+//! [`calibrate`] is a pipeline of three stages, each a function here:
 //!
-//! Map of the code, in the order a calibration runs:
+//! 1. **measure** ([`measure`]): the phases inside one time budget (60 s by default; every
+//!    phase gets a fixed share of it, so a 20 s budget runs the same phases shorter), then on
+//!    a KVM guest the guest's ping-pongs (`kvm`);
+//! 2. **fit** ([`fit_scenario`]): the [`Measurements`] turned into a [`Scenario`] that
+//!    `ticklab sim --scenario FILE` loads, with the twin in the loop;
+//! 3. **check** ([`check`]): every phase re-run in the fitted twin beside its measurement, and
+//!    every preset cost varied to see which ones a checked figure depends on.
 //!
-//! * [`phases`] — the measurement phases and their shares of the budget;
-//! * [`fitting`] — costs, the tick build and the background sources fitted to the
-//!   measurements, with the twin in the loop;
-//! * [`wakeup_fit`] — interrupt entry/exit, timer-delivery spread and the idle exit latency,
-//!   bisected with the twin until its frame worker wakes as late as the host's;
-//! * [`fit_quality`] — the work unit's cost, and every phase re-run in the fitted twin beside
-//!   its measurement (measured, twin, ratio, a miss above 20 % flagged);
-//! * [`ledger`] — which costs were fitted and how; the rest are presets;
-//! * [`sensitivity`] — each preset doubled and halved in the twin: which of them a checked
-//!   figure depends on (needed, but not measured here);
-//! * [`scenario_file`] — the scenario file: a `#` header, then the TOML;
-//! * [`timer_tracepoints`] — the tick, hrtimer, timer-wheel and clock-event costs timed by the
-//!   kernel's tracepoints on the hog CPU (root and tracefs);
-//! * [`micro`] — micro-benchmarks (a clock read, a cache line bounced between cores) and the
-//!   background task's run time from the idle phase;
-//! * [`kvm`] — on a KVM guest, its host's wake-up of a blocked vCPU, learnt from the futex
-//!   ping-pong at `guest_halt_poll_ns=0` only (measured after the phases, fitted into
-//!   `[machine.kvm_host]` before the fit-quality checks).
+//! [`Calibration::file_text`] writes the result with a comment header holding what the
+//! scenario has no field for (wake-up latency, raw round trips, the fit log).
+//!
+//! # Modules
+//!
+//! The pipeline here is the only module that knows every stage; each module below it depends
+//! only on the ones listed after it (`scripts/module-cycles.py` checks that no two files
+//! import each other):
+//!
+//! * `sensitivity` (check) — each preset doubled and halved in the twin: which of them a
+//!   checked figure depends on (needed, but not measured here);
+//! * `fit_quality` (check) — every phase re-run in the fitted twin beside its measurement
+//!   (measured, twin, ratio, a miss above 20 % flagged);
+//! * `fitting` (fit) — costs, the work unit, the tick build and the background sources
+//!   fitted to the phases' measurements, with the twin in the loop; the machine's costs take
+//!   `micro`'s and `timer_tracepoints`'s fits;
+//! * the evidence modules, each exporting its `measure` and its `fit`:
+//!   `wakeup_fit` (the frame worker's wake-ups: interrupt entry/exit, timer-delivery spread
+//!   and the idle exit latency, bisected with the twin), `micro` (a clock read, a cache line
+//!   bounced between cores, the background task's run time), `timer_tracepoints` (the tick,
+//!   hrtimer, timer-wheel and clock-event costs timed by the kernel's tracepoints, root and
+//!   tracefs), `kvm` (on a KVM guest, its host's wake-up of a blocked vCPU, from the futex
+//!   ping-pong at `guest_halt_poll_ns=0`, fitted into `[machine.kvm_host]` before the checks);
+//! * `phases` — the phases with no module of their own (inspect, idle, one hog, syscall,
+//!   ping-pong) and the harness runner every phase uses;
+//! * `measurements` — what was measured, as data; `ledger` — which costs were fitted and
+//!   how (the rest are presets); `specs` — the specs, windows and thresholds every stage
+//!   shares; `error` — [`CalibrateError`];
+//! * `scenario_file` — the scenario file: a `#` header, then the TOML.
+//!
+//! The modules are private to the crate; what the CLI uses is re-exported here.
 
 use std::time::Duration;
 
-use ticklab_schema::report::Report;
-use ticklab_schema::scenario::Scenario;
+use ticklab_schema::scenario::{Run, Scenario};
 
-use crate::harness::{HarnessError, LatencySummary, Stop};
+use crate::harness::Stop;
 
-pub mod fit_quality;
-pub mod fitting;
-pub mod kvm;
-pub mod ledger;
-pub mod micro;
-pub mod phases;
-pub mod scenario_file;
-pub mod sensitivity;
-pub mod timer_tracepoints;
-pub mod wakeup_fit;
+pub(crate) mod error;
+pub(crate) mod fit_quality;
+pub(crate) mod fitting;
+pub(crate) mod kvm;
+pub(crate) mod ledger;
+pub(crate) mod measurements;
+pub(crate) mod micro;
+pub(crate) mod phases;
+pub(crate) mod scenario_file;
+pub(crate) mod sensitivity;
+pub(crate) mod specs;
+pub(crate) mod timer_tracepoints;
+pub(crate) mod wakeup_fit;
 
-pub use fit_quality::FitCheck;
-pub use fitting::{FIT_ROUNDS, fit, infer_nohz, major_minor};
-pub use phases::{HostFacts, host_facts, measure};
-
-/// The harness coordinator's polling period during timed workloads (hogs, frames).
-pub const HARNESS_POLL_NS: u64 = crate::harness::run::COORDINATOR_POLL_NS;
-
-/// Why calibration failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibrateError {
-    /// The budget is too short or otherwise unusable.
-    #[error("{0}")]
-    Input(String),
-    /// This host lacks something calibration needs (not Linux, no LOC row, no HZ).
-    #[error("cannot calibrate this host: {0}")]
-    Unsupported(String),
-    /// A harness phase failed.
-    #[error("{phase}: {source}")]
-    Harness {
-        /// Which phase.
-        phase: String,
-        /// The harness error.
-        #[source]
-        source: HarnessError,
-    },
-    /// The twin refused a fitting run.
-    #[error("twin: {0}")]
-    Twin(String),
-    /// A stop request (Ctrl-C) ended calibration.
-    #[error("interrupted")]
-    Interrupted,
-}
-
-/// Everything [`measure`] collected.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measurements {
-    /// `uname -n`.
-    pub hostname: String,
-    /// Kernel release (`6.18.44-...`).
-    pub release: String,
-    /// HZ inferred by `inspect`.
-    pub hz: u32,
-    /// `/proc/cmdline`.
-    pub cmdline: String,
-    /// cpuidle `current_driver` (`none` when no driver registered or no cpuidle).
-    pub cpuidle_driver: String,
-    /// Idle states of CPU 0: (name, exit latency µs, target residency µs, polling).
-    pub idle_states: Vec<(String, u64, u64, bool)>,
-    /// Whether the kernel lists nohz_full CPUs.
-    pub nohz_full: bool,
-    /// Number of CPUs measured (0..n).
-    pub nr_cpus: u32,
-    /// Idle window, s.
-    pub idle_s: f64,
-    /// Idle LOC/s per CPU.
-    pub idle_loc: Vec<f64>,
-    /// Busy fraction per CPU during the idle window (other processes).
-    pub idle_busy: Vec<f64>,
-    /// CPU of the one hog.
-    pub hog_cpu: u32,
-    /// LOC/s per CPU with the one hog.
-    pub hog_loc: Vec<f64>,
-    /// getpid ns/call.
-    pub syscall_ns: f64,
-    /// Same-CPU pipe round trip, ns.
-    pub same_cpu_rt_ns: f64,
-    /// Cross-CPU pipe round trip, ns (one CPU: none).
-    pub cross_cpu_rt_ns: Option<f64>,
-    /// Wake-up latency of a 1 kHz frame worker.
-    pub wakeup: Option<LatencySummary>,
-    /// Wake-up latency of the same worker on the hog's CPU beside one hog (`hogs:1@H+frames:
-    /// 1000@H:loop=0`): a CPU that never idles, so no idle-state exit in it.
-    pub busy_wakeup: Option<LatencySummary>,
-    /// The frame worker's calibrated cost of one work unit, ns (`None`: not measured).
-    pub work_unit_ns: Option<f64>,
-    /// The kernel's timer costs from its tracepoints (`None`: not recorded, e.g. not root).
-    pub kernel_trace: Option<timer_tracepoints::TimerTracepoints>,
-    /// Harness warnings (contamination etc.), phase-prefixed.
-    pub warnings: Vec<String>,
-    /// The micro-benchmarks: clock read, cache-line transfers ([`micro`]).
-    pub micro: micro::MicroMeasurements,
-}
+pub use error::CalibrateError;
+pub use fit_quality::{FitCheck, twin_checks};
+pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
+pub use kvm::{
+    GuestKvm, KvmCalibration, KvmFitError, KvmGuestCosts, KvmMeasurements, KvmModel,
+    fit as fit_kvm, measure as measure_kvm,
+};
+pub use ledger::{CostLedger, Fitted};
+pub use measurements::{
+    BatchFigure, HostFacts, LineTransfer, Measurements, MicroMeasurements, Timed, TimerTracepoints,
+};
+pub use phases::host_facts;
+pub use sensitivity::{CostSensitivity, Move, Step, Trial, flagged_lines};
+pub use specs::{
+    CHECK_SIM_NS, FIT_ROUNDS, FIT_WINDOWS, HARNESS_POLL_NS, Simulator, Windows, loc_per_s,
+};
 
 /// A fitted scenario with its provenance.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,28 +88,160 @@ pub struct Calibration {
     pub measurements: Measurements,
     /// Fit log and caveats, one line each (written as `#` comments).
     pub notes: Vec<String>,
-    /// Each phase re-run in the fitted twin beside its measurement ([`fit_quality`]).
+    /// Each phase re-run in the fitted twin beside its measurement (`fit_quality`).
     pub fit_quality: Vec<FitCheck>,
-    /// Which costs were fitted and how ([`ledger`]).
+    /// Which costs were fitted and how (`ledger`).
     pub ledger: ledger::CostLedger,
     /// Each preset cost doubled and halved in the twin: whether a checked figure depends on
-    /// it ([`sensitivity`]), in [`ledger::cost_names`] order.
+    /// it (`sensitivity`), in `ledger::cost_names` order.
     pub sensitivity: Vec<sensitivity::CostSensitivity>,
 }
 
-/// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not
-/// depend on the twin).
-pub type Simulator<'a> = &'a dyn Fn(&Scenario) -> Result<Report, String>;
-
-/// Per-CPU LOC/s of a report.
-pub fn loc_per_s(r: &Report) -> Vec<f64> {
-    let s = r.seconds().max(1e-9);
-    r.cpus.iter().map(|c| c.loc as f64 / s).collect()
+/// The measure stage: every phase within `budget` (module docs of `phases` for the list and
+/// their shares), reporting progress lines to `progress`.
+pub fn measure(
+    budget: Duration,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Measurements, CalibrateError> {
+    use specs::{MICRO_SHARES, SHARES};
+    phases::check_budget(budget)?;
+    let phase = |share: f64| budget.mul_f64(share);
+    progress("inspect: HZ, command line, cpuidle");
+    let facts = host_facts()?;
+    let nr_cpus = facts.nr_cpus;
+    let mut warnings = Vec::new();
+    let p = phases::Phases::new(nr_cpus, stop);
+    let run = |spec: String, d: Duration, what: &str, w: &mut Vec<String>| p.run(spec, d, what, w);
+    let idle = p.idle(phase(SHARES[0]), progress, &mut warnings)?;
+    let hog_cpu = nr_cpus - 1;
+    let hog_loc = p.hog(hog_cpu, phase(SHARES[1]), progress, &mut warnings)?;
+    let syscall_ns = p.syscall(phase(SHARES[2]), progress, &mut warnings)?;
+    let (same_cpu_rt_ns, cross_cpu_rt_ns) =
+        p.round_trips(phase(SHARES[3]), progress, &mut warnings)?;
+    let (wakeup, work_unit_ns) =
+        wakeup_fit::measure_idle(&run, phase(SHARES[4]), progress, &mut warnings)?;
+    let micro = micro::measure(
+        nr_cpus,
+        phase(MICRO_SHARES[0]),
+        phase(MICRO_SHARES[1]),
+        stop,
+        progress,
+    )?;
+    let kernel_trace = timer_tracepoints::measure(
+        hog_cpu,
+        phase(SHARES[5]) / 2,
+        &run,
+        progress,
+        &mut warnings,
+        stop,
+    )?;
+    let busy_wakeup =
+        wakeup_fit::measure_busy(&run, hog_cpu, phase(SHARES[6]), progress, &mut warnings)?;
+    Ok(Measurements {
+        hostname: facts.hostname,
+        release: facts.release,
+        hz: facts.hz,
+        cmdline: facts.cmdline,
+        cpuidle_driver: facts.cpuidle_driver,
+        idle_states: facts.idle_states,
+        nohz_full: facts.nohz_full,
+        nr_cpus,
+        idle_s: idle.idle_s,
+        idle_loc: idle.idle_loc,
+        idle_busy: idle.idle_busy,
+        hog_cpu,
+        hog_loc,
+        syscall_ns,
+        same_cpu_rt_ns,
+        cross_cpu_rt_ns,
+        wakeup,
+        busy_wakeup,
+        work_unit_ns,
+        kernel_trace,
+        warnings,
+        micro,
+    })
 }
 
-/// [`measure`], on a KVM guest [`kvm::measure_guest`], then the fit
-/// ([`fitting::fit_with_kvm`]: the guest's host wake-up goes into the scenario before the
-/// fit-quality checks run).
+/// What the fit stage gives the check stage: the fitted scenario (its run still the fit's
+/// window), the fit log and the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedScenario {
+    /// The fitted scenario.
+    pub scenario: Scenario,
+    /// Fit log and caveats, one line each.
+    pub notes: Vec<String>,
+    /// Which costs were fitted and how.
+    pub ledger: CostLedger,
+}
+
+/// The fit stage: the machine's costs, the work unit, the tick build, the background sources,
+/// the wake-path costs and the one-hog check (`fitting`, `wakeup_fit`), then on a KVM
+/// guest `[machine.kvm_host]` fitted to `kvm` (`kvm`), each with `sim` as the twin.
+pub fn fit_scenario(
+    m: &Measurements,
+    kvm: Option<&KvmMeasurements>,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<FittedScenario, CalibrateError> {
+    let mut notes = Vec::new();
+    let mut ledger = CostLedger::new();
+    let mut machine = fitting::machine(m, &mut ledger, &mut notes);
+    fitting::fit_work_unit(m, &mut machine, &mut ledger, &mut notes);
+    let kernel = fitting::kernel(m, &mut notes)?;
+    let mut scenario = fitting::background(m, machine, kernel, &mut notes, sim, progress)?;
+    // The wake-path costs, with every cost `machine()` fitted and the background in place.
+    wakeup_fit::fit(m, &mut scenario, &mut ledger, &mut notes, sim, progress);
+    fitting::check_hog(m, &scenario, &mut notes, sim, progress)?;
+    if let Some(k) = kvm {
+        kvm::fit_scenario(k, &mut scenario, &mut ledger, &mut notes, sim, progress);
+    }
+    Ok(FittedScenario {
+        scenario,
+        notes,
+        ledger,
+    })
+}
+
+/// The check stage: every phase re-run in the twin of the fitted scenario (`fit_quality`)
+/// and every preset varied (`sensitivity`); the scenario's run then back to the default.
+pub fn check(
+    m: &Measurements,
+    fitted: FittedScenario,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Calibration {
+    let FittedScenario {
+        mut scenario,
+        notes,
+        ledger,
+    } = fitted;
+    let fit_quality = fit_quality::fit_quality(m, &scenario, sim, progress);
+    let sensitivity = sensitivity::sensitivity(m, &scenario, &ledger, sim, progress);
+    scenario.run = Run::default();
+    Calibration {
+        scenario,
+        measurements: m.clone(),
+        notes,
+        fit_quality,
+        ledger,
+        sensitivity,
+    }
+}
+
+/// [`fit_scenario`] without KVM measurements, then [`check`].
+pub fn fit(
+    m: &Measurements,
+    sim: Simulator<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Calibration, CalibrateError> {
+    let fitted = fit_scenario(m, None, sim, progress)?;
+    Ok(check(m, fitted, sim, progress))
+}
+
+/// The whole pipeline: [`measure`], on a KVM guest `kvm`'s measurement, [`fit_scenario`]
+/// (the guest's host wake-up goes into the scenario before the checks run), [`check`].
 pub fn calibrate(
     budget: Duration,
     stop: &Stop,
@@ -167,8 +250,9 @@ pub fn calibrate(
 ) -> Result<Calibration, CalibrateError> {
     let m = measure(budget, stop, progress)?;
     let guest = kvm::measure_guest(kvm::CALIBRATE_ROUND_TRIPS, stop, progress)?;
-    let mut c = fitting::fit_with_kvm(&m, guest.measured(), sim, progress)?;
-    if let kvm::GuestKvm::Skipped(why) = guest {
+    let fitted = fit_scenario(&m, guest.measured(), sim, progress)?;
+    let mut c = check(&m, fitted, sim, progress);
+    if let GuestKvm::Skipped(why) = guest {
         c.notes.push(why);
     }
     Ok(c)

@@ -35,27 +35,28 @@ use serde::Serialize;
 use ticklab_schema::comparison::{Band, Bands, Figure, HOST_TOLERANCE};
 use ticklab_schema::scenario::Scenario;
 
-use super::fit_quality::{FitCheck, Windows, twin_checks};
+use super::fit_quality::{FitCheck, twin_checks};
 use super::ledger::{self, CostLedger};
-use super::{Measurements, Simulator};
+use super::measurements::Measurements;
+use super::specs::{Simulator, Windows};
 
 /// A change counts when it exceeds this share of the figure's fit-quality band. A quarter: a
 /// preset that is off by a factor of two and moves a figure by that much uses up a good part
 /// of the room before a miss, while smaller moves are lost among the fit's other errors. It is
 /// the 5 % the question was posed with (a quarter of the 20 % band), carried over to the
 /// bands' absolute floors.
-pub const NEEDED_SHARE_OF_BAND: f64 = 0.25;
+pub(crate) const NEEDED_SHARE_OF_BAND: f64 = 0.25;
 
 /// The relative move that makes a preset needed: 5 %, a quarter of the 20 % band.
-pub const NEEDED_REL: f64 = NEEDED_SHARE_OF_BAND * HOST_TOLERANCE;
+pub(crate) const NEEDED_REL: f64 = NEEDED_SHARE_OF_BAND * HOST_TOLERANCE;
 
 /// The value tried for a preset at 0, which doubling and halving would leave at 0: 1 µs, the
 /// order of what one guest kernel path that costs anything costs here (the preset's interrupt
 /// entry and exit is 2 µs, a deadline-timer write 1.5 µs: docs/costs.md).
-pub const ZERO_STEP_NS: f64 = 1000.0;
+pub(crate) const ZERO_STEP_NS: f64 = 1000.0;
 
 /// The simulated windows of the sensitivity runs (module docs).
-pub const SENSITIVITY_WINDOWS: Windows = Windows {
+pub(crate) const SENSITIVITY_WINDOWS: Windows = Windows {
     idle_ns: 20_000_000_000,
     hog_ns: 5_000_000_000,
     check_ns: 2_000_000_000,
@@ -69,7 +70,7 @@ pub enum Step {
     Doubled,
     /// Half the preset (an integer cost rounds down).
     Halved,
-    /// A preset at 0 raised to [`ZERO_STEP_NS`].
+    /// A preset at 0 raised to `ZERO_STEP_NS`.
     RaisedFromZero,
 }
 
@@ -150,7 +151,7 @@ pub struct Trial {
 /// One preset cost and what varying it did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostSensitivity {
-    /// Path below `[machine]` ([`ledger::cost_names`]).
+    /// Path below `[machine]` (`ledger::cost_names`).
     pub name: String,
     /// The preset value (`None`: unreadable, then `trials` is empty and `refused` says why).
     pub value: Option<f64>,
@@ -272,13 +273,13 @@ fn pct(rel: f64) -> String {
 }
 
 /// The header lines: one per preset, then [`summary`].
-pub fn lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
+pub(crate) fn lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
     let mut out: Vec<String> = sens.iter().map(CostSensitivity::line).collect();
     out.push(summary(fitted, sens));
     out
 }
 
-/// The flagged lines (stderr): the needed presets, then [`summary`].
+/// The flagged lines (stderr): the needed presets, then `summary`.
 pub fn flagged_lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
     let mut out: Vec<String> = sens
         .iter()
@@ -290,7 +291,7 @@ pub fn flagged_lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
 }
 
 /// `costs: N fitted, M preset (K of them needed by a checked figure: a, b)`.
-pub fn summary(fitted: usize, sens: &[CostSensitivity]) -> String {
+pub(crate) fn summary(fitted: usize, sens: &[CostSensitivity]) -> String {
     let needed: Vec<&str> = sens
         .iter()
         .filter(|s| s.needed())
@@ -364,7 +365,7 @@ fn steps(value: f64) -> Vec<(Step, f64)> {
 
 /// Every preset of `ledger` on `fitted`'s machine, doubled and halved in the twin (module
 /// docs), in [`ledger::cost_names`] order.
-pub fn sensitivity(
+pub(crate) fn sensitivity(
     m: &Measurements,
     fitted: &Scenario,
     ledger: &CostLedger,

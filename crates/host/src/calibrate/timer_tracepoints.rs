@@ -47,7 +47,7 @@
 //! event's recording and the start of the second's, about one event's cost. Between a
 //! softirq's exit event and the next vector's entry event the kernel runs a few instructions
 //! of its softirq loop, so the median of those gaps is taken as one event's cost and
-//! [`set_costs`] subtracts it from every median. Only gaps up to [`MAX_BACK_TO_BACK_NS`]
+//! [`fit`] subtracts it from every median. Only gaps up to [`MAX_BACK_TO_BACK_NS`]
 //! count: a softirq can also run from an interrupt this trace does not record (a device, an
 //! IPI), and then its entry follows the previous exit by milliseconds (one loaded run here
 //! took 4 ms for "one event" and wiped out every traced cost).
@@ -87,14 +87,16 @@ use std::time::Duration;
 
 use ticklab_schema::machine::Machine;
 
-use super::CalibrateError;
+use super::error::CalibrateError;
 use super::ledger::CostLedger;
-use crate::harness::{HostRun, Stop};
+use super::measurements::{Timed, TimerTracepoints};
+use super::specs::RunPhase;
+use crate::harness::Stop;
 use crate::probe::tracefs::TraceSession;
 use crate::procfs::trace::{TraceEvent, parse_trace_line_raw, payload_field};
 
 /// The events recorded (`system:name`).
-pub const EVENTS: [&str; 8] = [
+pub(crate) const EVENTS: [&str; 8] = [
     "timer:hrtimer_expire_entry",
     "timer:hrtimer_expire_exit",
     "timer:timer_expire_entry",
@@ -107,11 +109,11 @@ pub const EVENTS: [&str; 8] = [
 
 /// Recorded in the frames phase only (module docs, "The tick's restart"): `hrtimer_start`
 /// inside the hog phase would fall inside the re-arm interval timed there.
-pub const FRAMES_EVENTS: [&str; 2] = ["timer:hrtimer_start", "power:cpu_idle"];
+pub(crate) const FRAMES_EVENTS: [&str; 2] = ["timer:hrtimer_start", "power:cpu_idle"];
 
 /// The tick's hrtimer callback: `tick_nohz_handler` on current kernels, `tick_sched_timer`
 /// before it was renamed.
-pub const TICK_CALLBACKS: [&str; 2] = ["tick_nohz_handler", "tick_sched_timer"];
+pub(crate) const TICK_CALLBACKS: [&str; 2] = ["tick_nohz_handler", "tick_sched_timer"];
 
 /// The callback of a task's sleep timer (`clock_nanosleep`, the frame worker).
 const WAKEUP_CALLBACK: &str = "hrtimer_wakeup";
@@ -123,49 +125,7 @@ const CLOCKS: [&str; 2] = ["x86-tsc", "mono"];
 const BUFFER_KB: u32 = 8192;
 
 /// Fewer samples than this leave the cost at its preset.
-pub const MIN_SAMPLES: usize = 20;
-
-/// The signature of `phases::measure`'s phase runner: workload spec, duration, phase name,
-/// warnings → the harness run.
-pub(super) type RunPhase<'a> =
-    &'a dyn Fn(String, Duration, &str, &mut Vec<String>) -> Result<HostRun, CalibrateError>;
-
-/// A median duration and its sample count.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    /// Median, ns (tracing's own cost included).
-    pub median_ns: f64,
-    /// Intervals the median is taken over.
-    pub samples: usize,
-}
-
-/// What the two traced phases gave: medians as recorded, before tracing's cost is subtracted.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TimerTracepoints {
-    /// The hog CPU H.
-    pub cpu: u32,
-    /// The trace clock (`x86-tsc` or `mono`).
-    pub clock: String,
-    /// Resolution of a timestamp, ns (one TSC count, or 1 µs for the ns clocks' text).
-    pub resolution_ns: f64,
-    /// The tick callback's name as this kernel traces it.
-    pub tick_function: Option<String>,
-    /// One recorded event (back-to-back softirq exit → entry).
-    pub event: Option<Timed>,
-    /// The tick's hrtimer callback on the busy CPU H.
-    pub tick_handler: Option<Timed>,
-    /// `hrtimer_wakeup` callbacks on H.
-    pub hrtimer_callback: Option<Timed>,
-    /// Timer-wheel callbacks, every CPU.
-    pub wheel_timer: Option<Timed>,
-    /// Last hrtimer callback's end → end of the tick interrupt on H.
-    pub clockevent_program: Option<Timed>,
-    /// Idle exit (`cpu_idle` leaving, need-resched set) → the tick's `hrtimer_start`, every
-    /// CPU, frames phase.
-    pub tick_restart: Option<Timed>,
-    /// Events the ring buffers overwrote (0: none lost).
-    pub overruns: u64,
-}
+pub(crate) const MIN_SAMPLES: usize = 20;
 
 /// The callbacks the intervals tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,28 +302,34 @@ fn timed(v: &mut [u64], scale: f64) -> Option<Timed> {
 /// Longest softirq exit → entry gap taken as back to back (ns): one pass of the softirq loop
 /// between two vectors is a few hundred instructions; 5 µs is over ten times the ~0.3 µs one
 /// recorded event measured on this project's guest.
-pub const MAX_BACK_TO_BACK_NS: f64 = 5_000.0;
+pub(crate) const MAX_BACK_TO_BACK_NS: f64 = 5_000.0;
+
+/// Why two trace texts give no medians.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TracepointsError {
+    /// The `x86-tsc` counts cannot be converted to ns.
+    #[error(
+        "trace clock x86-tsc: fewer than two hrtimer_expire_entry events 50 ms apart, no conversion to ns"
+    )]
+    NoTscScale,
+}
 
 /// The medians of the two phases' trace texts on CPU `cpu` recorded with `clock` (a pure
 /// function of the texts; module docs, "Intervals").
 ///
 /// The one-event estimate keeps only softirq exit → entry gaps up to [`MAX_BACK_TO_BACK_NS`].
-pub fn from_traces(
+pub(crate) fn from_traces(
     hog: &str,
     frames: &str,
     cpu: u32,
     clock: &str,
-) -> Result<TimerTracepoints, String> {
+) -> Result<TimerTracepoints, TracepointsError> {
     let (hog, frames) = (stamps(hog), stamps(frames));
     let counts = clock == "x86-tsc";
     let scale = if counts {
         // The two phases follow each other on one TSC: the slope over both is the longest span.
         let both: Vec<Stamp> = hog.iter().chain(&frames).copied().collect();
-        ns_per_count(&both).ok_or_else(|| {
-            "trace clock x86-tsc: fewer than two hrtimer_expire_entry events 50 ms apart, \
-             no conversion to ns"
-                .to_string()
-        })?
+        ns_per_count(&both).ok_or(TracepointsError::NoTscScale)?
     } else {
         1.0
     };
@@ -464,7 +430,7 @@ pub(super) fn measure(
         // this phase, it does not fail the calibration.
         let text = match session.stop().and_then(|()| session.read_trace()) {
             Ok(t) => t,
-            Err(e) => return skip(e, warnings, progress),
+            Err(e) => return skip(e.to_string(), warnings, progress),
         };
         overruns += session.overruns();
         clock.clone_from(&session.clock);
@@ -472,7 +438,7 @@ pub(super) fn measure(
     }
     let mut kt = match from_traces(&texts[0], &texts[1], cpu, &clock) {
         Ok(kt) => kt,
-        Err(e) => return skip(e, warnings, progress),
+        Err(e) => return skip(e.to_string(), warnings, progress),
     };
     kt.overruns = overruns;
     if overruns > 0 {
@@ -488,7 +454,7 @@ pub(super) fn measure(
 /// (and, for the tick, less what the twin charges inside the same callback besides
 /// `tick_handler_ns`), registered in `ledger` with a note line each. A cost with fewer than
 /// [`MIN_SAMPLES`] intervals, or whose correction leaves nothing, keeps its preset (noted).
-pub fn set_costs(
+pub(crate) fn fit(
     kt: Option<&TimerTracepoints>,
     mach: &mut Machine,
     ledger: &mut CostLedger,
@@ -566,13 +532,46 @@ pub fn set_costs(
         ),
     ];
     for (name, t, less, how, field) in rows {
+        let cost = TracedCost {
+            name,
+            timed: t,
+            less,
+            event_ns,
+            how,
+        };
+        cost.fit(field, &kt.clock, ledger, notes);
+    }
+}
+
+/// One traced cost: its median, what is subtracted from it, and how it was timed.
+struct TracedCost<'a> {
+    name: &'a str,
+    timed: Option<Timed>,
+    /// What the twin charges inside the same callback besides this cost, ns.
+    less: f64,
+    /// One recorded event's cost, ns.
+    event_ns: f64,
+    how: String,
+}
+
+impl TracedCost<'_> {
+    /// Sets `field` to the median less one event and `less` (a note line, a ledger entry), or
+    /// keeps the preset and says why.
+    fn fit(self, field: &mut u64, clock: &str, ledger: &mut CostLedger, notes: &mut Vec<String>) {
+        let TracedCost {
+            name,
+            timed: t,
+            less,
+            event_ns,
+            how,
+        } = self;
         let Some(t) = t.filter(|t| t.samples >= MIN_SAMPLES) else {
             notes.push(format!(
                 "tracepoints: {name}: {} samples (< {MIN_SAMPLES}); preset {} ns kept",
                 t.map_or(0, |t| t.samples),
                 field
             ));
-            continue;
+            return;
         };
         let v = t.median_ns - event_ns - less;
         if v < 1.0 {
@@ -582,7 +581,7 @@ pub fn set_costs(
                 event_ns + less,
                 field
             ));
-            continue;
+            return;
         }
         *field = v.round() as u64;
         notes.push(format!(
@@ -599,8 +598,8 @@ pub fn set_costs(
         ledger.fitted(
             &format!("costs.{name}"),
             format!(
-                "{how}, {} samples, tracepoints ({}), less one event's {event_ns:.0} ns",
-                t.samples, kt.clock
+                "{how}, {} samples, tracepoints ({clock}), less one event's {event_ns:.0} ns",
+                t.samples
             ),
         );
     }
@@ -793,7 +792,7 @@ mod tests {
         assert_eq!(kt.resolution_ns, 1000.0);
         assert_eq!(kt.hrtimer_callback, None);
 
-        let err = from_traces("", "", 1, "x86-tsc").unwrap_err();
+        let err = from_traces("", "", 1, "x86-tsc").unwrap_err().to_string();
         assert!(err.contains("no conversion"), "{err}");
     }
 
@@ -813,7 +812,7 @@ mod tests {
         let (xtime, jiffies) = (mach.costs.xtime_read_ns, mach.costs.jiffies_update_ns);
         let wheel_preset = mach.costs.wheel_timer_ns;
         let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
-        set_costs(Some(&kt), &mut mach, &mut ledger, &mut notes);
+        fit(Some(&kt), &mut mach, &mut ledger, &mut notes);
         let c = &mach.costs;
         assert_eq!(c.tick_handler_ns, 6_000 - 350 - xtime - jiffies);
         assert_eq!(c.hrtimer_callback_ns, 3_500 - 350);
@@ -842,7 +841,7 @@ mod tests {
         // Nothing recorded: presets, one note.
         let mut fresh = ticklab_schema::machine::kvm_guest(2);
         let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
-        set_costs(None, &mut fresh, &mut ledger, &mut notes);
+        fit(None, &mut fresh, &mut ledger, &mut notes);
         assert_eq!(fresh, ticklab_schema::machine::kvm_guest(2));
         assert!(ledger.entries().is_empty());
         assert_eq!(notes.len(), 1);
@@ -899,7 +898,7 @@ mod tests {
         use crate::harness::RunConfig;
         use ticklab_schema::workload::Workload;
         let stop = Stop::new();
-        let nr = crate::calibrate::host_facts().unwrap().nr_cpus;
+        let nr = crate::calibrate::phases::host_facts().unwrap().nr_cpus;
         let run = |spec: String, d: Duration, what: &str, _: &mut Vec<String>| {
             let w = Workload::parse(&spec, nr).unwrap();
             let config = RunConfig {

@@ -2,7 +2,7 @@
 //! the twin in the loop.
 //!
 //! Two calibration phases time the same 1 kHz SCHED_FIFO frame worker
-//! ([`super::phases`]): once on an idle CPU (`frames:1000@0:loop=0`) and once on the hog's
+//! ([`measure_idle`], [`measure_busy`]): once on an idle CPU (`frames:1000@0:loop=0`) and once on the hog's
 //! CPU beside one SCHED_OTHER hog (`hogs:1@H+frames:1000@H:loop=0`). Beside the hog the CPU
 //! never idles, so the two differ by what leaving the idle state costs; on a KVM guest that is
 //! mostly the host waking the halted vCPU. Three costs are fitted, in this order (each fit
@@ -34,28 +34,91 @@
 //! whose twin p50 is closer to the measurement. Each twin run simulates [`WAKEUP_SIM_NS`]
 //! with the scenario's seed, so the fit is deterministic for given measurements.
 
+use std::time::Duration;
+
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
+use super::error::CalibrateError;
 use super::ledger::CostLedger;
-use super::phases::{IDLE_FRAMES, busy_frames_spec};
-use super::{Measurements, Simulator};
-use crate::harness::LatencySummary;
+use super::measurements::Measurements;
+use super::specs::{IDLE_FRAMES, RunPhase, Simulator, busy_frames_spec};
+use crate::harness::{HostRun, LatencySummary};
+
+/// The frames phase (`frames:1000@0:loop=0` for `d`): the wake-up latency of the frame
+/// worker on an idle CPU, and its calibrated cost of one work unit.
+pub(crate) fn measure_idle(
+    run: RunPhase<'_>,
+    d: Duration,
+    progress: &mut dyn FnMut(&str),
+    warnings: &mut Vec<String>,
+) -> Result<(Option<LatencySummary>, Option<f64>), CalibrateError> {
+    progress(&format!(
+        "frames 1 kHz on CPU 0 (wake-up latency): {:.1} s",
+        d.as_secs_f64()
+    ));
+    let fr = run(IDLE_FRAMES.into(), d, "frames", warnings)?;
+    Ok((first_wakeup(&fr), measured_work_unit_ns(&fr)))
+}
+
+/// The frames-beside-a-hog phase on `hog_cpu` for `d`: the same worker's wake-up latency on a
+/// CPU that never idles.
+pub(crate) fn measure_busy(
+    run: RunPhase<'_>,
+    hog_cpu: u32,
+    d: Duration,
+    progress: &mut dyn FnMut(&str),
+    warnings: &mut Vec<String>,
+) -> Result<Option<LatencySummary>, CalibrateError> {
+    progress(&format!(
+        "frames 1 kHz beside a hog on CPU {hog_cpu} (wake-up latency, busy CPU): {:.1} s",
+        d.as_secs_f64()
+    ));
+    let busy = run(
+        busy_frames_spec(hog_cpu),
+        d,
+        "frames beside a hog",
+        warnings,
+    )?;
+    Ok(first_wakeup(&busy))
+}
+
+/// The wake-up latency of a run's first frame group, `None` without samples.
+fn first_wakeup(r: &HostRun) -> Option<LatencySummary> {
+    r.host_run
+        .frame_groups
+        .first()
+        .map(|g| g.wakeup)
+        .filter(|w| w.samples > 0)
+}
+
+/// The frame worker's calibrated cost of one work unit (ns): the minimum over batches the
+/// worker timed before its frames ([`crate::harness::work`]), the figure the twin's
+/// `work_unit_ns` stands for. `None` when no worker reported one.
+fn measured_work_unit_ns(fr: &HostRun) -> Option<f64> {
+    fr.host_run
+        .frame_groups
+        .iter()
+        .flat_map(|g| &g.workers)
+        .map(|w| w.ns_per_unit)
+        .filter(|ns| ns.is_finite() && *ns > 0.0)
+        .min_by(f64::total_cmp)
+}
 
 /// Bounds of the `irq_entry_exit_ns` bisection: from a bare-metal LAPIC interrupt's order
 /// (docs/costs.md puts a laptop at 400 ns) well past any VM-exit round trip.
-pub const IRQ_ENTRY_EXIT_BOUNDS_NS: (u64, u64) = (100, 50_000);
+pub(crate) const IRQ_ENTRY_EXIT_BOUNDS_NS: (u64, u64) = (100, 50_000);
 /// Bounds of the idle exit-latency bisection: from none (a polling state) up to a quarter of
 /// the 1 kHz worker's period. The twin's wake-up median rises one to one with the latency only
 /// while the CPU still reaches idle between frames: at 1 ms it never does, and a first run on
 /// this host bisected to that bound with a median *lower* than at 10 µs.
-pub const EXIT_LATENCY_BOUNDS_NS: (u64, u64) = (0, 250_000);
+pub(crate) const EXIT_LATENCY_BOUNDS_NS: (u64, u64) = (0, 250_000);
 /// A bisection stops when its bracket is this narrow: both costs move the wake-up p50 one to
 /// one, and the twin's latency histogram resolves about 10 ns at 10 µs (3 digits).
-pub const TOLERANCE_NS: u64 = 25;
+pub(crate) const TOLERANCE_NS: u64 = 25;
 /// Simulated window of each twin run of a bisection (4000 wake-ups at 1 kHz).
-pub const WAKEUP_SIM_NS: u64 = 4_000_000_000;
+pub(crate) const WAKEUP_SIM_NS: u64 = 4_000_000_000;
 /// Busy fraction of CPU 0 in the idle phase above which the idle-CPU wake-up is flagged as
 /// taken on a loaded CPU (the idle phase warns from the same 5 %).
 const LOADED_BUSY: f64 = 0.05;
@@ -64,7 +127,7 @@ const DRIVERLESS_STATE: usize = 1;
 
 /// How a bisection of a monotone twin figure against a target ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Bisected {
+pub(crate) enum Bisected {
     /// The twin's figure crosses the target inside the bounds: the value whose figure is
     /// closest to it.
     Matched {
@@ -101,12 +164,12 @@ pub enum Bisected {
 /// Finds the value in `bounds` (ns) at which the rising figure `twin` (µs) equals `target_us`,
 /// to within `tolerance_ns` of the value. `twin` is called about log2(range / tolerance) + 2
 /// times; its error (the twin refusing a run) ends the bisection.
-pub fn bisect(
+pub(crate) fn bisect<E>(
     bounds: (u64, u64),
     target_us: f64,
     tolerance_ns: u64,
-    mut twin: impl FnMut(u64) -> Result<f64, String>,
-) -> Result<Bisected, String> {
+    mut twin: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<Bisected, E> {
     let (mut lo, mut hi) = bounds;
     debug_assert!(
         lo < hi && tolerance_ns > 0,
@@ -154,7 +217,7 @@ pub fn bisect(
 /// The twin's `timer_delivery_jitter_ns` from the busy-CPU wake-ups' lower half: a uniform
 /// spread over [0, J] has its lower quartile J / 4 below its median (module docs). 0 when
 /// the figures are missing or inverted.
-pub fn jitter_from_quartiles(w: &LatencySummary) -> u64 {
+pub(crate) fn jitter_from_quartiles(w: &LatencySummary) -> u64 {
     let lower_ns = (w.p50_us - w.p25_us) * 1e3;
     if lower_ns.is_finite() && lower_ns > 0.0 {
         (4.0 * lower_ns).round() as u64
@@ -256,7 +319,7 @@ impl CostFit<'_> {
 /// (module docs), with `sim` as the twin. `s` is the fitted scenario (background sources in
 /// place); a missing measurement or a twin that refuses a run keeps the preset and says so
 /// in `notes`.
-pub(crate) fn fit_wakeup(
+pub(crate) fn fit(
     m: &Measurements,
     s: &mut Scenario,
     ledger: &mut CostLedger,
@@ -492,7 +555,7 @@ mod tests {
             };
             Ok(report(p50))
         };
-        let mut m = crate::calibrate::fitting::tests::measured(
+        let mut m = crate::calibrate::measurements::tests::measured(
             vec![4.0, 3.0],
             vec![0.0, 0.0],
             vec![65.8, 262.0],
@@ -511,12 +574,12 @@ mod tests {
         // The notes of one fit of `s` against `sim`, with a ledger of its own.
         let notes_of = |m: &Measurements, s: &mut Scenario, sim: Simulator<'_>| {
             let mut notes = Vec::new();
-            fit_wakeup(m, s, &mut CostLedger::new(), &mut notes, sim, &mut |_| {});
+            fit(m, s, &mut CostLedger::new(), &mut notes, sim, &mut |_| {});
             notes
         };
         let mut s = driverless();
         let (mut ledger, mut notes) = (CostLedger::new(), Vec::new());
-        fit_wakeup(&m, &mut s, &mut ledger, &mut notes, &fake, &mut |_| {});
+        fit(&m, &mut s, &mut ledger, &mut notes, &fake, &mut |_| {});
         let c = &s.machine.costs;
         assert_eq!(c.timer_delivery_jitter_ns, 1000);
         assert!(
@@ -585,7 +648,7 @@ mod tests {
     fn a_step_twin_lands_on_its_step() {
         // A twin whose figure jumps from 5 to 9 µs at 3000 ns: the bracket closes on the step
         // and keeps the side whose figure is nearer the target.
-        let step = |v: u64| Ok(if v < 3000 { 5.0 } else { 9.0 });
+        let step = |v: u64| Ok::<f64, String>(if v < 3000 { 5.0 } else { 9.0 });
         for (target, below) in [(8.0, false), (6.0, true)] {
             let Bisected::Matched { value, twin_us } =
                 bisect((0, 10_000), target, TOLERANCE_NS, step).unwrap()

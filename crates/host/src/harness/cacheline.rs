@@ -18,10 +18,10 @@
 use std::hint::spin_loop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::error::{HarnessError, os_error};
 use super::gate::Gate;
 use super::os::{now_ns, pin_to};
 use super::stop::Stop;
-use super::{HarnessError, os_error};
 
 /// Round trips per timed batch: 200 transfers, 10–50 µs at 25–125 ns each — long enough that
 /// the two clock reads around a batch (≈ 20–50 ns each) are below 1 % of it, short enough that

@@ -17,9 +17,9 @@
 
 use std::hint::black_box;
 
+use super::error::{HarnessError, os_error};
 use super::os::{now_ns, pin_to};
 use super::stop::Stop;
-use super::{HarnessError, os_error};
 
 /// Reads per timed batch: ≈ 0.2–1 ms at 20–100 ns per read, so the batch's own two reads are
 /// noise and a batch rarely spans a preemption.

@@ -29,13 +29,13 @@
 use std::hint::black_box;
 use ticklab_schema::frames::{FrameClock, FrameTiming};
 
+use super::error::{HarnessError, os_error};
 use super::gate::Gate;
 use super::os::{now_ns, pin_to, set_fifo, set_timer_slack, sleep_until};
 use super::stats::{FrameSample, FrameStats};
 use super::stop::Stop;
 use super::watchdog::Watchdog;
 use super::work::{Calibration, WorkEnd, calibrate, work_until};
-use super::{HarnessError, os_error};
 
 /// How a frame worker got its timely wake-ups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,11 +2,11 @@
 
 use std::hint::black_box;
 
+use super::error::{HarnessError, os_error};
 use super::gate::Gate;
 use super::os::pin_to;
 use super::stop::Stop;
 use super::work::work;
-use super::{HarnessError, os_error};
 
 /// Chooses CPUs for `count` hogs without an explicit list: CPUs no other group pinned anything
 /// to come first, then the busy ones, each list in CPU order, wrapping around if needed.

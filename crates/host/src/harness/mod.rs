@@ -36,6 +36,7 @@
 
 pub(crate) mod cacheline;
 pub(crate) mod clock_read;
+mod error;
 pub(crate) mod frames;
 pub(crate) mod gate;
 pub mod haltpoll_sweep;
@@ -56,6 +57,8 @@ pub(crate) mod topology;
 pub(crate) mod watchdog;
 pub(crate) mod work;
 
+pub use error::HarnessError;
+pub(crate) use error::os_error;
 pub use pingpong::PingPongMode;
 pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
 pub use report::{
@@ -65,38 +68,3 @@ pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
 pub use watchdog::WATCHDOG_GRACE_NS;
-
-/// Why a run could not be done.
-#[derive(Debug, thiserror::Error)]
-pub enum HarnessError {
-    /// The request cannot be run on this host (offline CPU, zero calls, ...): bad input.
-    #[error("{0}")]
-    Input(String),
-    /// A system call failed.
-    #[error("{what}: {source}")]
-    Os {
-        /// What was being done.
-        what: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A harness thread panicked.
-    #[error("harness {0} panicked")]
-    Panicked(String),
-}
-
-impl HarnessError {
-    /// Whether this is the user's input at fault (exit code 2 in the CLI).
-    pub fn is_input(&self) -> bool {
-        matches!(self, HarnessError::Input(_))
-    }
-}
-
-/// Shorthand for [`HarnessError::Os`].
-pub(crate) fn os_error(what: &str, source: std::io::Error) -> HarnessError {
-    HarnessError::Os {
-        what: what.to_string(),
-        source,
-    }
-}

@@ -178,22 +178,37 @@ pub(crate) fn timer_slack() -> io::Result<u64> {
 /// says why — under `MCL_FUTURE` every later allocation (a thread stack, a histogram growing)
 /// fails once the limit (8 MiB by default) is reached, which aborts the run (issue 17), and
 /// locking only what is mapped now would still not cover those later pages.
-pub(crate) fn lock_memory() -> Result<(), String> {
+pub(crate) fn lock_memory() -> Result<(), MemoryLockError> {
     let limit = memlock_limit();
     if limit.is_some() && !has_cap_ipc_lock() {
-        let kib = limit.map_or(0, |b| b / 1024);
-        return Err(format!(
-            "RLIMIT_MEMLOCK is {kib} KiB and this process lacks CAP_IPC_LOCK: mlockall \
-             (MCL_FUTURE) would make allocations above the limit fail, so memory was not locked"
-        ));
+        return Err(MemoryLockError::Limited {
+            kib: limit.map_or(0, |b| b / 1024),
+        });
     }
     // SAFETY: mlockall takes only flags.
     let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("mlockall: {}", io::Error::last_os_error()))
+        Err(MemoryLockError::Mlockall(io::Error::last_os_error()))
     }
+}
+
+/// Why [`lock_memory`] locked nothing (the run goes on; the report says why).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MemoryLockError {
+    /// A finite `RLIMIT_MEMLOCK` without `CAP_IPC_LOCK`: locking would starve the run.
+    #[error(
+        "RLIMIT_MEMLOCK is {kib} KiB and this process lacks CAP_IPC_LOCK: mlockall \
+         (MCL_FUTURE) would make allocations above the limit fail, so memory was not locked"
+    )]
+    Limited {
+        /// The soft limit, KiB.
+        kib: u64,
+    },
+    /// `mlockall` failed.
+    #[error("mlockall: {0}")]
+    Mlockall(io::Error),
 }
 
 /// The soft `RLIMIT_MEMLOCK` in bytes, `None` when unlimited.

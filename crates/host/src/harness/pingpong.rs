@@ -24,10 +24,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ticklab_schema::workload::PingPongMethod;
 
+use super::error::{HarnessError, os_error};
 use super::gate::Gate;
 use super::os::{now_ns, pin_to};
 use super::stop::Stop;
-use super::{HarnessError, os_error};
 
 /// Whether side B is a process or a thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

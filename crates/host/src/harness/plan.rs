@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-use super::HarnessError;
+use super::error::HarnessError;
 use super::hogs;
 use super::pingpong::PingPongMode;
 use super::placement::CpuPlacement;

@@ -12,7 +12,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 
-use super::{HarnessError, os_error};
+use super::error::{HarnessError, os_error};
 
 /// The PM QoS device for the CPU wake-up latency limit.
 pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";

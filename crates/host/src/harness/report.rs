@@ -13,12 +13,12 @@
 use serde::{Deserialize, Serialize};
 use ticklab_cmdline::KernelCmdline;
 use ticklab_schema::report::{
-    FrameGroupReport, Percentiles, PingPongReport, REPORT_SCHEMA_VERSION, Report, Source,
-    SyscallReport, WorkloadResult,
+    CpuReport, EnergyReport, FrameGroupReport, Percentiles, PingPongReport, REPORT_SCHEMA_VERSION,
+    Report, Source, SyscallReport, WorkloadResult,
 };
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-use super::HarnessError;
+use super::error::HarnessError;
 use super::frames::FrameWorkerOutput;
 use super::os;
 use super::pingpong::PingPongOutput;
@@ -233,6 +233,8 @@ pub(crate) fn assemble(
     usable: &[u32],
     input: AssembleInput<'_>,
 ) -> Result<(HostRun, Vec<Warning>), HarnessError> {
+    // About 110 lines: each part is a function of its own (group_results, run_warnings,
+    // cpu_figures, kernel_facts); what is left is their wiring and the report's literal.
     let AssembleInput {
         start,
         end,
@@ -247,8 +249,102 @@ pub(crate) fn assemble(
         cpu_dma_latency_us,
         stop,
     } = input;
-    // A hog that never got its thread is not in the group's list.
-    for (list, outs) in hog_cpus.iter_mut().zip(&outputs) {
+    drop_unspawned_hogs(&mut hog_cpus, &outputs);
+    let window_ns = end.at_ns.saturating_sub(start.at_ns);
+    let requested_ns = config.duration_ns();
+    // The start snapshot precedes t0 and the coordinator sleeps to t0 + duration: a window
+    // that elapsed covers the request.
+    debug_assert!(
+        ended != WindowEnd::Elapsed || window_ns >= requested_ns,
+        "an elapsed window of {window_ns} ns is shorter than the {requested_ns} ns requested"
+    );
+    let mut warnings = Warnings::default();
+    let mut expected = ExpectedBusy::default();
+    let (results, frame_details) = group_results(
+        workload,
+        config,
+        outputs,
+        &hog_cpus,
+        GroupContext {
+            window_ns,
+            memory_locked,
+            stop,
+        },
+        &mut expected,
+        &mut warnings,
+    )?;
+
+    let interrupted = stop.reason().map(|r| r.name());
+    let short_window = short_window(
+        workload,
+        ended,
+        interrupted.as_deref(),
+        window_ns,
+        requested_ns,
+    );
+    run_warnings(
+        RunEnd {
+            memory_locked,
+            memory_note: memory_note.as_deref(),
+            skipped: &skipped,
+            watchdog,
+            ended,
+            short_window: short_window.as_deref(),
+            interrupted: interrupted.as_deref(),
+            window_ns,
+            t0,
+        },
+        config,
+        &mut warnings,
+    );
+    let (cpus, energy) = cpu_figures(&start, &end, usable, &expected, window_ns, &mut warnings);
+
+    let (hostname, kernel) = os::uname();
+    let (cmdline, hz) = kernel_facts(&start, &end, &mut warnings);
+    let run = HostRun {
+        report: Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            source: Source::Host {
+                hostname: hostname.clone(),
+                kernel,
+            },
+            label: workload.label(),
+            machine: hostname,
+            cmdline,
+            hz,
+            duration_ns: window_ns,
+            cpus,
+            energy,
+            messages: Vec::new(),
+            timekeeping: None,
+            hrtimer: None,
+            locks: None,
+            background: Vec::new(),
+            workloads: results,
+            noise: None,
+            warnings: warnings.texts(),
+        },
+        host_run: RunDetails {
+            interrupted,
+            requested_duration_ns: requested_ns,
+            short_window,
+            memory_locked,
+            pingpong_mode: config.pingpong_mode.name().into(),
+            frame_groups: frame_details,
+            watchdog: watchdog.map(|w| WatchdogDetails {
+                fifo_priority: w.priority,
+                demoted: w.demoted,
+            }),
+            cpu_dma_latency_us,
+        },
+    };
+    debug_assert_eq!(run.report.warnings.len(), warnings.0.len());
+    Ok((run, warnings.0))
+}
+
+/// A hog that never got its thread is not in the group's list.
+fn drop_unspawned_hogs(hog_cpus: &mut [Vec<u32>], outputs: &[Vec<(u32, Output)>]) {
+    for (list, outs) in hog_cpus.iter_mut().zip(outputs) {
         if !list.is_empty() {
             let ran: Vec<u32> = outs
                 .iter()
@@ -260,20 +356,38 @@ pub(crate) fn assemble(
             }
         }
     }
-    let window_ns = end.at_ns.saturating_sub(start.at_ns);
-    let requested_ns = config.duration_ns();
-    // The start snapshot precedes t0 and the coordinator sleeps to t0 + duration: a window
-    // that elapsed covers the request.
-    debug_assert!(
-        ended != WindowEnd::Elapsed || window_ns >= requested_ns,
-        "an elapsed window of {window_ns} ns is shorter than the {requested_ns} ns requested"
-    );
-    let mut warnings = Warnings::default();
+}
+
+/// What every group's result needs to know about the run.
+#[derive(Clone, Copy)]
+struct GroupContext<'a> {
+    window_ns: u64,
+    memory_locked: Option<bool>,
+    stop: &'a Stop,
+}
+
+/// Each group's result (and, for frame groups, its details) from its threads' outputs, in
+/// group order; the busy time each thread should account for goes into `expected`. The first
+/// thread error fails the run.
+#[allow(clippy::too_many_arguments)]
+fn group_results(
+    workload: &Workload,
+    config: &RunConfig,
+    outputs: Vec<Vec<(u32, Output)>>,
+    hog_cpus: &[Vec<u32>],
+    ctx: GroupContext<'_>,
+    expected: &mut ExpectedBusy,
+    warnings: &mut Warnings,
+) -> Result<(Vec<WorkloadResult>, Vec<FrameGroupDetails>), HarnessError> {
+    let GroupContext {
+        window_ns,
+        memory_locked,
+        stop,
+    } = ctx;
     let mut results = Vec::new();
     let mut frame_details = Vec::new();
-    let mut expected = ExpectedBusy::default();
 
-    for ((g, outs), hog_list) in workload.groups.iter().zip(outputs).zip(&hog_cpus) {
+    for ((g, outs), hog_list) in workload.groups.iter().zip(outputs).zip(hog_cpus) {
         let mut first_error = None;
         let mut frame_outs = Vec::new();
         for (cpu, out) in outs {
@@ -291,69 +405,10 @@ pub(crate) fn assemble(
                 Output::Hog => expected.add(cpu, window_ns),
                 Output::Frame(_) => unreachable!("frame outputs are unpacked above"),
                 Output::PingPong(Ok(p)) => {
-                    let TaskGroup::PingPong {
-                        method,
-                        cpu_a,
-                        cpu_b,
-                        round_trips,
-                    } = g
-                    else {
-                        unreachable!("ping-pong output from a ping-pong group")
-                    };
-                    expected.add(*cpu_a, p.elapsed_ns);
-                    expected.add(*cpu_b, p.elapsed_ns);
-                    if p.round_trips < *round_trips && !stop.is_set() {
-                        warnings.push(
-                            WarningTopic::Workload,
-                            format!(
-                                "{}: the window ended after {} of {round_trips} round trips",
-                                g.label(),
-                                p.round_trips
-                            ),
-                        );
-                    }
-                    let ns_per_round_trip = if p.round_trips > 0 {
-                        p.elapsed_ns as f64 / p.round_trips as f64
-                    } else {
-                        0.0
-                    };
-                    results.push(WorkloadResult::PingPong(PingPongReport {
-                        method: *method,
-                        cpus: (*cpu_a, *cpu_b),
-                        round_trips: p.round_trips,
-                        ns_per_switch: ns_per_round_trip / 2.0,
-                        ns_per_round_trip,
-                    }));
+                    results.push(pingpong_result(g, &p, stop, expected, warnings))
                 }
                 Output::Syscall(Ok(o)) => {
-                    let TaskGroup::Syscall { cpu, calls } = g else {
-                        unreachable!("syscall output from a syscall group")
-                    };
-                    match cpu {
-                        Some(c) => expected.add(*c, o.elapsed_ns),
-                        None => expected.floating_ns += o.elapsed_ns,
-                    }
-                    if o.calls < *calls && !stop.is_set() {
-                        warnings.push(
-                            WarningTopic::Workload,
-                            format!(
-                                "{}: the window ended after {} of {calls} calls",
-                                g.label(),
-                                o.calls
-                            ),
-                        );
-                    }
-                    results.push(WorkloadResult::Syscall(SyscallReport {
-                        syscall: "getpid".into(),
-                        cpu: *cpu,
-                        calls: o.calls,
-                        ns_per_call: if o.calls > 0 {
-                            o.elapsed_ns as f64 / o.calls as f64
-                        } else {
-                            0.0
-                        },
-                        breakdown: None,
-                    }));
+                    results.push(syscall_result(g, &o, stop, expected, warnings))
                 }
                 Output::PingPong(Err(e)) | Output::Syscall(Err(e)) | Output::Failed(e) => {
                     first_error.get_or_insert(e);
@@ -400,17 +455,129 @@ pub(crate) fn assemble(
             _ => {}
         }
     }
+    Ok((results, frame_details))
+}
 
+/// A ping-pong group's result from its driver's output `p`, with the busy time both CPUs
+/// should account for and a warning when the window ended first.
+fn pingpong_result(
+    g: &TaskGroup,
+    p: &PingPongOutput,
+    stop: &Stop,
+    expected: &mut ExpectedBusy,
+    warnings: &mut Warnings,
+) -> WorkloadResult {
+    let TaskGroup::PingPong {
+        method,
+        cpu_a,
+        cpu_b,
+        round_trips,
+    } = g
+    else {
+        unreachable!("ping-pong output from a ping-pong group")
+    };
+    expected.add(*cpu_a, p.elapsed_ns);
+    expected.add(*cpu_b, p.elapsed_ns);
+    if p.round_trips < *round_trips && !stop.is_set() {
+        warnings.push(
+            WarningTopic::Workload,
+            format!(
+                "{}: the window ended after {} of {round_trips} round trips",
+                g.label(),
+                p.round_trips
+            ),
+        );
+    }
+    let ns_per_round_trip = if p.round_trips > 0 {
+        p.elapsed_ns as f64 / p.round_trips as f64
+    } else {
+        0.0
+    };
+    WorkloadResult::PingPong(PingPongReport {
+        method: *method,
+        cpus: (*cpu_a, *cpu_b),
+        round_trips: p.round_trips,
+        ns_per_switch: ns_per_round_trip / 2.0,
+        ns_per_round_trip,
+    })
+}
+
+/// A syscall group's result from its driver's output `o`, with the busy time its CPU should
+/// account for and a warning when the window ended first.
+fn syscall_result(
+    g: &TaskGroup,
+    o: &SyscallOutput,
+    stop: &Stop,
+    expected: &mut ExpectedBusy,
+    warnings: &mut Warnings,
+) -> WorkloadResult {
+    let TaskGroup::Syscall { cpu, calls } = g else {
+        unreachable!("syscall output from a syscall group")
+    };
+    match cpu {
+        Some(c) => expected.add(*c, o.elapsed_ns),
+        None => expected.floating_ns += o.elapsed_ns,
+    }
+    if o.calls < *calls && !stop.is_set() {
+        warnings.push(
+            WarningTopic::Workload,
+            format!(
+                "{}: the window ended after {} of {calls} calls",
+                g.label(),
+                o.calls
+            ),
+        );
+    }
+    WorkloadResult::Syscall(SyscallReport {
+        syscall: "getpid".into(),
+        cpu: *cpu,
+        calls: o.calls,
+        ns_per_call: if o.calls > 0 {
+            o.elapsed_ns as f64 / o.calls as f64
+        } else {
+            0.0
+        },
+        breakdown: None,
+    })
+}
+
+/// How a run ended, for [`run_warnings`].
+struct RunEnd<'a> {
+    memory_locked: Option<bool>,
+    memory_note: Option<&'a str>,
+    skipped: &'a [String],
+    watchdog: Option<WatchdogOutcome>,
+    ended: WindowEnd,
+    short_window: Option<&'a str>,
+    interrupted: Option<&'a str>,
+    window_ns: u64,
+    t0: u64,
+}
+
+/// The warnings about the run as a whole: memory not locked, threads skipped, the watchdog's
+/// demotions, a window cut short or too short for rates, and (first) an interruption.
+fn run_warnings(end: RunEnd<'_>, config: &RunConfig, warnings: &mut Warnings) {
+    let RunEnd {
+        memory_locked,
+        memory_note,
+        skipped,
+        watchdog,
+        ended,
+        short_window,
+        interrupted,
+        window_ns,
+        t0,
+    } = end;
     if memory_locked == Some(false) {
         warnings.push(
             WarningTopic::Memory,
             format!(
                 "{}: frame workers may take page faults",
-                memory_note.as_deref().unwrap_or("mlockall not permitted")
+                memory_note.unwrap_or("mlockall not permitted")
             ),
         );
     }
-    for s in &skipped {
+    for s in skipped {
         warnings.push(WarningTopic::Workload, s.clone());
     }
     if let Some(w) = watchdog
@@ -426,23 +593,15 @@ pub(crate) fn assemble(
             ),
         );
     }
-    let interrupted = stop.reason().map(|r| r.name());
-    let short_window = short_window(
-        workload,
-        ended,
-        interrupted.as_deref(),
-        window_ns,
-        requested_ns,
-    );
     if ended == WindowEnd::CountsDone
-        && let Some(why) = &short_window
+        && let Some(why) = short_window
     {
         warnings.push(
             WarningTopic::CountsDone,
             format!(
                 "window {} of {} requested: {why}; the duration only caps counted groups",
                 seconds(window_ns),
-                seconds(requested_ns)
+                seconds(config.duration_ns())
             ),
         );
     }
@@ -457,7 +616,7 @@ pub(crate) fn assemble(
             ),
         );
     }
-    if let Some(why) = &interrupted {
+    if let Some(why) = interrupted {
         warnings.0.insert(
             0,
             Warning {
@@ -470,18 +629,29 @@ pub(crate) fn assemble(
             },
         );
     }
+}
 
+/// Per-CPU reports between the two snapshots, the contamination check, and the package's
+/// energy, with their warnings.
+fn cpu_figures(
+    start: &Snapshot,
+    end: &Snapshot,
+    usable: &[u32],
+    expected: &ExpectedBusy,
+    window_ns: u64,
+    warnings: &mut Warnings,
+) -> (Vec<CpuReport>, Option<EnergyReport>) {
     let nohz_full: Vec<u32> = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
         .ok()
         .and_then(|t| ticklab_cmdline::parse_cpulist(t.trim(), 1 << 16).ok())
         .map(|s| s.iter().collect())
         .unwrap_or_default();
-    let cpus = sample::cpu_reports(&start, &end, usable, &nohz_full);
+    let cpus = sample::cpu_reports(start, end, usable, &nohz_full);
     let ns_per_tick = sample::ns_per_user_tick();
     match (&start.stat, &end.stat) {
         (Some(s), Some(e)) => {
             let times = sample::cpu_times(s, e, ns_per_tick);
-            for w in sample::contamination_warnings(&times, &expected, window_ns, ns_per_tick) {
+            for w in sample::contamination_warnings(&times, expected, window_ns, ns_per_tick) {
                 warnings.push(WarningTopic::Contamination, w);
             }
         }
@@ -526,8 +696,11 @@ pub(crate) fn assemble(
             None
         }
     };
+    (cpus, energy)
+}
 
-    let (hostname, kernel) = os::uname();
+/// The kernel's part of `/proc/cmdline` and HZ from the two snapshots, with their warnings.
+fn kernel_facts(start: &Snapshot, end: &Snapshot, warnings: &mut Warnings) -> (String, u32) {
     // The report's command line is the kernel's: what follows a bare `--` goes to init and
     // is not a kernel parameter (docs/kernel-behaviour.md §4.9).
     let cmdline = std::fs::read_to_string("/proc/cmdline")
@@ -543,7 +716,7 @@ pub(crate) fn assemble(
             false
         }
     };
-    let hz = sample::hz_between(&start, &end, skew_tick);
+    let hz = sample::hz_between(start, end, skew_tick);
     if hz.hz.is_none() {
         warnings.push(
             WarningTopic::Hz,
@@ -551,45 +724,7 @@ pub(crate) fn assemble(
         );
     }
     let hz = hz.hz.unwrap_or(0);
-    let run = HostRun {
-        report: Report {
-            schema_version: REPORT_SCHEMA_VERSION,
-            source: Source::Host {
-                hostname: hostname.clone(),
-                kernel,
-            },
-            label: workload.label(),
-            machine: hostname,
-            cmdline,
-            hz,
-            duration_ns: window_ns,
-            cpus,
-            energy,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
-            workloads: results,
-            noise: None,
-            warnings: warnings.texts(),
-        },
-        host_run: RunDetails {
-            interrupted,
-            requested_duration_ns: requested_ns,
-            short_window,
-            memory_locked,
-            pingpong_mode: config.pingpong_mode.name().into(),
-            frame_groups: frame_details,
-            watchdog: watchdog.map(|w| WatchdogDetails {
-                fifo_priority: w.priority,
-                demoted: w.demoted,
-            }),
-            cpu_dma_latency_us,
-        },
-    };
-    debug_assert_eq!(run.report.warnings.len(), warnings.0.len());
-    Ok((run, warnings.0))
+    (cmdline, hz)
 }
 
 /// `12.345 ms` below a second, `1.234 s` from one on.

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::workload::{TaskGroup, Workload};
 
+use super::error::{HarnessError, os_error};
 use super::frames::{self, FramePlan};
 use super::gate::Gate;
 use super::hogs;
@@ -36,7 +37,6 @@ use super::sample::Snapshot;
 use super::stop::Stop;
 use super::syscall;
 use super::watchdog::Watchdog;
-use super::{HarnessError, os_error};
 
 /// How often the coordinator thread wakes while timed workloads (hogs, frames) run: it only
 /// watches for the end of the window and for a stop request (a signal also interrupts its
@@ -58,6 +58,11 @@ pub fn run_workload(
 }
 
 /// [`run_workload`], also returning the report's warnings with their topics.
+///
+/// Long (about 200 lines) on purpose: the coordinator's one `std::thread::scope`, in which the
+/// watchdog and every worker are spawned, the gate opened, the window waited for and the
+/// threads joined, all borrowing the scope; each group's jobs ([`group_jobs`]), the joins
+/// ([`join_all`]) and the report ([`assemble`]) are their own functions.
 pub(crate) fn run_with_warnings(
     workload: &Workload,
     config: &RunConfig,
@@ -65,7 +70,6 @@ pub(crate) fn run_with_warnings(
 ) -> Result<(HostRun, Vec<Warning>), HarnessError> {
     let usable = validate(workload, config)?;
     let duration_ns = config.duration_ns();
-    let flier_ns = (config.flier_threshold_us * 1e3).round() as i64;
     let hog_cpus = hog_placement(workload, &usable);
 
     let has_frames = workload
@@ -101,7 +105,7 @@ pub(crate) fn run_with_warnings(
         .transpose()?;
     let memory_lock = (has_frames && config.lock_memory).then(os::lock_memory);
     let memory_locked = memory_lock.as_ref().map(Result::is_ok);
-    let memory_note = memory_lock.and_then(Result::err);
+    let memory_note = memory_lock.and_then(Result::err).map(|e| e.to_string());
 
     let gate = Gate::default();
     let dog = Watchdog::default();
@@ -138,93 +142,20 @@ pub(crate) fn run_with_warnings(
             None
         };
         let mut skipped: Vec<String> = Vec::new();
+        let shared = Shared {
+            gate,
+            stop,
+            window_over,
+            abort,
+            counted_left,
+            dog,
+        };
         // handles[i] = the threads of group i, with their CPU.
-        type Job<'a> = Box<dyn FnOnce() -> Output + Send + 'a>;
         let mut handles: Vec<Vec<(u32, std::thread::ScopedJoinHandle<'_, Output>)>> = Vec::new();
         let mut spawned = 0usize;
         let mut spawn_error = None;
         for (g, hog_list) in workload.groups.iter().zip(&hog_cpus) {
-            let mut jobs: Vec<(u32, String, Job<'_>)> = Vec::new();
-            match g {
-                TaskGroup::Hogs { .. } => {
-                    for &cpu in hog_list {
-                        jobs.push((
-                            cpu,
-                            format!("ticklab-hog-cpu{cpu}"),
-                            Box::new(move || match hogs::hog(cpu, gate, stop, window_over) {
-                                Ok(_) => Output::Hog,
-                                Err(e) => Output::Failed(e),
-                            }),
-                        ));
-                    }
-                }
-                TaskGroup::Frames {
-                    name,
-                    frequency_hz,
-                    loop_units,
-                    cpus,
-                } => {
-                    // The frames that start inside the window: at least frame 0, since
-                    // validate refused a zero window.
-                    let frames = FrameClock::new(*frequency_hz).frames_in(duration_ns);
-                    debug_assert!(frames >= 1, "a validated window holds frame 0");
-                    let plan = FramePlan {
-                        frequency_hz: *frequency_hz,
-                        loop_units: *loop_units,
-                        frames,
-                        window_ns: duration_ns,
-                        flier_threshold_ns: flier_ns,
-                        fifo_priority: config.fifo_priority,
-                        histogram_us: config.histogram_us,
-                    };
-                    for cpu in cpus.iter() {
-                        jobs.push((
-                            cpu,
-                            format!("ticklab-frames-{name}-cpu{cpu}"),
-                            Box::new(move || {
-                                Output::Frame(Box::new(frames::worker(
-                                    cpu, plan, gate, stop, abort, dog,
-                                )))
-                            }),
-                        ));
-                    }
-                }
-                TaskGroup::PingPong {
-                    method,
-                    cpu_a,
-                    cpu_b,
-                    round_trips,
-                } => {
-                    let plan = PingPongPlan {
-                        method: *method,
-                        cpu_a: *cpu_a,
-                        cpu_b: *cpu_b,
-                        round_trips: *round_trips,
-                        mode: config.pingpong_mode,
-                    };
-                    jobs.push((
-                        *cpu_a,
-                        format!("ticklab-ping-cpu{cpu_a}"),
-                        Box::new(move || {
-                            let r = pingpong::driver(plan, gate, stop, window_over);
-                            counted_left.fetch_sub(1, Ordering::AcqRel);
-                            Output::PingPong(r)
-                        }),
-                    ));
-                }
-                TaskGroup::Syscall { cpu, calls } => {
-                    let (cpu, calls) = (*cpu, *calls);
-                    jobs.push((
-                        cpu.unwrap_or(u32::MAX),
-                        "ticklab-syscall".into(),
-                        Box::new(move || {
-                            let r = syscall::driver(cpu, calls, gate, stop, window_over);
-                            counted_left.fetch_sub(1, Ordering::AcqRel);
-                            Output::Syscall(r)
-                        }),
-                    ));
-                }
-            }
+            let jobs = group_jobs(g, hog_list, config, &shared);
             // Hogs and frame workers are one thread per CPU: a run may go on without some
             // of them when the system is out of threads (EAGAIN: RLIMIT_NPROC, memory), with
             // a warning; a counted group is one thread and cannot.
@@ -281,20 +212,7 @@ pub(crate) fn run_with_warnings(
                 .wait_until(seen, (now + poll_ns).min(end_at));
         };
         window_over.request();
-        let outputs: Vec<Vec<(u32, Output)>> = handles
-            .into_iter()
-            .map(|group| {
-                group
-                    .into_iter()
-                    .map(|(cpu, h)| {
-                        let out = h.join().unwrap_or_else(|_| {
-                            Output::Failed(HarnessError::Panicked(format!("thread for CPU {cpu}")))
-                        });
-                        (cpu, out)
-                    })
-                    .collect()
-            })
-            .collect();
+        let outputs = join_all(handles);
         let end = Snapshot::take();
         dog.finish();
         let watchdog = watchdog.map(|h| h.join().unwrap_or_default());
@@ -340,4 +258,137 @@ pub(crate) fn run_with_warnings(
             stop,
         },
     )
+}
+
+/// A job of the run: one thread's work, returning its output.
+type Job<'a> = Box<dyn FnOnce() -> Output + Send + 'a>;
+
+/// What every thread of a run shares with the coordinator.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    gate: &'a Gate,
+    stop: &'a Stop,
+    window_over: &'a Stop,
+    abort: &'a Stop,
+    counted_left: &'a AtomicU64,
+    dog: &'a Watchdog,
+}
+
+/// The threads of group `g` (its hogs on `hog_list`), each with its CPU and thread name.
+fn group_jobs<'a>(
+    g: &'a TaskGroup,
+    hog_list: &'a [u32],
+    config: &'a RunConfig,
+    shared: &Shared<'a>,
+) -> Vec<(u32, String, Job<'a>)> {
+    let Shared {
+        gate,
+        stop,
+        window_over,
+        abort,
+        counted_left,
+        dog,
+    } = *shared;
+    let duration_ns = config.duration_ns();
+    let flier_ns = (config.flier_threshold_us * 1e3).round() as i64;
+    let mut jobs: Vec<(u32, String, Job<'a>)> = Vec::new();
+    match g {
+        TaskGroup::Hogs { .. } => {
+            for &cpu in hog_list {
+                jobs.push((
+                    cpu,
+                    format!("ticklab-hog-cpu{cpu}"),
+                    Box::new(move || match hogs::hog(cpu, gate, stop, window_over) {
+                        Ok(_) => Output::Hog,
+                        Err(e) => Output::Failed(e),
+                    }),
+                ));
+            }
+        }
+        TaskGroup::Frames {
+            name,
+            frequency_hz,
+            loop_units,
+            cpus,
+        } => {
+            // The frames that start inside the window: at least frame 0, since
+            // validate refused a zero window.
+            let frames = FrameClock::new(*frequency_hz).frames_in(duration_ns);
+            debug_assert!(frames >= 1, "a validated window holds frame 0");
+            let plan = FramePlan {
+                frequency_hz: *frequency_hz,
+                loop_units: *loop_units,
+                frames,
+                window_ns: duration_ns,
+                flier_threshold_ns: flier_ns,
+                fifo_priority: config.fifo_priority,
+                histogram_us: config.histogram_us,
+            };
+            for cpu in cpus.iter() {
+                jobs.push((
+                    cpu,
+                    format!("ticklab-frames-{name}-cpu{cpu}"),
+                    Box::new(move || {
+                        Output::Frame(Box::new(frames::worker(cpu, plan, gate, stop, abort, dog)))
+                    }),
+                ));
+            }
+        }
+        TaskGroup::PingPong {
+            method,
+            cpu_a,
+            cpu_b,
+            round_trips,
+        } => {
+            let plan = PingPongPlan {
+                method: *method,
+                cpu_a: *cpu_a,
+                cpu_b: *cpu_b,
+                round_trips: *round_trips,
+                mode: config.pingpong_mode,
+            };
+            jobs.push((
+                *cpu_a,
+                format!("ticklab-ping-cpu{cpu_a}"),
+                Box::new(move || {
+                    let r = pingpong::driver(plan, gate, stop, window_over);
+                    counted_left.fetch_sub(1, Ordering::AcqRel);
+                    Output::PingPong(r)
+                }),
+            ));
+        }
+        TaskGroup::Syscall { cpu, calls } => {
+            let (cpu, calls) = (*cpu, *calls);
+            jobs.push((
+                cpu.unwrap_or(u32::MAX),
+                "ticklab-syscall".into(),
+                Box::new(move || {
+                    let r = syscall::driver(cpu, calls, gate, stop, window_over);
+                    counted_left.fetch_sub(1, Ordering::AcqRel);
+                    Output::Syscall(r)
+                }),
+            ));
+        }
+    }
+    jobs
+}
+
+/// Every thread's output, group by group; a thread that panicked is a failed output.
+fn join_all(
+    handles: Vec<Vec<(u32, std::thread::ScopedJoinHandle<'_, Output>)>>,
+) -> Vec<Vec<(u32, Output)>> {
+    handles
+        .into_iter()
+        .map(|group| {
+            group
+                .into_iter()
+                .map(|(cpu, h)| {
+                    let out = h.join().unwrap_or_else(|_| {
+                        Output::Failed(HarnessError::Panicked(format!("thread for CPU {cpu}")))
+                    });
+                    (cpu, out)
+                })
+                .collect()
+        })
+        .collect()
 }

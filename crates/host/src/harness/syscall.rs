@@ -4,10 +4,10 @@
 //! The call goes through `libc::syscall`, so no libc caching or vDSO shortcut can stand in for
 //! the user → kernel → user round trip being measured.
 
+use super::error::{HarnessError, os_error};
 use super::gate::Gate;
 use super::os::{now_ns, pin_to};
 use super::stop::Stop;
-use super::{HarnessError, os_error};
 
 /// Calls between two looks at the stop flags.
 const CHUNK: u64 = 1 << 16;

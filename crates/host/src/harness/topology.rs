@@ -23,6 +23,22 @@ pub(crate) struct CpuPlace {
     pub siblings: CpuSet,
 }
 
+/// Why the topology of a CPU could not be read: the file, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TopologyError {
+    /// The file is missing or unreadable.
+    #[error("{0}: unreadable")]
+    Unreadable(String),
+    /// The file's text is not what it should hold.
+    #[error("{file}: {why}")]
+    Malformed {
+        /// The file.
+        file: String,
+        /// What is wrong (`"x" is not a package number`).
+        why: String,
+    },
+}
+
 /// The places of a set of CPUs, in CPU order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CpuTopology {
@@ -35,7 +51,7 @@ impl CpuTopology {
     pub(crate) fn read(
         root: &HostRoot,
         cpus: impl IntoIterator<Item = u32>,
-    ) -> Result<CpuTopology, String> {
+    ) -> Result<CpuTopology, TopologyError> {
         let mut places = Vec::new();
         for cpu in cpus {
             let file = |name: &str| format!("/sys/devices/system/cpu/cpu{cpu}/topology/{name}");
@@ -43,18 +59,18 @@ impl CpuTopology {
                 root.read_line(&file(name))
                     .ok()
                     .cloned()
-                    .ok_or_else(|| format!("{}: unreadable", file(name)))
+                    .ok_or_else(|| TopologyError::Unreadable(file(name)))
             };
             let text = read("physical_package_id")?;
-            let package = text.parse::<u32>().map_err(|_| {
-                format!(
-                    "{}: {text:?} is not a package number",
-                    file("physical_package_id")
-                )
+            let package = text.parse::<u32>().map_err(|_| TopologyError::Malformed {
+                file: file("physical_package_id"),
+                why: format!("{text:?} is not a package number"),
             })?;
             let text = read("thread_siblings_list")?;
-            let siblings = parse_sysfs_cpulist(&text)
-                .map_err(|e| format!("{}: {text:?}: {e}", file("thread_siblings_list")))?;
+            let siblings = parse_sysfs_cpulist(&text).map_err(|e| TopologyError::Malformed {
+                file: file("thread_siblings_list"),
+                why: format!("{text:?}: {e}"),
+            })?;
             places.push(CpuPlace {
                 cpu,
                 package,
@@ -161,7 +177,9 @@ mod tests {
 
     #[test]
     fn missing_or_bad_files_are_named() {
-        let err = CpuTopology::read(&fixture("x86-kvm-6.18"), [0, 7]).unwrap_err();
+        let err = CpuTopology::read(&fixture("x86-kvm-6.18"), [0, 7])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "/sys/devices/system/cpu/cpu7/topology/physical_package_id: unreadable"
@@ -170,11 +188,15 @@ mod tests {
         let topo = dir.join("sys/devices/system/cpu/cpu0/topology");
         std::fs::create_dir_all(&topo).unwrap();
         std::fs::write(topo.join("physical_package_id"), "x\n").unwrap();
-        let err = CpuTopology::read(&HostRoot::at(&dir), [0]).unwrap_err();
+        let err = CpuTopology::read(&HostRoot::at(&dir), [0])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"x\" is not a package number"), "{err}");
         std::fs::write(topo.join("physical_package_id"), "0\n").unwrap();
         std::fs::write(topo.join("thread_siblings_list"), "0-\n").unwrap();
-        let err = CpuTopology::read(&HostRoot::at(&dir), [0]).unwrap_err();
+        let err = CpuTopology::read(&HostRoot::at(&dir), [0])
+            .unwrap_err()
+            .to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(err.contains("thread_siblings_list: \"0-\""), "{err}");
     }

@@ -9,6 +9,7 @@
 //! the snapshots is taken as one wrap-around.
 
 use super::HostRoot;
+use crate::procfs::interrupts::InterruptsError;
 use crate::procfs::{Interrupts, IrqKind, parse_interrupts};
 use serde::Serialize;
 use std::fmt;
@@ -33,14 +34,25 @@ pub struct IrqSnapshot {
     pub at: Instant,
 }
 
+/// Why `/proc/interrupts` gave no snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IrqsError {
+    /// The file could not be read (the probe's reason: absent, not Linux, no permission).
+    #[error("{0}")]
+    Unreadable(String),
+    /// The text does not parse.
+    #[error("{0}")]
+    Parse(#[from] InterruptsError),
+}
+
 /// Reads and parses `/proc/interrupts` once.
-pub fn snapshot(root: &HostRoot) -> Result<IrqSnapshot, String> {
+pub fn snapshot(root: &HostRoot) -> Result<IrqSnapshot, IrqsError> {
     let text = match root.read("/proc/interrupts") {
         super::Probe::Ok(t) => t,
-        super::Probe::NotAvailable(why) => return Err(why),
+        super::Probe::NotAvailable(why) => return Err(IrqsError::Unreadable(why)),
     };
     let at = Instant::now();
-    let interrupts = parse_interrupts(&text).map_err(|e| e.to_string())?;
+    let interrupts = parse_interrupts(&text)?;
     Ok(IrqSnapshot {
         text,
         interrupts,
@@ -52,7 +64,7 @@ pub fn snapshot(root: &HostRoot) -> Result<IrqSnapshot, String> {
 pub fn sample_window(
     root: &HostRoot,
     window: Duration,
-) -> Result<(IrqSnapshot, IrqSnapshot), String> {
+) -> Result<(IrqSnapshot, IrqSnapshot), IrqsError> {
     let before = snapshot(root)?;
     std::thread::sleep(window);
     let after = snapshot(root)?;

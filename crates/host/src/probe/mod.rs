@@ -16,7 +16,7 @@ pub mod hz;
 pub mod inspect;
 pub mod irqs;
 pub mod irqs_metrics;
-pub(crate) mod tracefs;
+pub mod tracefs;
 pub mod why;
 
 use serde::Serialize;
@@ -71,6 +71,15 @@ impl<T> Probe<T> {
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether `/proc/cpuinfo` under `proc_root` shows the `hypervisor` CPU flag (a guest).
+pub fn is_vm_guest(proc_root: &Path) -> bool {
+    std::fs::read_to_string(proc_root.join("cpuinfo")).is_ok_and(|s| {
+        s.lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+    })
 }
 
 /// Where the host's `/proc` and `/sys` are: `/` for the live host, a fixture directory in

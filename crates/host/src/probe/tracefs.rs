@@ -1,6 +1,6 @@
 //! A private tracefs instance for the duration of one observation.
 //!
-//! [`TraceSession::start`] finds tracefs (mounting it at `/sys/kernel/tracing` when it is not
+//! `TraceSession::start` finds tracefs (mounting it at `/sys/kernel/tracing` when it is not
 //! mounted anywhere and we are root), creates `instances/ticklab-<pid>-<start>` (the owner's
 //! pid and its start time in clock ticks since boot, field 22 of `/proc/<pid>/stat`) so the
 //! global buffer and other users' instances are untouched, selects the `mono` trace clock (timestamps then
@@ -8,16 +8,16 @@
 //! exist, and starts recording. Dropping the session — normally, on an error path, or after
 //! Ctrl-C was turned into an early stop — disables the events and removes the instance. If
 //! this session mounted tracefs it unmounts it again, but only when no other live ticklab
-//! process has an instance there ([`unmount_decision`]): a second `host why` that started
+//! process has an instance there (`unmount_decision`): a second `host why` that started
 //! meanwhile found tracefs mounted, did not mount it, and must not lose it under its feet.
 //! The unmount is lazy (`MNT_DETACH`), so files another process already holds open stay
 //! readable until it closes them.
 //!
 //! A process killed with SIGKILL runs no Drop: its instance stays, recording. Every start
-//! first removes such *stale* instances ([`remove_stale_instances`]): a `ticklab-*` instance
+//! first removes such *stale* instances (`remove_stale_instances`): a `ticklab-*` instance
 //! whose owner is dead — no process with that pid, or one with another start time (the pid was
 //! reused). Instances of live ticklab processes, and names that record no owner, are left
-//! alone ([`is_stale`]).
+//! alone (`is_stale`).
 
 use std::ffi::CString;
 use std::fs;
@@ -25,6 +25,40 @@ use std::path::{Path, PathBuf};
 
 /// Where tracefs is normally mounted.
 pub(crate) const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// Why a trace session could not start, stop or be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Tracing needs root.
+    #[error("tracing needs root")]
+    NotRoot,
+    /// tracefs is mounted nowhere and its usual mount point is missing.
+    #[error("tracefs is not mounted and {TRACEFS} does not exist")]
+    NoMountPoint,
+    /// A path holds a NUL byte.
+    #[error("{0}")]
+    Path(#[from] std::ffi::NulError),
+    /// Mounting tracefs failed.
+    #[error("mount tracefs at {}: {error}", at.display())]
+    Mount {
+        /// The mount point.
+        at: PathBuf,
+        /// The error of `mount(2)` (part of the message, not a separate cause).
+        error: std::io::Error,
+    },
+    /// A tracefs file could not be written, created or read (`what` names the operation
+    /// and the path).
+    #[error("{what}: {error}")]
+    Io {
+        /// `write "1" to …/enable`, `create trace instance …`, `read …/trace`.
+        what: String,
+        /// The I/O error (part of the message, not a separate cause).
+        error: std::io::Error,
+    },
+    /// None of the events asked for exists in this kernel.
+    #[error("none of the events exist: {}", .0.join(", "))]
+    NoEvents(Vec<String>),
+}
 
 /// A live tracing instance.
 #[derive(Debug)]
@@ -56,8 +90,8 @@ fn find_tracefs() -> Option<PathBuf> {
     debugfs.filter(|p| p.join("instances").is_dir())
 }
 
-fn mount_tracefs(at: &Path) -> Result<(), String> {
-    let target = CString::new(at.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+fn mount_tracefs(at: &Path) -> Result<(), TraceError> {
+    let target = CString::new(at.as_os_str().as_encoded_bytes())?;
     let fstype = CString::new("tracefs").expect("no NUL");
     let source = CString::new("nodev").expect("no NUL");
     // SAFETY: all pointers are valid NUL-terminated strings for the duration of the call;
@@ -74,11 +108,10 @@ fn mount_tracefs(at: &Path) -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "mount tracefs at {}: {}",
-            at.display(),
-            std::io::Error::last_os_error()
-        ))
+        Err(TraceError::Mount {
+            at: at.to_path_buf(),
+            error: std::io::Error::last_os_error(),
+        })
     }
 }
 
@@ -137,8 +170,11 @@ fn instance_names(tracefs: &Path) -> Option<Vec<String>> {
     )
 }
 
-fn write(path: &Path, value: &str) -> Result<(), String> {
-    fs::write(path, value).map_err(|e| format!("write {value:?} to {}: {e}", path.display()))
+fn write(path: &Path, value: &str) -> Result<(), TraceError> {
+    fs::write(path, value).map_err(|error| TraceError::Io {
+        what: format!("write {value:?} to {}", path.display()),
+        error,
+    })
 }
 
 /// The hex `tracing_cpumask` value for a set of CPUs (comma-separated 32-bit words, most
@@ -203,7 +239,7 @@ fn own_instance_name() -> String {
 
 /// Stops and removes every stale `ticklab-*` instance under `tracefs` ([`is_stale`]); returns
 /// the names removed, and the ones that could not be, with the error.
-pub(crate) fn remove_stale_instances(tracefs: &Path) -> Vec<Result<String, String>> {
+pub(crate) fn remove_stale_instances(tracefs: &Path) -> Vec<Result<String, TraceError>> {
     let Ok(dir) = fs::read_dir(tracefs.join("instances")) else {
         return Vec::new();
     };
@@ -219,7 +255,10 @@ pub(crate) fn remove_stale_instances(tracefs: &Path) -> Vec<Result<String, Strin
         done.push(
             fs::remove_dir(&path)
                 .map(|()| name.clone())
-                .map_err(|e| format!("{}: {e}", path.display())),
+                .map_err(|error| TraceError::Io {
+                    what: path.display().to_string(),
+                    error,
+                }),
         );
     }
     done
@@ -255,7 +294,7 @@ impl TraceSession {
         events: &[&str],
         buffer_kb: u32,
         cpus: Option<&[u32]>,
-    ) -> Result<TraceSession, String> {
+    ) -> Result<TraceSession, TraceError> {
         Self::start_with_clock(events, buffer_kb, cpus, &["mono"])
     }
 
@@ -267,18 +306,16 @@ impl TraceSession {
         buffer_kb: u32,
         cpus: Option<&[u32]>,
         clocks: &[&str],
-    ) -> Result<TraceSession, String> {
+    ) -> Result<TraceSession, TraceError> {
         if !super::is_root() {
-            return Err("tracing needs root".into());
+            return Err(TraceError::NotRoot);
         }
         let (tracefs, mounted_by_us) = match find_tracefs() {
             Some(p) => (p, false),
             None => {
                 let at = PathBuf::from(TRACEFS);
                 if !at.is_dir() {
-                    return Err(format!(
-                        "tracefs is not mounted and {TRACEFS} does not exist"
-                    ));
+                    return Err(TraceError::NoMountPoint);
                 }
                 mount_tracefs(&at)?;
                 (at, true)
@@ -295,8 +332,10 @@ impl TraceSession {
             clock: String::new(),
         };
         // From here on Drop cleans up whatever was set up.
-        fs::create_dir(&instance)
-            .map_err(|e| format!("create trace instance {}: {e}", instance.display()))?;
+        fs::create_dir(&instance).map_err(|error| TraceError::Io {
+            what: format!("create trace instance {}", instance.display()),
+            error,
+        })?;
         session.instance = instance;
         let inst = session.instance.clone();
         write(&inst.join("tracing_on"), "0")?;
@@ -328,21 +367,26 @@ impl TraceSession {
             }
         }
         if session.enabled.is_empty() {
-            return Err(format!("none of the events exist: {}", events.join(", ")));
+            return Err(TraceError::NoEvents(
+                events.iter().map(|e| e.to_string()).collect(),
+            ));
         }
         write(&inst.join("tracing_on"), "1")?;
         Ok(session)
     }
 
     /// Stops recording (the buffer stays readable).
-    pub(crate) fn stop(&self) -> Result<(), String> {
+    pub(crate) fn stop(&self) -> Result<(), TraceError> {
         write(&self.instance.join("tracing_on"), "0")
     }
 
     /// The text of the instance's `trace` file.
-    pub(crate) fn read_trace(&self) -> Result<String, String> {
+    pub(crate) fn read_trace(&self) -> Result<String, TraceError> {
         let p = self.instance.join("trace");
-        fs::read_to_string(&p).map_err(|e| format!("read {}: {e}", p.display()))
+        fs::read_to_string(&p).map_err(|error| TraceError::Io {
+            what: format!("read {}", p.display()),
+            error,
+        })
     }
 
     /// Events lost to ring-buffer overruns, summed over CPUs (`per_cpu/cpuN/stats`).

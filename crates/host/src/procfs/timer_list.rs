@@ -311,6 +311,10 @@ const BASE_FIELDS: [&str; 5] = ["base", "index", "resolution", "get_time", "offs
 /// Parses the text of `/proc/timer_list` (any of v0.8, v0.9, v0.10).
 ///
 /// Fails only when the text has neither a version header nor a CPU section.
+///
+/// Long (about 160 lines) on purpose: one pass of a line-oriented state machine (the current
+/// section, the device block being filled) in which each line's meaning depends on the lines
+/// before it; the field parsers it calls are already their own functions.
 pub fn parse_timer_list(text: &str) -> Result<TimerList, TimerListError> {
     let mut tl = TimerList::default();
     let mut section = Section::Header;

@@ -10,7 +10,7 @@ use ticklab_cmdline::{
 };
 use ticklab_cmdline::{parse_cpulist, parse_sysfs_cpulist};
 
-use super::{
+use super::view::{
     BuildView, ClocksourceView, CmdlineView, CpuLists, CpuTick, CpusetView, EffectiveTick,
     InspectOptions, Inspection, KernelInfo, PlacementView, TickState,
 };

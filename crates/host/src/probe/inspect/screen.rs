@@ -105,7 +105,23 @@ impl Inspection {
 }
 
 impl fmt::Display for Inspection {
+    /// One line per fact, in sections (the methods below), each `not available: why` when
+    /// its probe has no value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_head(f)?;
+        self.fmt_hz(f)?;
+        self.fmt_tick(f)?;
+        self.fmt_cmdline(f)?;
+        self.fmt_placement(f)?;
+        self.fmt_cpuidle(f)?;
+        self.fmt_devices(f)?;
+        Ok(())
+    }
+}
+
+impl Inspection {
+    /// The summary line, the kernel and the CPUs.
+    fn fmt_head(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{:<14} {}", "summary", self.summary())?;
         match &self.kernel {
             Probe::Ok(k) => writeln!(
@@ -127,6 +143,11 @@ impl fmt::Display for Inspection {
             )?,
             Probe::NotAvailable(w) => na(f, "cpus", w)?,
         }
+        Ok(())
+    }
+
+    /// HZ and its evidence.
+    fn fmt_hz(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // HZ and its evidence.
         match self.hz.hz {
             Some(hz) => writeln!(f, "{:<14} {hz}  ({})", "HZ", self.hz.basis)?,
@@ -163,6 +184,11 @@ impl fmt::Display for Inspection {
             Ok(c) => writeln!(f, "{:<14} build config: CONFIG_HZ={c}", "")?,
             Err(w) => writeln!(f, "{:<14} {w}", "")?,
         }
+        Ok(())
+    }
+
+    /// The build options and each CPU's tick.
+    fn fmt_tick(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.build {
             Probe::Ok(b) => writeln!(
                 f,
@@ -220,6 +246,11 @@ impl fmt::Display for Inspection {
             }
             Probe::NotAvailable(w) => na(f, "tick", w)?,
         }
+        Ok(())
+    }
+
+    /// The boot line and what it means for the tick.
+    fn fmt_cmdline(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.cmdline {
             Probe::Ok(c) => {
                 let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
@@ -272,6 +303,11 @@ impl fmt::Display for Inspection {
             }
             Probe::NotAvailable(w) => na(f, "cmdline", w)?,
         }
+        Ok(())
+    }
+
+    /// The nohz_full and isolated lists and where workloads may be placed.
+    fn fmt_placement(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (label, p) in [
             ("nohz_full", &self.nohz_full_sysfs),
             ("isolated", &self.isolated_sysfs),
@@ -322,6 +358,11 @@ impl fmt::Display for Inspection {
             }
             Probe::NotAvailable(w) => na(f, "placement", w)?,
         }
+        Ok(())
+    }
+
+    /// cpuidle: driver, governor and the idle states.
+    fn fmt_cpuidle(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.cpuidle {
             Probe::Ok(ci) => {
                 writeln!(
@@ -374,6 +415,11 @@ impl fmt::Display for Inspection {
             }
             Probe::NotAvailable(w) => na(f, "cpuidle", w)?,
         }
+        Ok(())
+    }
+
+    /// cpuidle and haltpoll parameters, clock source and events, RAPL, and the notes.
+    fn fmt_devices(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kv = |m: &BTreeMap<String, String>| {
             m.iter()
                 .map(|(k, v)| format!("{k}={v}"))

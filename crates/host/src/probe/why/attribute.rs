@@ -8,7 +8,7 @@ use crate::probe::hz;
 use crate::procfs::is_tick_timer_callback;
 use crate::procfs::trace::{TraceEvent, TraceText};
 
-use super::{CpuWhy, NO_HRTIMER};
+use super::report::{CpuWhy, NO_HRTIMER};
 
 pub(super) fn sorted(map: BTreeMap<String, u64>) -> Vec<(String, u64)> {
     let mut v: Vec<_> = map.into_iter().collect();
@@ -20,6 +20,10 @@ pub(super) fn sorted(map: BTreeMap<String, u64>) -> Vec<(String, u64)> {
 ///
 /// `initially_stopped` gives each CPU's tick state at `start_ns`; `nohz_full` CPUs keep a
 /// stopped tick across idle exit. Only CPUs in `cpus` are reported.
+///
+/// Long (about 120 lines) on purpose: one ordered walk of each CPU's events with a state
+/// machine (inside a timer interrupt or not, tick stopped or running) whose states the counts
+/// are taken in; a split would pass that state to every piece.
 pub fn attribute(
     trace: &TraceText,
     start_ns: u64,

@@ -96,6 +96,10 @@ fn task_name(comm: &str, pid: u32) -> &str {
 /// clock) on `cpus` into one process (`pid`, named `label`) of a timeline, keeping `window`
 /// (relative to `start_ns`) and at most about `limit_bytes`. `state_names` are the cpuidle
 /// states' names by index.
+///
+/// Long (about 180 lines) on purpose: one ordered pass over the trace that keeps every CPU's
+/// open slices (interrupt, callback, idle state, running task) in local state and closes them
+/// as events arrive; split at the event kinds, each piece would take the whole state.
 pub fn timeline(
     text: &str,
     (start_ns, end_ns): (u64, u64),

@@ -12,7 +12,7 @@ use crate::procfs::trace::{TraceEvent, parse_trace};
 use crate::procfs::{IrqKind, TimerList, parse_timer_list};
 
 use super::attribute::{attribute, sorted, tick_period_from_trace};
-use super::{CpuWhy, EVENTS, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport};
+use super::report::{CpuWhy, EVENTS, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport};
 
 fn read_timer_list(root: &HostRoot) -> Result<TimerList, String> {
     match root.read("/proc/timer_list") {
@@ -73,6 +73,10 @@ fn nohz_full_cpus(root: &HostRoot) -> Vec<u32> {
 }
 
 /// Observes the live host for `opts.window`.
+///
+/// Long (about 160 lines) on purpose: the trace session, the two `/proc/interrupts` snapshots
+/// and the wait form one bracket around the window (the session's Drop removes the instance on
+/// every early return), and the sampling fallback is already its own function.
 pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
     let root = HostRoot::live();
     let first = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
@@ -104,7 +108,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 if opts.timeline.is_some() {
                     events.extend(super::chrome_trace::TIMELINE_EVENTS);
                 }
-                TraceSession::start(&events, 4096, opts.cpus.as_deref())
+                TraceSession::start(&events, 4096, opts.cpus.as_deref()).map_err(|e| e.to_string())
             }
             Err(why) => Err(format!("tracing skipped: {why}")),
         }
@@ -118,8 +122,8 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
             let interrupted = wait(opts.window, stop, || {});
             let after = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
             let end_ns = monotonic_ns();
-            session.stop().map_err(WhyError::Trace)?;
-            let text = session.read_trace().map_err(WhyError::Trace)?;
+            session.stop()?;
+            let text = session.read_trace()?;
             if let Some(path) = &opts.save_trace {
                 std::fs::write(path, &text).map_err(|source| WhyError::SaveTrace {
                     path: path.clone(),

@@ -1,0 +1,112 @@
+//! What every stage of a calibration shares: the phases' workload specs and shares of the
+//! budget, the simulated windows, the thresholds, the harness coordinator's background
+//! source, and the [`Simulator`] seam. A leaf: it depends on nothing else in `calibrate`
+//! but [`super::error`].
+
+use std::time::Duration;
+
+use ticklab_schema::report::Report;
+use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
+
+use super::error::CalibrateError;
+use crate::harness::HostRun;
+
+/// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not
+/// depend on the twin).
+pub type Simulator<'a> = &'a dyn Fn(&Scenario) -> Result<Report, String>;
+
+/// The signature of the measurement's phase runner: workload spec, duration, phase name,
+/// warnings → the harness run.
+pub(crate) type RunPhase<'a> =
+    &'a dyn Fn(String, Duration, &str, &mut Vec<String>) -> Result<HostRun, CalibrateError>;
+
+/// Per-CPU LOC/s of a report.
+pub fn loc_per_s(r: &Report) -> Vec<f64> {
+    let s = r.seconds().max(1e-9);
+    r.cpus.iter().map(|c| c.loc as f64 / s).collect()
+}
+
+/// The frames phase: the 1 kHz frame worker waking on an idle CPU.
+pub(crate) const IDLE_FRAMES: &str = "frames:1000@0:loop=0";
+
+/// The frames-beside-a-hog phase: the 1 kHz frame worker (SCHED_FIFO) waking on the hog's CPU
+/// `h`, which a SCHED_OTHER hog keeps busy.
+pub(crate) fn busy_frames_spec(h: u32) -> String {
+    format!("hogs:1@{h}+frames:1000@{h}:loop=0")
+}
+
+/// Shares of the budget per phase: idle, hog, syscall, each ping-pong, frames, tracepoints,
+/// frames beside a hog. With [`MICRO_SHARES`] they add up to the whole budget.
+pub(crate) const SHARES: [f64; 7] = [0.31, 0.18, 0.06, 0.07, 0.12, 0.10, 0.06];
+/// Shares of the micro-benchmarks ([`super::micro`]): clock reads, cache-line bounces. Short:
+/// both are tight loops timed in batches of well under a millisecond, so even a 5 s budget
+/// gives them hundreds of batches.
+pub(crate) const MICRO_SHARES: [f64; 2] = [0.01, 0.02];
+
+/// Busy fraction above which a CPU of the idle phase ran other work (a warning; and the
+/// background-task figure leaves the CPU out, [`super::micro`]).
+pub(crate) const OTHER_WORK_BUSY: f64 = 0.05;
+
+/// The harness coordinator's polling period during timed workloads (hogs, frames).
+pub const HARNESS_POLL_NS: u64 = crate::harness::run::COORDINATOR_POLL_NS;
+
+/// The name of the harness coordinator's background source: the phases run through
+/// `host run`'s harness have it, the idle phase (one sleep) does not.
+pub(crate) const HARNESS_SOURCE: &str = "harness_coordinator";
+
+/// The harness coordinator's background source on `nr` CPUs ([`super::fitting`], "Harness
+/// coordinator").
+pub(crate) fn harness_source(nr: u32) -> BackgroundSource {
+    BackgroundSource {
+        name: HARNESS_SOURCE.into(),
+        kind: TimerKind::Hrtimer,
+        placement: Placement::PerCpu,
+        period_ns: Some(HARNESS_POLL_NS * nr as u64),
+        rate_hz: None,
+        deferrable: false,
+        slack_ns: 50_000,
+        wakes_task: true,
+        follows_task: true,
+        provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
+        cpus: None,
+    }
+}
+
+/// Rescaling rounds of the background-rate fit.
+pub const FIT_ROUNDS: usize = 4;
+/// Simulated window of each fitting run.
+pub(crate) const FIT_SIM_NS: u64 = 60_000_000_000;
+
+/// Simulated window of the cost checks (syscall, ping-pong, frames).
+pub const CHECK_SIM_NS: u64 = 2_000_000_000;
+
+/// How long the twin simulates each kind of check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Windows {
+    /// The idle phase, ns.
+    pub idle_ns: u64,
+    /// The one-hog phase, ns.
+    pub hog_ns: u64,
+    /// Each cost check (syscall, ping-pong, frames), ns.
+    pub check_ns: u64,
+}
+
+/// The fit-quality windows: idle and one hog as long as the fit's own runs (so the rows are
+/// the values the fit converged on), [`CHECK_SIM_NS`] for the cost checks.
+pub const FIT_WINDOWS: Windows = Windows {
+    idle_ns: FIT_SIM_NS,
+    hog_ns: FIT_SIM_NS / 4,
+    check_ns: CHECK_SIM_NS,
+};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_phases_fit_in_the_budget() {
+        // The ping-pong share is spent twice (same CPU, cross CPU); inspect's 0.3 s is extra.
+        let total: f64 = super::SHARES.iter().sum::<f64>()
+            + super::SHARES[3]
+            + super::MICRO_SHARES.iter().sum::<f64>();
+        assert!(total <= 1.0 + 1e-9, "phase shares add up to {total}");
+    }
+}

@@ -1,0 +1,141 @@
+//! What `host why` is asked and answers: [`WhyOptions`], [`WhyReport`] with a [`CpuWhy`] per
+//! CPU, [`WhyError`], and the constants the observation shares. Data only, so that the
+//! attribution and the observation (and `mod.rs`, which re-exports this) do not import each
+//! other.
+
+use serde::Serialize;
+use std::time::Duration;
+
+/// Events recorded by the tracing method.
+pub const EVENTS: [&str; 6] = [
+    "irq_vectors:local_timer_entry",
+    "irq_vectors:local_timer_exit",
+    "timer:hrtimer_expire_entry",
+    "timer:tick_stop",
+    "power:cpu_idle",
+    "sched:sched_switch",
+];
+
+/// Sampling period of the `/proc/timer_list` fallback.
+pub const SAMPLE_PERIOD: Duration = Duration::from_millis(20);
+
+/// Label for local timer interrupts in which no hrtimer expired.
+pub const NO_HRTIMER: &str = "(no hrtimer expired)";
+
+/// How to observe.
+#[derive(Debug, Clone)]
+pub struct WhyOptions {
+    /// Window length.
+    pub window: Duration,
+    /// CPUs to report (all online CPUs when `None`).
+    pub cpus: Option<Vec<u32>>,
+    /// Force the sampling method even when tracing is possible.
+    pub no_trace: bool,
+    /// Write the raw trace text here (tracing method only).
+    pub save_trace: Option<std::path::PathBuf>,
+    /// Also record [`super::chrome_trace::TIMELINE_EVENTS`] and convert the window (this part of
+    /// it) into a timeline ([`WhyReport::timeline`]; tracing method only).
+    pub timeline: Option<ticklab_schema::trace::TraceWindow>,
+}
+
+/// Why [`observe`](fn@super::observe) could not produce a report. The caller matches on the variant: a CPU that is
+/// not online is the user's input at fault, the rest are the host's.
+#[derive(Debug, thiserror::Error)]
+pub enum WhyError {
+    /// A CPU asked for is not online.
+    #[error("CPU {cpu} is not online (online: {online:?})")]
+    CpuNotOnline {
+        /// The CPU asked for.
+        cpu: u32,
+        /// The online CPUs (the columns of `/proc/interrupts`).
+        online: Vec<u32>,
+    },
+    /// `/proc/interrupts` could not be read or parsed.
+    #[error("{0}")]
+    Interrupts(#[from] crate::probe::irqs::IrqsError),
+    /// The trace instance could not be stopped or read after the window.
+    #[error("{0}")]
+    Trace(#[from] crate::probe::tracefs::TraceError),
+    /// The raw trace could not be written where `--save-trace` asked.
+    #[error("--save-trace {}: {source}", path.display())]
+    SaveTrace {
+        /// Where it was to be written.
+        path: std::path::PathBuf,
+        /// The write error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhyReport {
+    /// How the data was gathered.
+    pub method: String,
+    /// What could not be observed, and caveats.
+    pub missing: Vec<String>,
+    /// Window length actually observed, seconds.
+    pub elapsed_s: f64,
+    /// Whether the window was cut short (Ctrl-C).
+    pub interrupted: bool,
+    /// Per CPU.
+    pub cpus: Vec<CpuWhy>,
+    /// The timeline asked for with [`WhyOptions::timeline`] (not part of the JSON report).
+    #[serde(skip)]
+    pub timeline: Option<ticklab_schema::trace::TraceWriter>,
+}
+
+/// One CPU's attribution.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CpuWhy {
+    /// CPU number.
+    pub cpu: u32,
+    /// Local timer interrupts per `/proc/interrupts` over the window.
+    pub loc_proc: Option<u64>,
+    /// Local timer interrupts seen in the trace.
+    pub loc_traced: Option<u64>,
+    /// Traced local timer interrupts by cause: `tick`, a callback name, or [`NO_HRTIMER`];
+    /// largest first.
+    pub interrupts_by_cause: Vec<(String, u64)>,
+    /// Tick callbacks run (inside or outside interrupts).
+    pub tick_callbacks: Option<u64>,
+    /// hrtimer callbacks run outside a local timer interrupt, by name.
+    pub outside_irq: Vec<(String, u64)>,
+    /// Fraction of the window the tick was stopped (0..1), from the tick-state events; `None`
+    /// when the trace lacks the idle task's events on this CPU (see
+    /// [`CpuWhy::idle_events_missing`]).
+    pub tick_stopped_fraction: Option<f64>,
+    /// Fraction of the window not covered by a running tick, from the gaps between
+    /// consecutive tick callbacks: every gap longer than 1.5 tick periods counts minus one
+    /// period (so does the stretch before the first and after the last tick). Needs only
+    /// interrupt-context events; a vCPU the hypervisor did not run also shows as a gap.
+    pub tick_gap_fraction: Option<f64>,
+    /// The trace has switches into the idle task on this CPU but no idle-task events after
+    /// them (no `cpu_idle`, no switch out of idle): those events were not recorded, so the
+    /// event-based tick-stopped time cannot be derived.
+    pub idle_events_missing: bool,
+    /// Successful tick stops.
+    pub tick_stops: Option<u64>,
+    /// Failed stops by dependency name (`tick_stop success=0`).
+    pub stop_failures: Vec<(String, u64)>,
+    /// Idle entries (`cpu_idle` with a state).
+    pub idle_entries: Option<u64>,
+    /// Sampling method: hrtimers seen queued, with the number of samples.
+    pub queued_hrtimers: Vec<(String, u64)>,
+    /// Sampling method: hrtimer interrupts (`.nr_events` delta).
+    pub hrtimer_interrupts: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpu_not_online_is_a_variant_with_the_same_words() {
+        let e = WhyError::CpuNotOnline {
+            cpu: 7,
+            online: vec![0, 1],
+        };
+        assert_eq!(e.to_string(), "CPU 7 is not online (online: [0, 1])");
+    }
+}
