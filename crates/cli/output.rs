@@ -60,6 +60,17 @@ pub(crate) fn check_target(flag: &str, path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Whether writing `path` replaces a regular file (or creates one), as opposed to standard
+/// output or a device or FIFO written in place: only then does a side file beside it (the
+/// sweep journal) belong there.
+pub(crate) fn is_regular_target(path: &Path) -> bool {
+    !is_stdout(path)
+        && match fs::metadata(path) {
+            Ok(m) => m.is_file(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        }
+}
+
 /// Whether `path` names standard output (`-`).
 pub(crate) fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"

@@ -130,7 +130,8 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         crate::output::check_target("-o", path)?;
     }
     let journal = match &a.out.output {
-        Some(path) if !crate::output::is_stdout(path) => {
+        // A journal beside a regular file only: never `/dev/null.journal`.
+        Some(path) if crate::output::is_regular_target(path) => {
             Some(Journal::open(path, a.resume, &sweep)?)
         }
         _ => None,
