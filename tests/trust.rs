@@ -333,7 +333,10 @@ fn a_signalled_or_killed_sweep_resumes_to_the_same_bytes() {
             // The partial output holds the finished rows, in run order.
             let partial = std::fs::read_to_string(&out).expect("partial output");
             let whole = String::from_utf8_lossy(&want).into_owned();
-            assert!(partial.lines().count() >= 1, "{signal}: no finished row written");
+            assert!(
+                partial.lines().count() >= 1,
+                "{signal}: no finished row written"
+            );
             for row in partial.lines() {
                 assert!(whole.lines().any(|w| w == row), "{signal}: {row}");
             }
