@@ -39,6 +39,11 @@ pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, String> {
     parse_duration(s).map(|ns| DurationArg { ns })
 }
 
+/// The `value_parser` of `--warmup`: a duration that may be `0s`.
+pub(crate) fn parse_warmup_arg(s: &str) -> Result<DurationArg, String> {
+    ticklab_schema::units::parse_warmup(s).map(|ns| DurationArg { ns })
+}
+
 /// The `value_parser` of `--histogram`: a bucket count, checked by
 /// [`ticklab_schema::histogram::check_histogram_us`].
 pub(crate) fn histogram_parser() -> impl TypedValueParser<Value = u32> {
@@ -62,6 +67,18 @@ pub(crate) fn check_histogram_workload(
             "--histogram: workload {} has no frame group (histograms are of frame jitter and wake-up latency)",
             workload.label()
         ));
+    }
+    if let Some(max_us) = histogram {
+        let workers: usize = workload
+            .groups
+            .iter()
+            .map(|g| match g {
+                ticklab_schema::workload::TaskGroup::Frames { cpus, .. } => cpus.len(),
+                _ => 0,
+            })
+            .sum();
+        ticklab_schema::histogram::check_histogram_total(max_us, workers)
+            .map_err(|e| format!("--histogram={max_us}: {e}"))?;
     }
     Ok(())
 }

@@ -57,14 +57,14 @@ pub(crate) struct WhyArgs {
     pub(crate) trace: crate::trace_out::TraceArgs,
 }
 
-/// Writes to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+/// Writes to stdout; a closed pipe (`| head`) comes back as an error that `crate::error`
+/// turns into the quiet exit code 141, as `sim`'s does.
 pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    // A closed pipe is an error too: `crate::error` turns it into the quiet exit code 141.
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
+    Ok(())
 }
 
 /// Runs `host inspect`.
@@ -100,6 +100,15 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let cut = stop.sleep(args.duration.as_std());
     let after = irqs::snapshot(&root).map_err(proc_err)?;
     let rates = irqs::rates_between(&before, &after, args.all);
+    let window = after.at.duration_since(before.at);
+    if window.as_nanos() < u128::from(ticklab_host::harness::MIN_RATE_WINDOW_NS) {
+        eprintln!(
+            "ticklab: warning: the window lasted {:.3} ms, under {} ms: per-second rates rest \
+             on a handful of interrupts (give -D 1s or more)",
+            window.as_secs_f64() * 1e3,
+            ticklab_host::harness::MIN_RATE_WINDOW_NS / 1_000_000
+        );
+    }
     if args.format == MetricsFormat::Openmetrics {
         let families = probe::irqs_metrics::metric_families(&rates);
         return emit(&ticklab_schema::openmetrics::render(&families));
@@ -122,9 +131,13 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     interrupted_by(&stop)
 }
 
-/// `--cpus`: a kernel cpulist naming at least one CPU.
+/// `--cpus`: a kernel cpulist naming at least one CPU; `N` (the last CPU) is the highest
+/// online CPU, as the kernel resolves it on this host.
 fn cpus_arg(list: &str) -> anyhow::Result<Vec<u32>> {
-    let set = ticklab_cmdline::parse_cpulist(list, u32::MAX)
+    let nr_cpus = ticklab_host::harness::os::online_cpus()
+        .and_then(|s| s.last())
+        .map_or(u32::MAX, |c| c + 1);
+    let set = ticklab_cmdline::parse_cpulist(list, nr_cpus)
         .map_err(|e| input_error(format!("--cpus: {e}")))?;
     if set.is_empty() {
         return Err(input_error(format!("--cpus {list:?}: names no CPU")));
@@ -138,8 +151,12 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.save_trace {
         // Refuse an unwritable path before the window, not after it (the file is rewritten
         // with the trace at the end).
-        std::fs::File::create(path)
-            .map_err(|e| input_error(format!("--save-trace {}: {e}", path.display())))?;
+        if crate::output::is_stdout(path) {
+            return Err(input_error(
+                "--save-trace -: the raw trace goes to a file (stdout carries the report)",
+            ));
+        }
+        crate::output::check_target("--save-trace", path)?;
     }
     let stop = Stop::on_signals()?;
     let opts = why::WhyOptions {

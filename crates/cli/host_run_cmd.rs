@@ -197,6 +197,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
 /// Runs `host calibrate`: measures (progress on stderr), fits with the twin, and writes the
 /// scenario file (comment header + TOML) to stdout or `--out`.
 pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.out {
+        // Before the minute of measuring, not after it.
+        crate::output::check_target("--out", path)?;
+    }
     let stop = Stop::on_signals()?;
     let sim = |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None);
     let started = std::time::Instant::now();
@@ -223,8 +227,7 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     let text = calibration.file_text();
     match &args.out {
         Some(path) => {
-            std::fs::write(path, &text)
-                .map_err(|e| input_error(format!("--out {}: {e}", path.display())))?;
+            crate::output::write_file("--out", path, text.as_bytes())?;
             eprintln!("calibrate: wrote {}", path.display());
         }
         None => {

@@ -150,37 +150,18 @@ impl SourceArgs {
 /// Reads a sweep's JSON lines (`-` = standard input) into typed rows; a line that is not a
 /// row is an input error naming the file and the line.
 fn read_sweep(path: &str) -> anyhow::Result<Vec<SweepRow>> {
-    let text = if path == "-" {
-        std::io::read_to_string(std::io::stdin())
-            .map_err(|e| input_error(format!("standard input: {e}")))?
-    } else {
-        std::fs::read_to_string(path).map_err(|e| {
-            input_error(format!(
-                "{path}: {e} (expected e1, e2, e3, e4 or a sweep's JSON lines)"
-            ))
-        })?
-    };
-    let rows = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str::<SweepRow>(l).map_err(|e| {
-                input_error(format!(
-                    "{path}:{}: not a sweep row of `ticklab sweep` JSON lines: {e}",
-                    i + 1
-                ))
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let rows = crate::sweep_cmd::read_rows_from(
+        Path::new(path),
+        " (expected e1, e2, e3, e4 or a sweep's JSON lines)",
+    )?;
     if rows.is_empty() {
         return Err(input_error(format!("{path}: no sweep rows")));
     }
     Ok(rows)
 }
 
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).map_err(|e| input_error(format!("{}: {e}", path.display())))
+fn write(flag: &str, path: &Path, text: &str) -> anyhow::Result<()> {
+    crate::output::write_file(flag, path, text.as_bytes())
 }
 
 /// Runs `ticklab plot`.
@@ -209,11 +190,8 @@ pub(crate) fn plot(a: &PlotArgs) -> anyhow::Result<()> {
             let figure =
                 plot::sweep::figure(rows, metric, &x).map_err(|e| input_error(e.to_string()))?;
             return match &a.output {
-                Some(path) => write(path, &figure.svg),
-                None => {
-                    print!("{}", figure.svg);
-                    Ok(())
-                }
+                Some(path) => write("-o", path, &figure.svg),
+                None => crate::host_probe_cmd::emit(&figure.svg),
             };
         }
     };
@@ -226,7 +204,7 @@ pub(crate) fn plot(a: &PlotArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| input_error(format!("-o {}: {e}", dir.display())))?;
     for f in &figures {
         let path = dir.join(format!("{}.svg", f.id));
-        write(&path, &f.svg)?;
+        write("-o", &path, &f.svg)?;
         eprintln!("ticklab: wrote {}", path.display());
     }
     Ok(())
@@ -235,6 +213,7 @@ pub(crate) fn plot(a: &PlotArgs) -> anyhow::Result<()> {
 /// Runs `ticklab report --html`.
 pub(crate) fn report(a: &ReportArgs) -> anyhow::Result<()> {
     use ticklab_report::html;
+    crate::output::check_target("--html", &a.html)?;
     let page = match a.source.load()? {
         Source::E1(r) => html::e1_html(&r)?,
         Source::E2(r) => html::e2_html(&r)?,
@@ -245,7 +224,9 @@ pub(crate) fn report(a: &ReportArgs) -> anyhow::Result<()> {
             html::sweep_html(&rows, &metrics, &x).map_err(|e| input_error(e.to_string()))?
         }
     };
-    write(&a.html, &page)?;
-    eprintln!("ticklab: wrote {}", a.html.display());
+    write("--html", &a.html, &page)?;
+    if !crate::output::is_stdout(&a.html) {
+        eprintln!("ticklab: wrote {}", a.html.display());
+    }
     Ok(())
 }

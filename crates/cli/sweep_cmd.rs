@@ -5,12 +5,17 @@
 
 use crate::error::input_error;
 use crate::progress::{is_quiet, with_progress};
+use crate::sweep_journal::{Journal, SweepIdentity};
 use crate::twin_cmd::{ScenarioArgs, build_scenario};
 use clap::{Args, ValueEnum};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
+use ticklab_host::harness::Stop;
+use ticklab_schema::lines::{LinesError, read_text};
 use ticklab_schema::sweep::grid::{Grid, Seeds};
-use ticklab_schema::sweep::{Shard, SweepRow, SweepSummary, merge as merge_rows};
+use ticklab_schema::sweep::{Shard, SweepRow, SweepSummary, merge as merge_rows, read_rows};
 
 /// Output format of `sweep` and `merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,7 +36,8 @@ pub(crate) struct SweepOutput {
     /// mean) instead of one row per run.
     #[arg(long)]
     summary: bool,
-    /// Write to FILE instead of standard output (written once everything has run).
+    /// Write to FILE instead of standard output (written once everything has run; `sweep`
+    /// keeps each finished row in FILE.journal meanwhile, for --resume).
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -64,6 +70,10 @@ pub(crate) struct SweepArgs {
     /// lines for `ticklab merge`.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
+    /// Keep the finished runs an interrupted or killed `sweep -o FILE` left in FILE.journal
+    /// (checked against this sweep) and run only the others.
+    #[arg(long, requires = "output")]
+    resume: bool,
     #[command(flatten)]
     out: SweepOutput,
 }
@@ -118,11 +128,74 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             &format!("the sweep's {total} runs"),
         )
         .map_err(|e| input_error(e.to_string()))?;
-    let t0 = Instant::now();
-    let run = |progress: &(dyn Fn(usize) + Sync)| {
-        ticklab_twin::sweep::run_grid(&id, &points, grid.seeds(), shard, threads, &progress)
+    let sweep = SweepIdentity {
+        id: &id,
+        runs: (points.len() * grid.seeds().len()) as u64,
+        seeds: grid.seeds(),
+        shard,
     };
-    let rows = with_progress(total, "runs", run).map_err(input_error)?;
+    if let Some(path) = &a.out.output {
+        crate::output::check_target("-o", path)?;
+    }
+    let journal = match &a.out.output {
+        // A journal beside a regular file only: never `/dev/null.journal`.
+        Some(path) if crate::output::is_regular_target(path) => {
+            Some(Journal::open(path, a.resume, &sweep)?)
+        }
+        _ => None,
+    };
+    let (journal, kept) = match journal {
+        Some((j, kept)) => (Some(j), kept),
+        None => (None, Vec::new()),
+    };
+    let done: BTreeSet<u64> = kept.iter().map(|r| r.run).collect();
+    if !done.is_empty() && !is_quiet() {
+        eprintln!(
+            "ticklab: sweep {id}: resuming, {} of {total} runs already in the journal",
+            done.len()
+        );
+    }
+    let stop = Stop::on_signals()?;
+    let journal_error = Mutex::new(None);
+    let t0 = Instant::now();
+    let wanted = |run: u64| !stop.is_set() && !done.contains(&run);
+    let on_row = |row: &SweepRow| -> Result<(), String> {
+        let Some(j) = &journal else { return Ok(()) };
+        j.append(row).map_err(|e| {
+            let msg = format!("{}: cannot append a finished row: {e}", j.path().display());
+            *journal_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            msg
+        })
+    };
+    let run = |progress: &(dyn Fn(usize) + Sync)| {
+        ticklab_twin::sweep::run_grid_each(
+            &id,
+            &points,
+            grid.seeds(),
+            shard,
+            threads,
+            &progress,
+            &wanted,
+            &on_row,
+        )
+    };
+    let ran = with_progress(total - done.len() as u64, "runs", run);
+    if let Some(e) = journal_error
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        let j = journal
+            .as_ref()
+            .map_or(String::new(), |j| j.path().display().to_string());
+        return Err(anyhow::Error::from(e).context(format!("{j}: appending a finished row")));
+    }
+    let ran = ran.map_err(input_error)?;
+    // The output comes from the journal when there is one (run order, whatever the threads).
+    let rows = match &journal {
+        Some(j) => j.rows(&sweep)?,
+        None => ran,
+    };
+    let interrupted = stop.reason().map(|r| r.name());
     if !is_quiet() {
         // Timing goes to stderr: stdout stays byte-identical whatever the threads.
         eprintln!(
@@ -138,40 +211,83 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             t0.elapsed().as_secs_f64()
         );
     }
-    write_out(&a.out, &rows)
+    write_out(&a.out, &rows)?;
+    if let Some(why) = interrupted {
+        let kept = match &journal {
+            Some(j) => format!(
+                "; {} keeps them: add --resume to run the other {}",
+                j.path().display(),
+                total - rows.len() as u64
+            ),
+            None => String::new(),
+        };
+        return Err(crate::error::interrupted(
+            &why,
+            &format!(
+                "the output holds the {} of {total} runs that finished{kept}",
+                rows.len()
+            ),
+        ));
+    }
+    if let Some(j) = journal {
+        j.remove()?;
+    }
+    Ok(())
 }
 
 /// Runs `ticklab merge`.
 pub(crate) fn merge(a: &MergeArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for path in &a.files {
-        let text = read_input(path)?;
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row: SweepRow = serde_json::from_str(line).map_err(|e| {
-                input_error(format!(
-                    "{}:{}: expected a row of `ticklab sweep --shard` (JSON lines): {e}",
-                    path.display(),
-                    i + 1
-                ))
-            })?;
-            rows.push(row);
-        }
+        rows.extend(read_rows_from(path, "")?);
     }
     let rows = merge_rows(rows).map_err(|e| input_error(format!("merge: {e}")))?;
     write_out(&a.out, &rows)
 }
 
-/// Reads a file, or standard input for `-`; errors name the file.
+/// Reads a sweep file (TOML), or standard input for `-`, within the scenario loader's size
+/// limit; errors name the file.
 pub(crate) fn read_input(path: &Path) -> anyhow::Result<String> {
-    if path.as_os_str() == "-" {
-        return std::io::read_to_string(std::io::stdin())
-            .map_err(|e| input_error(format!("standard input: cannot read: {e}")));
+    let limit = ticklab_schema::validate::MAX_SCENARIO_BYTES;
+    let (shown, read) = if path.as_os_str() == "-" {
+        (
+            "standard input".to_string(),
+            read_text(std::io::stdin().lock(), limit),
+        )
+    } else {
+        let f = std::fs::File::open(path)
+            .map_err(|e| input_error(format!("{}: cannot read: {e}", path.display())))?;
+        (path.display().to_string(), read_text(f, limit))
+    };
+    read.map_err(|e| lines_error(&shown, e))
+}
+
+/// Reads the JSON lines of a sweep (`-` = standard input) into rows, line by line within the
+/// limits of `ticklab_schema::lines`; errors name the file and the line. `hint` follows the
+/// message of a file that cannot be opened.
+pub(crate) fn read_rows_from(path: &Path, hint: &str) -> anyhow::Result<Vec<SweepRow>> {
+    let (shown, read) = if path.as_os_str() == "-" {
+        (
+            "standard input".to_string(),
+            read_rows(std::io::stdin().lock()),
+        )
+    } else {
+        let f = std::fs::File::open(path)
+            .map_err(|e| input_error(format!("{}: cannot read: {e}{hint}", path.display())))?;
+        (
+            path.display().to_string(),
+            read_rows(std::io::BufReader::new(f)),
+        )
+    };
+    read.map_err(|e| lines_error(&shown, e))
+}
+
+/// A reading error: the device failing is exit code 1, anything about the content 2.
+fn lines_error(shown: &str, e: LinesError) -> anyhow::Error {
+    match e {
+        LinesError::Io(_) => anyhow::anyhow!("{shown}: {e}"),
+        e => input_error(format!("{shown}: {e}")),
     }
-    std::fs::read_to_string(path)
-        .map_err(|e| input_error(format!("{}: cannot read: {e}", path.display())))
 }
 
 /// Renders rows (or their summaries) and writes them to stdout or `-o`.
@@ -184,8 +300,7 @@ fn write_out(o: &SweepOutput, rows: &[SweepRow]) -> anyhow::Result<()> {
         (true, SweepFormat::Csv) => r::summaries_csv(&SweepSummary::of_rows(rows)),
     };
     match &o.output {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| input_error(format!("-o {}: cannot write: {e}", path.display()))),
+        Some(path) => crate::output::write_file("-o", path, text.as_bytes()),
         None => crate::host_probe_cmd::emit(&text),
     }
 }

@@ -2,7 +2,6 @@
 //! `experiment` and `host why` (Chrome trace-event JSON, docs/trace.md), with the one rule
 //! for writing the file.
 
-use crate::error::input_error;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,9 +33,10 @@ pub(crate) fn limit_per_run(runs: usize) -> usize {
     DEFAULT_LIMIT_BYTES / runs.max(1)
 }
 
-/// Writes `runs` into `path` as one trace (through a temporary file renamed into place, so a
-/// failed write leaves nothing partial); warns on stderr about runs cut short and says on
-/// stderr what it wrote.
+/// Writes `runs` into `path` as one trace (`crate::output`: a temporary file renamed into
+/// place for a regular file, in place for a device, `-` for stdout); warns on stderr about
+/// runs cut short and about a window that holds no part of the run, and says on stderr what
+/// it wrote.
 pub(crate) fn save(path: &Path, runs: Vec<TraceWriter>, source: &str) -> anyhow::Result<()> {
     for w in runs.iter().filter(|w| w.truncated()) {
         let (s, e) = w.window();
@@ -48,31 +48,28 @@ pub(crate) fn save(path: &Path, runs: Vec<TraceWriter>, source: &str) -> anyhow:
             s as f64 * 1e-9
         );
     }
-    let n = runs.len();
-    let fail = |e: std::io::Error| input_error(format!("--trace {}: {e}", path.display()));
-    let name = path
-        .file_name()
-        .ok_or_else(|| input_error(format!("--trace {}: not a file name", path.display())))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(fail)?);
-    let written = write_trace(
-        &mut f,
-        runs,
-        &[
-            ("source", source.to_string()),
-            ("ticklab", env!("CARGO_PKG_VERSION").to_string()),
-        ],
-    )
-    .and_then(|()| f.flush());
-    drop(f);
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
+    if !runs.is_empty() && runs.iter().all(|w| empty_window(w.window())) {
+        eprintln!(
+            "ticklab: warning: --trace-window: no part of the run lies in the window; the trace \
+             holds no events (the window is simulated time since boot in the twin, time since \
+             the window opened on the host)"
+        );
     }
-    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let n = runs.len();
+    let mut bytes = 0u64;
+    crate::output::write_with("--trace", path, |w| {
+        let mut counted = Counted { inner: w, n: 0 };
+        let r = write_trace(
+            &mut counted,
+            runs,
+            &[
+                ("source", source.to_string()),
+                ("ticklab", env!("CARGO_PKG_VERSION").to_string()),
+            ],
+        );
+        bytes = counted.n;
+        r
+    })?;
     eprintln!(
         "ticklab: trace: {} ({:.1} MiB, {n} process{}; open in ui.perfetto.dev)",
         path.display(),
@@ -80,4 +77,26 @@ pub(crate) fn save(path: &Path, runs: Vec<TraceWriter>, source: &str) -> anyhow:
         if n == 1 { "" } else { "es" }
     );
     Ok(())
+}
+
+/// Whether a resolved trace window `(start, end)` is empty (it began at or after the run's end).
+pub(crate) fn empty_window((start, end): (u64, u64)) -> bool {
+    start >= end
+}
+
+/// A writer that counts the bytes passed through it.
+struct Counted<'a> {
+    inner: &'a mut dyn Write,
+    n: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }

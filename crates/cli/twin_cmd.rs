@@ -40,8 +40,8 @@ pub(crate) struct ScenarioArgs {
     /// Measured simulated time (`10s`, `500ms`, `1h30m`); `-d` as rtla spells it.
     #[arg(short = 'D', short_alias = 'd', long, value_parser = parse_duration_arg)]
     duration: Option<DurationArg>,
-    /// Simulated warm-up before the window (`1s`).
-    #[arg(long, value_parser = parse_duration_arg)]
+    /// Simulated warm-up before the window (`1s`; `0s` for none).
+    #[arg(long, value_parser = crate::args::parse_warmup_arg)]
     warmup: Option<DurationArg>,
     /// Seed of the run's RNG.
     #[arg(long)]

@@ -132,6 +132,14 @@ pub(crate) struct BootArgs {
     keep: Option<PathBuf>,
 }
 
+/// Least guest memory (MiB): a distribution kernel and the initramfs ticklab builds boot in
+/// it.
+const MIN_MEMORY_MIB: u32 = 64;
+
+/// Most guest memory (MiB): far above what a measuring guest needs, below what makes QEMU
+/// refuse on a usual host.
+const MAX_MEMORY_MIB: u32 = 1 << 20;
+
 /// A checked boot request: the kernel found, the workload and boot line parsed.
 struct Prepared {
     options: BootOptions,
@@ -143,6 +151,12 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
         return Err(input_error(format!(
             "--vcpus {}: expected 1 to 64",
             a.vcpus
+        )));
+    }
+    if !(MIN_MEMORY_MIB..=MAX_MEMORY_MIB).contains(&a.memory) {
+        return Err(input_error(format!(
+            "--memory {}: expected {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB} (MiB of guest memory)",
+            a.memory
         )));
     }
     let kernel = match &a.kernel {
@@ -336,14 +350,11 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
         if a.retwin {
             c = retwin_file(c, a.kernel_config.as_deref())
                 .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
-            std::fs::write(
-                f,
-                serde_json::to_string_pretty(&ticklab_schema::versioned::Versioned::new(
-                    ticklab_schema::report::REPORT_SCHEMA_VERSION,
-                    &c,
-                ))? + "\n",
-            )
-            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", f.display()))?;
+            let text = serde_json::to_string_pretty(&ticklab_schema::versioned::Versioned::new(
+                ticklab_schema::report::REPORT_SCHEMA_VERSION,
+                &c,
+            ))? + "\n";
+            crate::output::write_file("--retwin", f, text.as_bytes())?;
         }
         points.push(c.comparison);
     }

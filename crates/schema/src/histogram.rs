@@ -39,6 +39,27 @@ pub fn check_histogram_us(max_us: u32) -> Result<u32, String> {
     }
 }
 
+/// Most buckets all the histograms of one run may hold together (two per frame worker):
+/// 2²⁵, 256 MiB of counts (and as much reserved for the overflowing frames' indices). One
+/// worker may take the whole [`MAX_HISTOGRAM_US`]; 64 workers get up to 262 144 µs each.
+pub const MAX_HISTOGRAM_TOTAL_BUCKETS: u64 = 1 << 25;
+
+/// Checks that `workers` frame workers, each with two histograms of `max_us` buckets, stay
+/// within [`MAX_HISTOGRAM_TOTAL_BUCKETS`] (`--histogram=10000000` on 64 CPUs asked for 10 GB).
+pub fn check_histogram_total(max_us: u32, workers: usize) -> Result<(), String> {
+    let total = u64::from(max_us) * 2 * workers as u64;
+    if total <= MAX_HISTOGRAM_TOTAL_BUCKETS {
+        return Ok(());
+    }
+    let most = MAX_HISTOGRAM_TOTAL_BUCKETS / (2 * workers as u64).max(1);
+    Err(format!(
+        "{workers} frame workers × 2 histograms × {max_us} buckets is {total} buckets, above \
+         the limit of {MAX_HISTOGRAM_TOTAL_BUCKETS} ({} MiB of counts); give at most \
+         --histogram={most} for {workers} workers",
+        (MAX_HISTOGRAM_TOTAL_BUCKETS * 8) >> 20
+    ))
+}
+
 /// A latency histogram of 1 µs buckets (see the module docs).
 ///
 /// Invariant: `counts.len() == max_us`, and `Σ counts + overflows == samples`.
@@ -259,6 +280,27 @@ impl CpuHistograms {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_buckets_of_a_run_are_capped_in_total() {
+        // (max_us, workers, ok)
+        let cases = [
+            (MAX_HISTOGRAM_US, 1, true),
+            (262_144, 64, true),
+            (262_145, 64, false),
+            (MAX_HISTOGRAM_US, 64, false),
+            (1, 0, true),
+        ];
+        for (max_us, workers, ok) in cases {
+            assert_eq!(
+                check_histogram_total(max_us, workers).is_ok(),
+                ok,
+                "{max_us} × {workers}"
+            );
+        }
+        let e = check_histogram_total(MAX_HISTOGRAM_US, 64).unwrap_err();
+        assert!(e.contains("--histogram=262144"), "{e}");
+    }
 
     #[test]
     fn buckets_truncate_to_whole_microseconds_and_overflow_at_max() {

@@ -24,6 +24,8 @@
 //!   writes.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
 //!   one type for `host noise` and the twin.
+//! * [`lines`] reads input files within memory limits (whole TOML files, JSON lines one line
+//!   at a time).
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -39,6 +41,7 @@ pub mod comparison;
 pub mod experiment;
 pub mod frames;
 pub mod histogram;
+pub mod lines;
 pub mod machine;
 pub mod noise;
 pub mod openmetrics;

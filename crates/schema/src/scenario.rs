@@ -110,18 +110,45 @@ impl Kernel {
         }
     }
 
-    /// `(major, minor)` parsed from `version`.
+    /// `(major, minor)` parsed from `version`, which must be what a kernel release string
+    /// can be: `MAJOR.MINOR[.SUBLEVEL]` in plain digits (no sign, no leading zero; MAJOR 1 to
+    /// 255 and MINOR at most 255, the byte each has in the kernel's version code), then
+    /// optionally a local part starting with `-` or `+` (`6.1.0-9-amd64`, `6.18.44+`), in at
+    /// most 64 printable ASCII characters (the kernel's release field).
     pub fn version_tuple(&self) -> Result<(u32, u32), String> {
-        let mut it = self.version.split('.');
-        let major = it.next().and_then(|s| s.parse().ok());
-        let minor = it.next().and_then(|s| s.parse().ok());
-        match (major, minor) {
-            (Some(a), Some(b)) => Ok((a, b)),
-            _ => Err(format!(
-                "kernel version {:?}: expected MAJOR.MINOR like 6.3",
-                self.version
-            )),
+        let v = self.version.as_str();
+        let err = |why: &str| {
+            format!(
+                "kernel version {v:?}: {why}; expected a kernel release like 6.3, 6.1.192 or \
+                 6.1.0-9-amd64 (MAJOR.MINOR[.SUBLEVEL][-LOCAL], MAJOR 1 to 255, MINOR 0 to 255)"
+            )
+        };
+        if v.len() > 64 || !v.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(err("longer than 64 characters or not printable ASCII"));
         }
+        let cut = v
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(v.len());
+        let (numbers, local) = v.split_at(cut);
+        if !(local.is_empty() || local.starts_with('-') || local.starts_with('+')) {
+            return Err(err("the part after the numbers must start with - or +"));
+        }
+        let parts: Vec<&str> = numbers.split('.').collect();
+        let number_ok =
+            |p: &&str| !p.is_empty() && p.len() <= 9 && !(p.len() > 1 && p.starts_with('0'));
+        if !(2..=3).contains(&parts.len()) || !parts.iter().all(number_ok) {
+            return Err(err(
+                "not MAJOR.MINOR or MAJOR.MINOR.SUBLEVEL in plain digits",
+            ));
+        }
+        let (major, minor): (u32, u32) = (
+            parts[0].parse().map_err(|_| err("MAJOR"))?,
+            parts[1].parse().map_err(|_| err("MINOR"))?,
+        );
+        if !(1..=255).contains(&major) || minor > 255 {
+            return Err(err("MAJOR or MINOR out of range"));
+        }
+        Ok((major, minor))
     }
 
     /// The stable sublevel of `version` (`192` in `6.1.192`), if it names one. Rules that a
@@ -404,7 +431,8 @@ impl Scenario {
             run.duration_ns = parse_duration(d).map_err(|e| err(format!("run.duration: {e}")))?;
         }
         if let Some(d) = &file.run.warmup {
-            run.warmup_ns = parse_duration(d).map_err(|e| err(format!("run.warmup: {e}")))?;
+            run.warmup_ns =
+                crate::units::parse_warmup(d).map_err(|e| err(format!("run.warmup: {e}")))?;
         }
         if let Some(s) = file.run.seed {
             run.seed = s;
@@ -426,34 +454,26 @@ impl Scenario {
     /// [`MAX_SCENARIO_BYTES`](crate::validate::MAX_SCENARIO_BYTES), so that `/dev/zero` or a
     /// log given by mistake is refused rather than read until memory runs out).
     pub fn load(path: &str) -> Result<Scenario, ScenarioError> {
-        use std::io::Read;
         let limit = crate::validate::MAX_SCENARIO_BYTES;
         let err = |what: String| ScenarioError {
             origin: path.to_string(),
             what,
         };
-        let mut bytes = Vec::new();
         let read = if path == "-" {
-            std::io::stdin()
-                .lock()
-                .take(limit + 1)
-                .read_to_end(&mut bytes)
+            crate::lines::read_text(std::io::stdin().lock(), limit)
         } else {
             let file = std::fs::File::open(path).map_err(|e| err(format!("cannot read: {e}")))?;
-            file.take(limit + 1).read_to_end(&mut bytes)
+            crate::lines::read_text(file, limit)
         };
-        read.map_err(|e| err(format!("cannot read: {e}")))?;
-        if bytes.len() as u64 > limit {
-            return Err(err(format!(
+        let text = read.map_err(|e| match e {
+            crate::lines::LinesError::TooLarge { .. } => err(format!(
                 "larger than {} MiB: not a scenario file",
                 limit >> 20
-            )));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            err(format!(
-                "not UTF-8 text (byte {})",
-                e.utf8_error().valid_up_to()
-            ))
+            )),
+            crate::lines::LinesError::NotUtf8 { at, .. } => {
+                err(format!("not UTF-8 text (byte {at})"))
+            }
+            other => err(other.to_string()),
         })?;
         Scenario::from_toml(&text, if path == "-" { "<stdin>" } else { path })
     }

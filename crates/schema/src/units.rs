@@ -6,6 +6,17 @@
 /// never silently read as ten seconds or ten minutes. This is the one duration parser of the
 /// project: the CLI, scenario files, sweep grids and the host lab all use it.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
+    parse_duration_from(s, 1.0)
+}
+
+/// [`parse_duration`] for a length that may be zero (`0s`, `0ms`): a run's warm-up, which
+/// `docs/validation.md` allows to be empty.
+pub fn parse_warmup(s: &str) -> Result<u64, String> {
+    parse_duration_from(s, 0.0)
+}
+
+/// The parser of [`parse_duration`], accepting `least` ns and more.
+fn parse_duration_from(s: &str, least: f64) -> Result<u64, String> {
     let t = s.trim();
     let mut rest = t;
     let mut total = 0.0f64;
@@ -51,8 +62,13 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         rest = next;
     }
     let ns = total;
-    if !(ns.is_finite() && ns >= 1.0) {
+    if !(ns.is_finite() && ns >= least) {
         return Err(format!("duration {s:?}: must be longer than zero"));
+    }
+    if least == 0.0 && ns > 0.0 && ns < 1.0 {
+        return Err(format!(
+            "duration {s:?}: below a nanosecond; give 0s for no warm-up"
+        ));
     }
     if ns > 7.0 * 24.0 * 3600e9 {
         return Err(format!("duration {s:?}: at most a week"));

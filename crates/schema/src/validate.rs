@@ -523,10 +523,16 @@ impl Scenario {
                 ..
             } => {
                 cpus.last().map_or(Ok(()), cpu_ok)?;
-                if !(frequency_hz.is_finite() && *frequency_hz > 0.0) {
+                // The period (1/rate) must fit the twin's clock: no longer than a background
+                // source's longest period (a week), so `frames:1e-12` cannot overflow it.
+                let slowest = 1e9 / MAX_PERIOD_NS as f64;
+                if !(frequency_hz.is_finite() && *frequency_hz >= slowest) {
                     return Err(bad(
                         key,
-                        format!("a finite frame rate above 0 Hz, found {frequency_hz}"),
+                        format!(
+                            "a finite frame rate of at least {slowest:.3e} Hz (one frame a \
+                             week, the longest period), found {frequency_hz}"
+                        ),
                     ));
                 }
                 // time × work in f64: 2^64 units × 1 ns does not wrap, it is refused.

@@ -94,6 +94,34 @@ pub fn run_grid(
     threads: usize,
     progress: &(impl Fn(usize) + Sync),
 ) -> Result<Vec<SweepRow>, String> {
+    run_grid_each(
+        sweep_id,
+        points,
+        seeds,
+        shard,
+        threads,
+        progress,
+        &|_| true,
+        &|_| Ok(()),
+    )
+}
+
+/// [`run_grid`] for a sweep that keeps its finished work: only the runs `wanted` accepts
+/// (asked once when the runs are listed, so a resumed sweep skips the runs it has, and again
+/// as each run starts, so a stop request lets no new run begin), and `on_row` sees each row
+/// as its run finishes, in completion order (`ticklab sweep` appends it to its journal; an
+/// `Err` ends the sweep with that error). Returns the rows of the runs that ran, in run order.
+#[allow(clippy::too_many_arguments)]
+pub fn run_grid_each(
+    sweep_id: &str,
+    points: &[Point],
+    seeds: &[u64],
+    shard: Shard,
+    threads: usize,
+    progress: &(impl Fn(usize) + Sync),
+    wanted: &(impl Fn(u64) -> bool + Sync),
+    on_row: &(impl Fn(&SweepRow) -> Result<(), String> + Sync),
+) -> Result<Vec<SweepRow>, String> {
     let runs_total = (points.len() * seeds.len()) as u64;
     let runs: Vec<GridRun<'_>> = points
         .iter()
@@ -104,14 +132,17 @@ pub fn run_grid(
             point,
             seed,
         })
-        .filter(|r| shard.owns(r.run))
+        .filter(|r| shard.owns(r.run) && wanted(r.run))
         .collect();
-    let one = |r: &GridRun<'_>| -> Result<SweepRow, String> {
+    let one = |r: &GridRun<'_>| -> Result<Option<SweepRow>, String> {
+        if !wanted(r.run) {
+            return Ok(None);
+        }
         let mut s = r.point.scenario.clone();
         s.run.seed = r.seed;
         let report =
             simulate(&s, |_| {}).map_err(|e| format!("{} seed={}: {e}", s.name, r.seed))?;
-        Ok(SweepRow {
+        let row = SweepRow {
             schema_version: SWEEP_SCHEMA_VERSION,
             sweep: sweep_id.to_string(),
             run: r.run,
@@ -120,11 +151,14 @@ pub fn run_grid(
             params: r.point.params.clone(),
             seed: r.seed,
             metrics: Metrics::from_report(&report),
-        })
+        };
+        on_row(&row)?;
+        Ok(Some(row))
     };
-    parallel_map(&runs, threads, one, progress)
+    let rows: Vec<Option<SweepRow>> = parallel_map(&runs, threads, one, progress)
         .into_iter()
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok(rows.into_iter().flatten().collect())
 }
 
 #[cfg(test)]

@@ -91,6 +91,12 @@ pub enum GuestKernelError {
     /// The boot directory holds no `vmlinuz-*`.
     #[error("{}: no vmlinuz-* kernel (run scripts/setup.sh, or give --kernel)", .0.display())]
     NoneInstalled(PathBuf),
+    /// `--kernel` is not an x86 kernel image (no boot header), or cannot be read.
+    #[error("{0}")]
+    NotAKernel(String),
+    /// The config file is not a kernel config (or is too large to be one).
+    #[error("{0}")]
+    NotAConfig(String),
 }
 
 /// The tick-relevant options of a kernel build.
@@ -121,7 +127,15 @@ impl KernelConfig {
         let mut full = false;
         let mut high_res = false;
         let mut fanout_leaf = None;
-        for line in text.lines().map(str::trim) {
+        for (n, line) in text.lines().map(str::trim).enumerate() {
+            if !is_config_line(line) {
+                return Err(format!(
+                    "{origin}:{}: {:?} is not a kernel config line (CONFIG_NAME=VALUE, or a \
+                     comment); is this a kernel config?",
+                    n + 1,
+                    line.chars().take(60).collect::<String>()
+                ));
+            }
             if let Some(rest) = line.strip_prefix("# Linux/") {
                 // `x86 6.1.192 Kernel Configuration`
                 version = rest.split_whitespace().nth(1).map(str::to_string);
@@ -206,6 +220,68 @@ impl KernelConfig {
     }
 }
 
+/// Whether `line` (trimmed) can be a line of a kernel config: empty, a comment, or
+/// `CONFIG_NAME=VALUE` with a name of letters, digits and underscores.
+fn is_config_line(line: &str) -> bool {
+    if line.is_empty() || line.starts_with('#') {
+        return true;
+    }
+    line.split_once('=').is_some_and(|(k, _)| {
+        k.strip_prefix("CONFIG_").is_some_and(|name| {
+            !name.is_empty()
+                && name.bytes().all(|b| {
+                    b.is_ascii_uppercase()
+                        || b.is_ascii_digit()
+                        || b == b'_'
+                        || b.is_ascii_lowercase()
+                })
+        })
+    })
+}
+
+/// Largest kernel config read (bytes): a distribution's `.config` is about 300 KiB.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Offset of the boot protocol's header signature in an x86 kernel image (the setup header
+/// follows the boot sector; docs/vm.md).
+const BZIMAGE_MAGIC_AT: usize = 0x202;
+
+/// The boot protocol's header signature: the bytes `HdrS`.
+const BZIMAGE_MAGIC: &[u8; 4] = b"HdrS";
+
+/// Refuses a file that is not an x86 kernel image (a `bzImage`: the setup header's `HdrS`
+/// signature at [`BZIMAGE_MAGIC_AT`]), before QEMU is started on it.
+pub fn check_bzimage(image: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut head = [0u8; BZIMAGE_MAGIC_AT + 4];
+    let read = std::fs::File::open(image).and_then(|mut f| f.read_exact(&mut head));
+    let bad = |why: String| {
+        format!(
+            "--kernel {}: {why}; expected an x86 kernel image (bzImage, such as \
+             /boot/vmlinuz-*)",
+            image.display()
+        )
+    };
+    match read {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(bad("too short for a kernel image".into()))
+        }
+        Err(e) => Err(bad(format!("cannot read: {e}"))),
+        Ok(()) if &head[BZIMAGE_MAGIC_AT..] != BZIMAGE_MAGIC => {
+            Err(bad("no boot protocol header (HdrS)".into()))
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
+/// Reads a kernel config file (at most [`MAX_CONFIG_BYTES`], UTF-8).
+fn read_config(path: &Path) -> Result<String, String> {
+    let f = std::fs::File::open(path)
+        .map_err(|e| format!("kernel config {}: cannot read: {e}", path.display()))?;
+    ticklab_schema::lines::read_text(f, MAX_CONFIG_BYTES)
+        .map_err(|e| format!("kernel config {}: {e}", path.display()))
+}
+
 /// A bootable kernel image and its build options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuestKernel {
@@ -234,12 +310,8 @@ impl GuestKernel {
                 image.with_file_name(format!("config-{release}"))
             }
         };
-        let text = std::fs::read_to_string(&config_path).map_err(|error| {
-            GuestKernelError::ReadConfig {
-                path: config_path.clone(),
-                error,
-            }
-        })?;
+        check_bzimage(image).map_err(GuestKernelError::NotAKernel)?;
+        let text = read_config(&config_path).map_err(GuestKernelError::NotAConfig)?;
         let config = KernelConfig::parse(&text, &config_path.display().to_string())?;
         Ok(GuestKernel {
             image: image.to_path_buf(),
@@ -333,6 +405,35 @@ mod tests {
                 .to_string()
                 .contains("CONFIG_HZ")
         );
+    }
+
+    #[test]
+    fn what_is_not_a_kernel_config_or_image_is_refused() {
+        for text in [
+            "hello world\n",
+            "\u{7f}ELF\n",
+            "[run]\nduration = \"1s\"\n",
+            "hz=250\n",
+        ] {
+            let e = KernelConfig::parse(
+                &format!("# Linux/x86 6.1 Kernel Configuration\n{text}CONFIG_HZ=250\n"),
+                "f",
+            )
+            .unwrap_err();
+            assert!(e.contains("not a kernel config line"), "{text:?}: {e}");
+        }
+        let dir = std::env::temp_dir().join(format!("ticklab-bzimage-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (short, plain, good) = (dir.join("short"), dir.join("plain"), dir.join("good"));
+        std::fs::write(&short, b"MZ").unwrap();
+        std::fs::write(&plain, vec![0u8; 4096]).unwrap();
+        let mut image = vec![0u8; 4096];
+        image[BZIMAGE_MAGIC_AT..BZIMAGE_MAGIC_AT + 4].copy_from_slice(BZIMAGE_MAGIC);
+        std::fs::write(&good, image).unwrap();
+        assert!(check_bzimage(&short).unwrap_err().contains("too short"));
+        assert!(check_bzimage(&plain).unwrap_err().contains("HdrS"));
+        assert_eq!(check_bzimage(&good), Ok(()));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

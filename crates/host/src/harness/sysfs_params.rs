@@ -9,6 +9,18 @@
 //! harness's [`Stop`](super::Stop) turns the signal into an orderly end). A SIGKILL leaves the
 //! record behind; [`restore_leftover`] applies it at the start of the next run.
 //!
+//! The record is input the next run (as root) acts on, so it is trusted only as far as it
+//! checks out: a regular file (not a link) owned by this user and writable by no one else, in
+//! a directory of the same kind, at most [`MAX_RECORD_BYTES`], UTF-8, and every line naming
+//! the sysfs file of a parameter in [`PARAMS`] with a value that parameter takes. Anything else
+//! is refused whole, naming the record, and nothing is written.
+//!
+//! Two runs never share the parameters: a guard holds an exclusive `flock` on
+//! [`RESTORE_LOCK`] (with its process id inside, for the message) from before it reads the
+//! old values until it has put them back. A second `--set` run meanwhile is refused, and the
+//! live run's record is not mistaken for a killed run's: the kernel drops a killed process's
+//! lock, so a record whose lock is free was left by a run that is gone.
+//!
 //! Which parameters: [`PARAMS`] lists the writable ones ticklab knows, each with its sysfs
 //! file: the guest haltpoll module's five (`haltpoll.*`, docs/kernel-behaviour.md §9.3), the
 //! host-side `kvm.halt_poll_ns*` (§9.5; present only where the KVM module is loaded) and
@@ -17,7 +29,8 @@
 //! (an unsigned integer, `Y`/`N`, or a governor named in `available_governors`).
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::HarnessError;
@@ -25,6 +38,12 @@ use super::HarnessError;
 /// Where the restore record lives (tmpfs: gone after a reboot, when the kernel's own
 /// defaults are back anyway).
 pub const RESTORE_RECORD: &str = "/run/ticklab/params-restore";
+
+/// The lock a run holds while parameters are set (beside the record).
+pub const RESTORE_LOCK: &str = "/run/ticklab/params.lock";
+
+/// Largest restore record read: one line per parameter of [`PARAMS`] is far below it.
+pub const MAX_RECORD_BYTES: u64 = 64 << 10;
 
 /// What a parameter takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +110,20 @@ pub const PARAMS: [(&str, &str, ParamKind); 10] = [
     ),
 ];
 
+impl ParamKind {
+    /// Whether a parameter of this kind takes `value` (as written by `--set` or read back
+    /// from sysfs into a restore record).
+    pub fn takes(self, value: &str) -> bool {
+        match self {
+            ParamKind::Unsigned => value.parse::<u64>().is_ok(),
+            ParamKind::Bool => matches!(value, "Y" | "N" | "y" | "n" | "1" | "0"),
+            ParamKind::Governor => {
+                !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }
+        }
+    }
+}
+
 /// One requested setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamSetting {
@@ -119,14 +152,7 @@ impl ParamSetting {
                 names.join(", ")
             ))
         })?;
-        let ok = match kind {
-            ParamKind::Unsigned => value.parse::<u64>().is_ok(),
-            ParamKind::Bool => matches!(value, "Y" | "N" | "y" | "n" | "1" | "0"),
-            ParamKind::Governor => {
-                !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            }
-        };
-        if !ok {
+        if !kind.takes(value) {
             let expected = match kind {
                 ParamKind::Unsigned => "an unsigned integer",
                 ParamKind::Bool => "Y or N",
@@ -177,6 +203,9 @@ pub struct ParamGuard {
     record: PathBuf,
     /// What was done, for the report: (name, old, new).
     changes: Vec<(String, String, String)>,
+    /// Held from before the old values are read until they are back (dropped after
+    /// [`Drop::drop`] restored them).
+    _lock: Option<ParamLock>,
 }
 
 impl ParamGuard {
@@ -192,6 +221,11 @@ impl ParamGuard {
         Self::apply_at(settings, Path::new("/sys"), Path::new(RESTORE_RECORD))
     }
 
+    /// The lock beside `record` (`params.lock` in its directory).
+    fn lock_path(record: &Path) -> PathBuf {
+        record.with_file_name("params.lock")
+    }
+
     /// [`ParamGuard::apply`] under another sysfs root and record path (no root check: for
     /// tests on plain files).
     pub fn apply_at(
@@ -203,10 +237,28 @@ impl ParamGuard {
             saved: Vec::new(),
             record: record.to_path_buf(),
             changes: Vec::new(),
+            _lock: None,
         };
         if settings.is_empty() {
             return Ok(guard);
         }
+        let lock_path = Self::lock_path(record);
+        guard._lock = Some(ParamLock::take(&lock_path)?.map_err(|holder| {
+            let who = holder.map_or("another ticklab run".to_string(), |pid| {
+                format!("another ticklab run (pid {pid})")
+            });
+            super::os_error(
+                &format!(
+                    "--set {}: {who} has kernel parameters set and holds {}; wait for it to \
+                     end (it puts them back), or drop --set",
+                    settings[0].name,
+                    lock_path.display()
+                ),
+                io::Error::from(io::ErrorKind::WouldBlock),
+            )
+        })?);
+        // Under the lock, a record left here is a killed run's: put its values back first.
+        restore_record(record, sys_root)?;
         // Read every old value first; a missing parameter refuses the run untouched.
         let mut olds = Vec::new();
         for s in settings {
@@ -281,40 +333,199 @@ fn check_governor(s: &ParamSetting, sys_root: &Path) -> Result<(), HarnessError>
 
 fn write_record(record: &Path, olds: &[(PathBuf, String)]) -> io::Result<()> {
     if let Some(dir) = record.parent() {
-        fs::create_dir_all(dir)?;
+        private_dir(dir)?;
     }
     let mut text = String::new();
     for (path, old) in olds {
         text.push_str(&format!("{}\t{}\n", path.display(), old));
     }
-    let mut f = fs::File::create(record)?;
+    // A new file, never through a link planted at the record's name (O_EXCL), mode 0600.
+    match fs::remove_file(record) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(record)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()
 }
 
+/// Creates `dir` (mode 0700) if missing and checks it is a directory of this user that no
+/// one else may write to.
+fn private_dir(dir: &Path) -> io::Result<()> {
+    match fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let m = fs::symlink_metadata(dir)?;
+    if let Err(why) = trusted(&m, true) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{}: {why}", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a file (or directory) of the restore record may be trusted: of the right type
+/// (not a link), owned by this user, writable by no one else.
+fn trusted(m: &fs::Metadata, dir: bool) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let kind_ok = if dir { m.is_dir() } else { m.is_file() };
+    if !kind_ok {
+        return Err(format!(
+            "not a {} (a link or another kind of file)",
+            if dir { "directory" } else { "regular file" }
+        ));
+    }
+    if m.uid() != me {
+        return Err(format!(
+            "owned by uid {}, not by uid {me} (this user)",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "mode {:o}: writable by others, so anyone could have written it",
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// An exclusive `flock` on the lock file, released when dropped (or when the process dies).
+#[derive(Debug)]
+struct ParamLock {
+    _file: fs::File,
+}
+
+impl ParamLock {
+    /// Takes the lock at `path`, or says who holds it: `Ok(Err(pid))` when another process
+    /// does (its process id, when the file names one).
+    fn take(path: &Path) -> Result<Result<ParamLock, Option<u32>>, HarnessError> {
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            private_dir(dir)
+                .map_err(|e| super::os_error("preparing the restore record's directory", e))?;
+        }
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| super::os_error(&format!("opening {}", path.display()), e))?;
+        // SAFETY: flock on a file descriptor this function owns; no memory is involved.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::WouldBlock {
+                let mut text = String::new();
+                let _ = io::Read::read_to_string(&mut (&file).take(64), &mut text);
+                return Ok(Err(text.trim().parse().ok()));
+            }
+            return Err(super::os_error(&format!("locking {}", path.display()), e));
+        }
+        // Ours now: say whose it is.
+        let _ = file.set_len(0);
+        let _ = writeln!(file, "{}", std::process::id());
+        Ok(Ok(ParamLock { _file: file }))
+    }
+}
+
 /// Applies a restore record a killed run left behind, then removes it. Returns the
-/// parameters restored as (path, value); an empty list when there was no record.
+/// parameters restored as (path, value); an empty list when there was no record, or when a
+/// live run holds the lock (the record is that run's, which puts the values back itself).
 pub fn restore_leftover(record: &Path) -> Result<Vec<(String, String)>, HarnessError> {
-    let text = match fs::read_to_string(record) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(super::os_error("reading the restore record", e)),
+    restore_leftover_at(record, Path::new("/sys"))
+}
+
+/// [`restore_leftover`] for a record of parameters under another sysfs root (tests).
+pub fn restore_leftover_at(
+    record: &Path,
+    sys_root: &Path,
+) -> Result<Vec<(String, String)>, HarnessError> {
+    if fs::symlink_metadata(record).is_err() {
+        return Ok(Vec::new());
+    }
+    let Ok(_lock) = ParamLock::take(&ParamGuard::lock_path(record))? else {
+        return Ok(Vec::new());
     };
-    let mut done = Vec::new();
-    // Last set first, as the guard does.
-    for line in text.lines().rev().filter(|l| !l.trim().is_empty()) {
+    restore_record(record, sys_root)
+}
+
+/// Checks and applies the record at `record` (the caller holds the lock), then removes it.
+fn restore_record(record: &Path, sys_root: &Path) -> Result<Vec<(String, String)>, HarnessError> {
+    let shown = record.display();
+    let refuse = |why: String| {
+        HarnessError::Input(format!(
+            "restore record {shown}: {why}; ticklab did not write it as it is: check the \
+             parameters by hand (ticklab host inspect), then remove it"
+        ))
+    };
+    let meta = match fs::symlink_metadata(record) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(super::os_error(&format!("reading {shown}"), e)),
+    };
+    trusted(&meta, false).map_err(&refuse)?;
+    if let Some(dir) = record.parent() {
+        let m = fs::symlink_metadata(dir)
+            .map_err(|e| super::os_error(&format!("reading {}", dir.display()), e))?;
+        trusted(&m, true)
+            .map_err(|why| refuse(format!("its directory {}: {why}", dir.display())))?;
+    }
+    if meta.len() > MAX_RECORD_BYTES {
+        return Err(refuse(format!(
+            "larger than {} KiB",
+            MAX_RECORD_BYTES >> 10
+        )));
+    }
+    let bytes = fs::read(record).map_err(|e| super::os_error(&format!("reading {shown}"), e))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| refuse(format!("not UTF-8 text (byte {})", e.valid_up_to())))?;
+    // Every line is checked before anything is written.
+    let mut todo = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Some((path, value)) = line.split_once('\t') else {
-            return Err(HarnessError::Input(format!(
-                "{}: malformed line {line:?} (expected PATH<TAB>VALUE); remove it after checking the parameters by hand",
-                record.display()
+            return Err(refuse(format!(
+                "malformed line {line:?} (expected PATH<TAB>VALUE)"
             )));
         };
-        write_param(Path::new(path), value).map_err(|e| {
-            super::os_error(&format!("restoring {path} from {}", record.display()), e)
-        })?;
+        let Some(&(name, _, kind)) = PARAMS
+            .iter()
+            .find(|p| Path::new(path) == sys_root.join(p.1))
+        else {
+            return Err(refuse(format!(
+                "line {line:?} names {path}, not the file of a parameter --set may change"
+            )));
+        };
+        if !kind.takes(value) {
+            return Err(refuse(format!(
+                "line {line:?}: {value:?} is not a value {name} takes"
+            )));
+        }
+        todo.push((path, value));
+    }
+    let mut done = Vec::new();
+    // Last set first, as the guard does.
+    for (path, value) in todo.into_iter().rev() {
+        write_param(Path::new(path), value)
+            .map_err(|e| super::os_error(&format!("restoring {path} from {shown}"), e))?;
         done.push((path.to_string(), value.to_string()));
     }
-    fs::remove_file(record).map_err(|e| super::os_error("removing the restore record", e))?;
+    fs::remove_file(record).map_err(|e| super::os_error(&format!("removing {shown}"), e))?;
     Ok(done)
 }
 
@@ -437,21 +648,93 @@ mod tests {
         let root = fake_sys();
         let record = root.join("run/params-restore");
         let p = root.join("module/haltpoll/parameters/guest_halt_poll_ns");
-        let guard =
+        let mut guard =
             ParamGuard::apply_at(&[set("haltpoll.guest_halt_poll_ns=7")], &root, &record).unwrap();
-        // A SIGKILL: the guard never runs its drop.
+        // A SIGKILL: the guard never runs its drop, and the kernel drops the lock.
+        drop(guard._lock.take());
         std::mem::forget(guard);
         assert_eq!(read_param(&p).unwrap(), "7");
-        let done = restore_leftover(&record).unwrap();
+        let done = restore_leftover_at(&record, &root).unwrap();
         assert_eq!(done.len(), 1);
         assert_eq!(read_param(&p).unwrap(), "200000");
         assert!(!record.exists());
         assert!(
-            restore_leftover(&record).unwrap().is_empty(),
+            restore_leftover_at(&record, &root).unwrap().is_empty(),
             "no record: nothing to do"
         );
         fs::write(&record, "no tab here\n").unwrap();
-        assert!(restore_leftover(&record).is_err());
+        assert!(restore_leftover_at(&record, &root).is_err());
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_forged_or_unreadable_record_is_refused_whole_naming_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = fake_sys();
+        let record = root.join("run/params-restore");
+        fs::create_dir_all(record.parent().unwrap()).unwrap();
+        let p = root.join("module/haltpoll/parameters/guest_halt_poll_ns");
+        let victim = root.join("victim");
+        fs::write(&victim, "safe\n").unwrap();
+        let write = |text: &[u8], mode: u32| {
+            let _ = fs::remove_file(&record);
+            fs::write(&record, text).unwrap();
+            fs::set_permissions(&record, fs::Permissions::from_mode(mode)).unwrap();
+        };
+        // (record, mode, a word of the error)
+        let good = format!("{}\t5\n", p.display());
+        let cases: Vec<(Vec<u8>, u32, &str)> = vec![
+            (
+                format!("{good}{}\tHACKED\n", victim.display()).into_bytes(),
+                0o600,
+                "not the file of a parameter",
+            ),
+            (
+                format!("{}\tHACKED\n", p.display()).into_bytes(),
+                0o600,
+                "not a value",
+            ),
+            (b"\xff\xfe\n".to_vec(), 0o600, "not UTF-8"),
+            (good.clone().into_bytes(), 0o666, "writable by others"),
+        ];
+        for (text, mode, word) in cases {
+            write(&text, mode);
+            let e = restore_leftover_at(&record, &root).unwrap_err().to_string();
+            assert!(
+                e.contains(word) && e.contains(&record.display().to_string()),
+                "{e}"
+            );
+            assert_eq!(
+                read_param(&p).unwrap(),
+                "200000",
+                "nothing written ({word})"
+            );
+            assert_eq!(fs::read_to_string(&victim).unwrap(), "safe\n");
+            assert!(record.exists(), "a refused record stays for a human");
+        }
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_second_run_is_refused_while_the_first_holds_the_parameters() {
+        let root = fake_sys();
+        let record = root.join("run/params-restore");
+        let p = root.join("module/haltpoll/parameters/guest_halt_poll_ns");
+        let first =
+            ParamGuard::apply_at(&[set("haltpoll.guest_halt_poll_ns=7")], &root, &record).unwrap();
+        // The live run's record is not a killed run's.
+        assert!(restore_leftover_at(&record, &root).unwrap().is_empty());
+        assert_eq!(read_param(&p).unwrap(), "7");
+        let e = ParamGuard::apply_at(&[set("haltpoll.guest_halt_poll_ns=9")], &root, &record)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("pid {}", std::process::id())) && e.contains("wait"),
+            "{e}"
+        );
+        assert_eq!(read_param(&p).unwrap(), "7");
+        drop(first);
+        assert_eq!(read_param(&p).unwrap(), "200000");
         fs::remove_dir_all(root).unwrap();
     }
 }

@@ -149,7 +149,13 @@ impl Grid {
                 if n > MAX_RUNS {
                     return Err(format!("--seeds {n}: at most {MAX_RUNS}"));
                 }
-                (0..n).map(|i| base_seed.wrapping_add(i)).collect()
+                if base_seed.checked_add(n - 1).is_none() {
+                    return Err(format!(
+                        "--seeds {n} from seed {base_seed}: the seeds would pass \
+                         18446744073709551615 (2^64-1) and wrap; give a lower --seed"
+                    ));
+                }
+                (0..n).map(|i| base_seed + i).collect()
             }
         };
         let g = Grid { axes, seeds };
@@ -382,7 +388,7 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
             Ok(Some(s.run.duration_ns as f64 / 1e9))
         }
         ParamKey::Warmup => {
-            s.run.warmup_ns = parse_duration(v)?;
+            s.run.warmup_ns = crate::units::parse_warmup(v)?;
             Ok(Some(s.run.warmup_ns as f64 / 1e9))
         }
     }

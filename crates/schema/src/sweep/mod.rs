@@ -19,11 +19,13 @@ use std::collections::BTreeMap;
 
 pub mod grid;
 mod metrics;
+mod read;
 mod shard;
 mod stats;
 
 pub use metrics::{CpuMetric, CpuMetrics, Metric, Metrics};
-pub use shard::{Shard, merge};
+pub use read::read_rows;
+pub use shard::{Shard, check_run_index, merge};
 pub use stats::{Stats, t_975};
 
 use crate::report::CpuRole;

@@ -99,7 +99,60 @@ pub fn merge(mut rows: Vec<SweepRow>) -> Result<Vec<SweepRow>, String> {
             if runs - have > 10 { ", ..." } else { "" }
         ));
     }
+    // Every run is there once; now each row must sit where its run index puts it: point
+    // `run / seeds`, the seed of its seed column (a hand-edited seed or point is refused).
+    let points = rows.iter().map(|r| r.point).max().map_or(0, |p| p + 1);
+    if points == 0 || runs % points != 0 {
+        return Err(format!(
+            "{runs} runs do not split into {points} points of equal seeds: a row's point was \
+             changed"
+        ));
+    }
+    let per_point = (runs / points) as usize;
+    let seeds: Vec<u64> = rows[..per_point].iter().map(|r| r.seed).collect();
+    for r in &rows {
+        check_run_index(r, &sweep, runs, &seeds)?;
+    }
     Ok(rows)
+}
+
+/// Checks that `row` is run `row.run` of the sweep `sweep` of `runs` runs whose points each
+/// run `seeds` (seeds innermost): the identity, the run count, the point index and the seed
+/// all agree with the run index. `sweep --resume` checks the rows it keeps with it, `merge`
+/// every row.
+pub fn check_run_index(
+    row: &SweepRow,
+    sweep: &str,
+    runs: u64,
+    seeds: &[u64],
+) -> Result<(), String> {
+    let n = seeds.len() as u64;
+    if row.sweep != sweep || row.runs != runs {
+        return Err(format!(
+            "run {}: of sweep {} ({} runs), not of {sweep} ({runs} runs)",
+            row.run, row.sweep, row.runs
+        ));
+    }
+    if n == 0 || row.run >= runs {
+        return Err(format!(
+            "run {} is outside the sweep's {runs} runs",
+            row.run
+        ));
+    }
+    let (point, seed) = (row.run / n, seeds[(row.run % n) as usize]);
+    if row.point != point {
+        return Err(format!(
+            "run {}: point {} where its run index puts point {point}",
+            row.run, row.point
+        ));
+    }
+    if row.seed != seed {
+        return Err(format!(
+            "run {}: seed {} where its run index puts seed {seed}",
+            row.run, row.seed
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -143,6 +196,30 @@ mod tests {
                 (got, want) => panic!("{got:?} vs {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn merge_checks_each_seed_and_point_against_its_run_index() {
+        // Two points of three seeds (7, 8, 9).
+        let good: Vec<SweepRow> = (0..6)
+            .map(|run| SweepRow {
+                point: run / 3,
+                seed: 7 + run % 3,
+                ..row("a", run, 6)
+            })
+            .collect();
+        assert!(merge(good.clone()).is_ok());
+        let mut seed = good.clone();
+        seed[4].seed = 99;
+        let e = merge(seed).unwrap_err();
+        assert!(e.contains("run 4: seed 99") && e.contains("seed 8"), "{e}");
+        let mut point = good.clone();
+        point[2].point = 1;
+        let e = merge(point).unwrap_err();
+        assert!(e.contains("run 2: point 1"), "{e}");
+        let mut odd = good;
+        odd[5].point = 3;
+        assert!(merge(odd).is_err());
     }
 
     #[test]
