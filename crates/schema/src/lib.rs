@@ -23,7 +23,8 @@
 //! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
 //!   writes.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
-//!   one type for `host noise` and the twin.
+//!   one type for `host noise` and the twin; [`host_noise`] is what a measured run adds
+//!   (clock, cross-checks, the longest detours with their sources).
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -38,6 +39,7 @@ pub mod comparison;
 pub mod experiment;
 pub mod frames;
 pub mod histogram;
+pub mod host_noise;
 pub mod machine;
 pub mod noise;
 pub mod openmetrics;
