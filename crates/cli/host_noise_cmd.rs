@@ -131,8 +131,7 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
     let beside = match &twin {
         Some((scenario, notes)) => {
             let spec = format!("hogs:{}@{}", config.cpus.len(), args.cpus);
-            let (report, rows) =
-                crate::host_twin_cmd::beside(&run.report, &spec, scenario, None)?;
+            let (report, rows) = crate::host_twin_cmd::beside(&run.report, &spec, scenario, None)?;
             Some((scenario, notes, report, rows))
         }
         None => None,
@@ -188,7 +187,13 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
 /// `detour` per detour, its sources in the argument, time since the first sampler started.
 fn write_trace(path: &std::path::Path, run: &HostNoise) -> anyhow::Result<()> {
     let t0 = run.detours.iter().map(|c| c.start_ns).min().unwrap_or(0);
-    let end = run.report.duration_ns.max(1) + run.detours.iter().map(|c| c.start_ns - t0).max().unwrap_or(0);
+    let end = run.report.duration_ns.max(1)
+        + run
+            .detours
+            .iter()
+            .map(|c| c.start_ns - t0)
+            .max()
+            .unwrap_or(0);
     let mut w = TraceWriter::new(1, "host noise", 0, end, crate::trace_out::limit_per_run(1));
     let name: Arc<str> = Arc::from("detour");
     for CpuDetours {
@@ -237,8 +242,11 @@ pub(crate) fn guest_probe(
     duration_ns: u64,
     rtla: &std::path::Path,
 ) -> anyhow::Result<ticklab_vm::GuestProbe> {
-    let set = ticklab_cmdline::parse_cpulist(cpus, vcpus)
-        .map_err(|e| input_error(format!("--noise-cpus {cpus:?}: {e} (the guest has {vcpus} vCPUs)")))?;
+    let set = ticklab_cmdline::parse_cpulist(cpus, vcpus).map_err(|e| {
+        input_error(format!(
+            "--noise-cpus {cpus:?}: {e} (the guest has {vcpus} vCPUs)"
+        ))
+    })?;
     if set.is_empty() {
         return Err(input_error(format!("--noise-cpus {cpus:?}: names no CPU")));
     }
@@ -271,7 +279,15 @@ pub(crate) fn guest_text(
         anyhow::bail!(
             "ticklab in the guest exited with {}; console tail:\n{}",
             o.guest_rc,
-            o.console.lines().rev().take(10).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+            o.console
+                .lines()
+                .rev()
+                .take(10)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n")
         );
     }
     let (json, peer) = match o.data.split_once(PEER_MARKER) {

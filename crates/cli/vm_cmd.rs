@@ -221,10 +221,16 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         ProbeArg::Why => GuestProbe::Why {
             duration: duration_word(b.duration),
         },
-        ProbeArg::Noise => crate::host_noise_cmd::guest_probe(&a.noise_cpus, b.vcpus, b.duration.ns(), &a.rtla)?,
+        ProbeArg::Noise => {
+            crate::host_noise_cmd::guest_probe(&a.noise_cpus, b.vcpus, b.duration.ns(), &a.rtla)?
+        }
     };
     let is_run = matches!(probe, GuestProbe::Run { .. });
-    let p = prepare(b, probe)?;
+    let mut p = prepare(b, probe)?;
+    if let GuestProbe::Noise { peer: Some(_), .. } = &p.options.probe {
+        // The peer runs as long again after ticklab.
+        p.options.timeout += 2 * b.duration.as_std();
+    }
     let boot = boot_guest(&p.options)?;
     let o = &boot.output;
     let accel = match &o.kvm_fallback {

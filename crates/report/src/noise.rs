@@ -25,6 +25,9 @@ use ticklab_schema::report::Report;
 
 use crate::format::{MISSING, duration, fixed, new_table, right_align_from};
 
+/// The source table shows this many rows, largest noise first (JSON has them all).
+pub const MAX_SOURCE_ROWS: usize = 25;
+
 /// The word for a class in tables (rtla's column names).
 pub fn class_word(c: NoiseClass) -> &'static str {
     match c {
@@ -100,14 +103,18 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
     right_align_from(&mut t, 1);
     let _ = writeln!(s, "{t}");
     for c in &n.cpus {
-        let _ = writeln!(s, "\nCPU {} sources (interference counts over the run)", c.cpu);
+        let _ = writeln!(
+            s,
+            "\nCPU {} sources (interference counts over the run)",
+            c.cpu
+        );
         let mut t = new_table(
             ["class", "source", "count", "noise", "max"]
                 .iter()
                 .map(|h| h.to_string())
                 .collect(),
         );
-        for src in &c.sources {
+        for src in c.sources.iter().take(MAX_SOURCE_ROWS) {
             t.add_row(vec![
                 class_word(src.class).to_string(),
                 src.name.clone(),
@@ -118,6 +125,15 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
         }
         right_align_from(&mut t, 2);
         let _ = writeln!(s, "{t}");
+        if c.sources.len() > MAX_SOURCE_ROWS {
+            let rest = &c.sources[MAX_SOURCE_ROWS..];
+            let _ = writeln!(
+                s,
+                "(and {} more sources, {} runs: --json lists them all)",
+                rest.len(),
+                rest.iter().map(|x| x.count).sum::<u64>()
+            );
+        }
         let Some(d) = details.and_then(|d| d.cpus.iter().find(|x| x.cpu == c.cpu)) else {
             continue;
         };
@@ -127,20 +143,32 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
             d.policy, d.loop_ns
         );
         if let Some(loc) = d.loc_delta {
-            let traced = c
+            let diff = |n: u64| {
+                if loc > 0 {
+                    format!("{:+.2} %", 100.0 * (n as f64 - loc as f64) / loc as f64)
+                } else {
+                    MISSING.to_string()
+                }
+            };
+            let counted = c
                 .sources
                 .iter()
                 .find(|x| x.class == NoiseClass::Irq && x.name == "local_timer")
                 .map_or(0, |x| x.count);
-            let diff = if loc > 0 {
-                format!("{:+.1} %", 100.0 * (traced as f64 - loc as f64) / loc as f64)
-            } else {
-                MISSING.to_string()
-            };
             let _ = writeln!(
                 s,
-                "cross-check: local_timer interference {traced}, LOC delta in /proc/interrupts {loc} ({diff})"
+                "cross-check: LOC delta in /proc/interrupts {loc}; local_timer interference \
+                 over the runtime {counted} ({})",
+                diff(counted)
             );
+            if let Some(traced) = d.loc_traced {
+                let _ = writeln!(
+                    s,
+                    "  local_timer_entry traced between the same two /proc/interrupts readings \
+                     {traced} ({})",
+                    diff(traced)
+                );
+            }
         }
         if let Some(steal) = d.steal_ns {
             let _ = writeln!(
@@ -212,9 +240,21 @@ mod tests {
             detours: 3,
             histogram: Some(h),
             sources: vec![
-                src(NoiseClass::Irq, "local_timer", 2_500, Some(4_000), Some(2_100)),
+                src(
+                    NoiseClass::Irq,
+                    "local_timer",
+                    2_500,
+                    Some(4_000),
+                    Some(2_100),
+                ),
                 src(NoiseClass::Softirq, "TIMER", 240, Some(2_400), Some(1_800)),
-                src(NoiseClass::Hardware, "hardware", 1, Some(1_200), Some(1_200)),
+                src(
+                    NoiseClass::Hardware,
+                    "hardware",
+                    1,
+                    Some(1_200),
+                    Some(1_200),
+                ),
                 src(NoiseClass::Thread, "kworker/1:1", 2, Some(0), Some(900)),
             ],
         };
@@ -259,6 +299,7 @@ mod tests {
                 policy: "SCHED_OTHER".into(),
                 loop_ns: 21.4,
                 loc_delta: Some(2_502),
+                loc_traced: Some(2_501),
                 steal_ns: Some(0),
                 longest: vec![
                     DetourRecord {

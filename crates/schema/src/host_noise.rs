@@ -39,9 +39,14 @@ pub struct HostNoiseCpu {
     pub policy: String,
     /// Mean cost of one pass of the sampling loop, ns (runtime ÷ clock reads).
     pub loop_ns: f64,
-    /// The CPU's `LOC` (local timer) delta in `/proc/interrupts` around the window.
+    /// The CPU's `LOC` (local timer) delta in `/proc/interrupts`, read just before the start
+    /// line and just after the samplers ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loc_delta: Option<u64>,
+    /// `local_timer_entry` events traced on the CPU between those two readings (the same
+    /// window as [`HostNoiseCpu::loc_delta`]), with tracefs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loc_traced: Option<u64>,
     /// Steal time of the CPU in `/proc/stat` over the run, ns (counted in `USER_HZ` ticks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_ns: Option<u64>,

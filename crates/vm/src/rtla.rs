@@ -216,17 +216,26 @@ CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single      
         let rows = parse_osnoise_top(TOP).unwrap();
         assert_eq!(rows.len(), 1);
         let r = rows[0];
-        assert_eq!((r.cpu, r.periods, r.runtime_us, r.noise_us), (1, 9, 9_000_000, 5_123));
-        assert_eq!((r.hw, r.nmi, r.irq, r.softirq, r.thread), (3, 0, 2260, 450, 9));
+        assert_eq!(
+            (r.cpu, r.periods, r.runtime_us, r.noise_us),
+            (1, 9, 9_000_000, 5_123)
+        );
+        assert_eq!(
+            (r.hw, r.nmi, r.irq, r.softirq, r.thread),
+            (3, 0, 2260, 450, 9)
+        );
         assert!((r.available_pct - 99.94307).abs() < 1e-9);
     }
 
     #[test]
     fn output_without_a_summary_is_an_error_that_quotes_it() {
-        let e = parse_osnoise_top("Failed to apply CPUs config\nCould not apply config\n")
-            .unwrap_err();
+        let e =
+            parse_osnoise_top("Failed to apply CPUs config\nCould not apply config\n").unwrap_err();
         assert!(e.contains("Failed to apply CPUs config"), "{e}");
-        assert_eq!(parse_osnoise_top(TOP.replace("#9", "9").as_str()), Ok(Vec::new()));
+        assert_eq!(
+            parse_osnoise_top(TOP.replace("#9", "9").as_str()),
+            Ok(Vec::new())
+        );
     }
 
     #[test]

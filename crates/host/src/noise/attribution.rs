@@ -191,13 +191,7 @@ pub(crate) fn runs_from_trace(
             }
             "irq_handler_exit" => close(&mut stack, &mut thread, NoiseClass::Irq, at, &mut runs),
             "softirq_entry" => stack.push(open(src(NoiseClass::Softirq, &softirq_name(payload)))),
-            "softirq_exit" => close(
-                &mut stack,
-                &mut thread,
-                NoiseClass::Softirq,
-                at,
-                &mut runs,
-            ),
+            "softirq_exit" => close(&mut stack, &mut thread, NoiseClass::Softirq, at, &mut runs),
             "nmi_handler" => {
                 let delta: u64 = payload_field(payload, "delta_ns")
                     .and_then(|d| d.parse().ok())
@@ -261,6 +255,14 @@ pub(crate) fn runs_from_trace(
     }
     runs.sort_by_key(|r| (r.start, r.end));
     runs
+}
+
+/// Events named `event` on `cpu` whose timestamp (the trace clock's) lies in `from..=to`.
+pub(crate) fn count_events(text: &str, cpu: u32, event: &str, from: u64, to: u64) -> u64 {
+    text.lines()
+        .filter_map(parse_trace_line_raw)
+        .filter(|(l, name, _)| l.cpu == cpu && *name == event && (from..=to).contains(&l.ts_ns))
+        .count() as u64
 }
 
 /// The attribution of one CPU's detours.
@@ -375,10 +377,9 @@ pub(crate) fn irq_row_source(name: &str, description: &str) -> SourceRef {
         "THR" => "threshold_apic",
         "DFR" => "deferred_error_apic",
         "SPU" => "spurious_apic",
-        _ if name.bytes().all(|b| b.is_ascii_digit()) => description
-            .split_whitespace()
-            .next_back()
-            .unwrap_or(name),
+        _ if name.bytes().all(|b| b.is_ascii_digit()) => {
+            description.split_whitespace().next_back().unwrap_or(name)
+        }
         _ => name,
     };
     src(class, n)
@@ -499,7 +500,8 @@ mod tests {
             }, // nothing inside: hardware
         ];
         let a = attribute(&detours, &runs(), 100_000);
-        let names = |i: usize| -> Vec<&str> { a.inside[i].iter().map(|s| s.name.as_str()).collect() };
+        let names =
+            |i: usize| -> Vec<&str> { a.inside[i].iter().map(|s| s.name.as_str()).collect() };
         assert_eq!(names(0), ["local_timer", "TIMER", "virtio0-input.0"]);
         assert_eq!(names(1), ["kworker/1:1", "local_timer"]);
         assert!(a.inside[2].is_empty());
@@ -513,7 +515,10 @@ mod tests {
         let tick = by(NoiseClass::Irq, "local_timer");
         // Three ticks on CPU 1 began in the window (the one on CPU 0 is not this CPU's); the
         // one at 50000 made no detour, so its 400 ns are not noise.
-        assert_eq!((tick.count, tick.noise_ns, tick.max_ns), (3, Some(3000), Some(2000)));
+        assert_eq!(
+            (tick.count, tick.noise_ns, tick.max_ns),
+            (3, Some(3000), Some(2000))
+        );
         let hw = by(NoiseClass::Hardware, "hardware");
         assert_eq!((hw.count, hw.noise_ns), (1, Some(2000)));
         let nmi = by(NoiseClass::Nmi, "perf_event_nmi_handler");
@@ -523,13 +528,16 @@ mod tests {
     }
 
     #[test]
+    fn events_are_counted_in_a_window_on_one_cpu() {
+        assert_eq!(count_events(TRACE, 1, "local_timer_entry", 0, 100_000), 3);
+        assert_eq!(count_events(TRACE, 1, "local_timer_entry", 1000, 21000), 2);
+        assert_eq!(count_events(TRACE, 0, "local_timer_entry", 0, 100_000), 1);
+    }
+
+    #[test]
     fn runs_outside_the_window_are_not_counted() {
         let a = attribute(&[], &runs(), 10_000);
-        let tick = a
-            .sources
-            .iter()
-            .find(|s| s.name == "local_timer")
-            .unwrap();
+        let tick = a.sources.iter().find(|s| s.name == "local_timer").unwrap();
         assert_eq!(tick.count, 1);
     }
 
@@ -552,8 +560,10 @@ mod tests {
         )
         .unwrap();
         let v = from_count_deltas(1, Some((&i0, &i1)), Some((&s0, &s1)), Some(4));
-        let got: Vec<(NoiseClass, &str, u64)> =
-            v.iter().map(|s| (s.class, s.name.as_str(), s.count)).collect();
+        let got: Vec<(NoiseClass, &str, u64)> = v
+            .iter()
+            .map(|s| (s.class, s.name.as_str(), s.count))
+            .collect();
         assert_eq!(
             got,
             vec![

@@ -31,7 +31,9 @@ use crate::harness::{HarnessError, Stop, os};
 use crate::probe::tracefs::TraceSession;
 use crate::procfs::{Interrupts, parse_interrupts};
 
-use attribution::{Detour, attribute, from_count_deltas, runs_from_trace, trace_events};
+use attribution::{
+    Detour, attribute, count_events, from_count_deltas, runs_from_trace, trace_events,
+};
 use sampler::{Clock, ClockPair, Live, SamplerOutput, SamplerSpec, ns_per_count};
 
 /// What to measure.
@@ -115,8 +117,8 @@ fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, Strin
     let names: Vec<&str> = events.iter().map(String::as_str).collect();
     // About 100 bytes per event, a few thousand events per second on a busy CPU.
     let kb = (config.duration.as_secs().saturating_mul(512)).clamp(4096, 131_072) as u32;
-    let session = TraceSession::start_with_clock(&names, kb, Some(&config.cpus), &[clock
-        .trace_clock()])?;
+    let session =
+        TraceSession::start_with_clock(&names, kb, Some(&config.cpus), &[clock.trace_clock()])?;
     if session.clock != clock.trace_clock() {
         return Err(format!(
             "the trace clock {} is missing, so trace times and the sampler's cannot be matched",
@@ -124,6 +126,12 @@ fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, Strin
         ));
     }
     Ok(session)
+}
+
+/// `/proc/interrupts`, parsed.
+fn read_interrupts() -> Option<Interrupts> {
+    let t = std::fs::read_to_string("/proc/interrupts").ok()?;
+    parse_interrupts(&t).ok()
 }
 
 /// `/proc/softirqs`, parsed by the `/proc/interrupts` parser (same layout).
@@ -144,7 +152,9 @@ pub fn run_noise(
     let mut warnings: Vec<String> = Vec::new();
     let trace = start_trace(config, clock);
     let method_note = trace.as_ref().err().map(|e| {
-        format!("no tracefs attribution ({e}): sources from /proc/interrupts and /proc/softirqs deltas")
+        format!(
+            "no tracefs attribution ({e}): sources from /proc/interrupts and /proc/softirqs deltas"
+        )
     });
     let memory = if config.lock_memory {
         match os::lock_memory() {
@@ -187,6 +197,9 @@ pub fn run_noise(
         handles.push(h);
     }
     os::restore_signal_mask(saved);
+    // The LOC cross-check's window: these two clock reads bracket the two readings.
+    let loc_from = clock.read();
+    let irq_start = read_interrupts();
     barrier.wait();
     let t0 = std::time::Instant::now();
     // The coordinator: a progress line a second until the window ends or a stop.
@@ -228,6 +241,8 @@ pub fn run_noise(
             Err(_) => return Err(HarnessError::Panicked(format!("sampler on CPU {cpu}"))),
         }
     }
+    let irq_end = read_interrupts();
+    let loc_to = clock.read();
     let finish = ClockPair::now(clock);
     let end = Snapshot::take();
     let soft_end = read_softirqs();
@@ -315,7 +330,7 @@ pub fn run_noise(
             None => (
                 from_count_deltas(
                     o.cpu,
-                    start.interrupts.as_ref().zip(end.interrupts.as_ref()),
+                    irq_start.as_ref().zip(irq_end.as_ref()),
                     soft_start.as_ref().zip(soft_end.as_ref()),
                     o.involuntary_switches,
                 ),
@@ -335,10 +350,7 @@ pub fn run_noise(
             .map(|(i, d)| DetourRecord {
                 at_ns: d.start.max(0) as u64,
                 ns: d.ns,
-                sources: inside
-                    .as_ref()
-                    .map(|v| v[i].clone())
-                    .unwrap_or_default(),
+                sources: inside.as_ref().map(|v| v[i].clone()).unwrap_or_default(),
             })
             .collect();
         let mut longest = records.clone();
@@ -356,16 +368,19 @@ pub fn run_noise(
         };
         debug_assert!(c.check().is_ok(), "{:?}", c.check());
         cpus.push(c);
-        let loc_delta = start
-            .interrupts
+        let loc_delta = irq_start
             .as_ref()
-            .zip(end.interrupts.as_ref())
+            .zip(irq_end.as_ref())
             .and_then(|(a, b)| loc_of(b, o.cpu)?.checked_sub(loc_of(a, o.cpu)?));
+        let loc_traced = trace_text
+            .as_ref()
+            .map(|t| count_events(t, o.cpu, "local_timer_entry", loc_from, loc_to));
         cpu_details.push(HostNoiseCpu {
             cpu: o.cpu,
             policy: o.policy.clone(),
             loop_ns: runtime as f64 / o.reads.max(1) as f64,
             loc_delta,
+            loc_traced,
             steal_ns: times
                 .as_ref()
                 .and_then(|t| t.get(&o.cpu))
