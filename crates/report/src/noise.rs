@@ -191,7 +191,9 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
                     "  {:>12} at {:>10}: {}",
                     duration(x.ns),
                     duration(x.at_ns),
-                    if inside.is_empty() {
+                    if n.method == NoiseMethod::CountDeltas {
+                        "sources unknown (count deltas)".to_string()
+                    } else if inside.is_empty() {
                         "nothing traced inside (HW)".to_string()
                     } else {
                         inside.join(" + ")
