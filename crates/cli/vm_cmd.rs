@@ -228,8 +228,9 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
     let is_run = matches!(probe, GuestProbe::Run { .. });
     let mut p = prepare(b, probe)?;
     if let GuestProbe::Noise { peer: Some(_), .. } = &p.options.probe {
-        // The peer runs as long again after ticklab.
-        p.options.timeout += 2 * b.duration.as_std();
+        // The peer runs as long again after ticklab, and under TCG the guest reads its
+        // trace back slowly: allow a loaded host two minutes more.
+        p.options.timeout += 3 * b.duration.as_std() + Duration::from_secs(120);
     }
     let boot = boot_guest(&p.options)?;
     let o = &boot.output;

@@ -240,7 +240,7 @@ pub(crate) fn sample(
             live.max.store(max, Ordering::Relaxed);
         }
         prev = now;
-        if reads % CHECK_EVERY == 0 && (now >= end || stop.is_set()) {
+        if reads.is_multiple_of(CHECK_EVERY) && (now >= end || stop.is_set()) {
             break;
         }
     }
