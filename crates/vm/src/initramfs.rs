@@ -86,6 +86,9 @@ impl GuestProbe {
                 a.push("-D".into());
                 a.push(format!("{seconds}s"));
                 a.push("--json".into());
+                // No progress lines: on the serial console they raise ttyS0 interrupts on
+                // the sampled CPU, noise of ticklab's own making.
+                a.push("-q".into());
                 a
             }
         }
@@ -277,7 +280,7 @@ mod tests {
         let run = pos("/bin/ticklab");
         assert_eq!(
             lines[run],
-            "/bin/ticklab 'host' 'noise' '-c' '1' '-D' '10s' '--json' > /dev/ttyS1 2> /dev/ttyS0"
+            "/bin/ticklab 'host' 'noise' '-c' '1' '-D' '10s' '--json' '-q' > /dev/ttyS1 2> /dev/ttyS0"
         );
         let peer = pos("/bin/rtla");
         assert_eq!(
