@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -13,6 +13,7 @@ mod bench_cmd;
 mod error;
 mod experiment_cmd;
 mod host_e3_cmd;
+mod host_noise_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
 mod host_twin_cmd;
@@ -95,6 +96,8 @@ enum HostCommand {
     Why(host_probe_cmd::WhyArgs),
     /// Run a workload spec on real threads.
     Run(host_run_cmd::RunArgs),
+    /// OS noise: what the kernel takes from a busy pinned task, per CPU and per source.
+    Noise(host_noise_cmd::NoiseArgs),
     /// Fit the twin to this host and print a scenario file.
     Calibrate(host_run_cmd::CalibrateArgs),
     /// E3 live: futex ping-pong at several guest_halt_poll_ns values (root), beside the twin
@@ -154,6 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),
             HostCommand::Why(a) => host_probe_cmd::why(&a),
             HostCommand::Run(a) => host_run_cmd::run(&a),
+            HostCommand::Noise(a) => host_noise_cmd::run(&a),
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),
         },

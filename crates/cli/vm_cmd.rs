@@ -24,9 +24,17 @@ pub(crate) struct VmArgs {
     cmd: Option<VmCommand>,
     #[command(flatten)]
     boot: BootArgs,
-    /// What ticklab does inside: `run` the workload (host run), `inspect`, or `why`.
+    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, or `noise`
+    /// (host noise on --noise-cpus, then rtla osnoise on the same CPUs when the kernel has
+    /// the osnoise tracer; docs/noise.md).
     #[arg(long, value_enum, default_value = "run")]
     probe: ProbeArg,
+    /// The CPUs `--probe noise` samples (a cpulist of the guest's).
+    #[arg(long, default_value = "1", value_name = "CPULIST")]
+    noise_cpus: String,
+    /// The rtla binary packed beside ticklab for `--probe noise` (`none`: no peer).
+    #[arg(long, default_value = "/usr/bin/rtla", value_name = "PATH")]
+    rtla: PathBuf,
     /// Print the guest's host run report as JSON (the host lab's schema), for `--probe run`.
     #[arg(long)]
     json: bool,
@@ -80,6 +88,7 @@ enum ProbeArg {
     Run,
     Inspect,
     Why,
+    Noise,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -231,9 +240,17 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         ProbeArg::Why => GuestProbe::Why {
             duration: duration_word(b.duration),
         },
+        ProbeArg::Noise => {
+            crate::host_noise_cmd::guest_probe(&a.noise_cpus, b.vcpus, b.duration.ns(), &a.rtla)?
+        }
     };
     let is_run = matches!(probe, GuestProbe::Run { .. });
-    let p = prepare(b, probe)?;
+    let mut p = prepare(b, probe)?;
+    if let GuestProbe::Noise { peer: Some(_), .. } = &p.options.probe {
+        // The peer runs as long again after ticklab, and under TCG the guest reads its
+        // trace back slowly: allow a loaded host two minutes more.
+        p.options.timeout += 3 * b.duration.as_std() + Duration::from_secs(120);
+    }
     let boot = boot_guest(&p.options)?;
     let o = &boot.output;
     let accel = match &o.kvm_fallback {
@@ -248,6 +265,9 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         o.wall_s,
         boot.initramfs_bytes as f64 / (1 << 20) as f64
     );
+    if let GuestProbe::Noise { .. } = &p.options.probe {
+        return emit(&crate::host_noise_cmd::guest_text(o, &p.options.kernel)?);
+    }
     if !is_run {
         if o.guest_rc != 0 {
             anyhow::bail!("ticklab in the guest exited with {}", o.guest_rc);

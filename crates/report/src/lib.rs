@@ -37,6 +37,8 @@
 //!   against any swept parameter.
 //! * [`html`] — `ticklab report --html`: one self-contained page per experiment or sweep
 //!   (scenario, tables, inline SVG figures, published figures beside the twin's).
+//! * [`noise`](mod@noise) — `ticklab host noise`: per CPU the osnoise summary, the
+//!   per-source interference table, the longest detours and the cross-checks.
 //! * [`openmetrics`] — `ticklab host run --format openmetrics`: a report as gauges for the
 //!   node-exporter textfile collector.
 //! * [`sweep`](mod@sweep) — `ticklab sweep` and `ticklab merge`: rows and per-point summaries
@@ -61,6 +63,7 @@ pub mod frames;
 pub mod histogram;
 pub mod host_run;
 pub mod html;
+pub mod noise;
 pub mod openmetrics;
 pub mod plot;
 pub mod sweep;

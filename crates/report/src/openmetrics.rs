@@ -18,6 +18,12 @@
 //!   `ticklab_frame_jitter_max_seconds`, `ticklab_frame_overruns`, `ticklab_frame_fliers`;
 //! * `ticklab_pingpong_switch_seconds{method, cpus}`, `ticklab_syscall_call_seconds{syscall,
 //!   cpu}`.
+//!
+//! [`noise_metrics`] adds a noise report's families (`host noise --format openmetrics`): per
+//! CPU `ticklab_noise_ratio` (noise ÷ runtime), `ticklab_noise_max_detour_seconds`,
+//! `ticklab_noise_detours`; per source (`cpu`, `class`, `source`)
+//! `ticklab_noise_source_interference` (the count over the run) and, where the method times
+//! sources, `ticklab_noise_source_seconds`.
 
 use ticklab_schema::openmetrics::{MetricFamily, Unit};
 use ticklab_schema::report::{CpuRole, Report, Source, WorkloadResult};
@@ -35,6 +41,60 @@ fn role(r: CpuRole) -> &'static str {
         CpuRole::Housekeeping => "housekeeping",
         CpuRole::NohzFull => "nohz_full",
     }
+}
+
+/// The noise families of a report with [`Report::noise`] (module docs); none without.
+pub fn noise_metrics(r: &Report) -> Vec<MetricFamily> {
+    let Some(n) = &r.noise else {
+        return Vec::new();
+    };
+    let mut ratio = MetricFamily::new(
+        "ticklab_noise_ratio",
+        "Share of the sampler's runtime taken by detours above the threshold.",
+        Some(Unit::Ratio),
+    );
+    let mut max = MetricFamily::new(
+        "ticklab_noise_max_detour_seconds",
+        "Longest single detour of the sampler on one CPU.",
+        Some(Unit::Seconds),
+    );
+    let mut detours = MetricFamily::new(
+        "ticklab_noise_detours",
+        "Detours above the threshold on one CPU over the run.",
+        None,
+    );
+    let mut count = MetricFamily::new(
+        "ticklab_noise_source_interference",
+        "Times one noise source ran on the CPU over the run.",
+        None,
+    );
+    let mut time = MetricFamily::new(
+        "ticklab_noise_source_seconds",
+        "Time one noise source took from the sampler inside detours.",
+        Some(Unit::Seconds),
+    );
+    for c in &n.cpus {
+        let cpu = || vec![("cpu", c.cpu.to_string())];
+        if c.runtime_ns > 0 {
+            ratio.push(cpu(), c.noise_ns as f64 / c.runtime_ns as f64);
+        }
+        max.push(cpu(), c.max_detour_ns as f64 / 1e9);
+        detours.push(cpu(), c.detours as f64);
+        for s in &c.sources {
+            let labels = || {
+                vec![
+                    ("cpu", c.cpu.to_string()),
+                    ("class", crate::noise::class_word(s.class).to_lowercase()),
+                    ("source", s.name.clone()),
+                ]
+            };
+            count.push(labels(), s.count as f64);
+            if let Some(ns) = s.noise_ns {
+                time.push(labels(), ns as f64 / 1e9);
+            }
+        }
+    }
+    vec![ratio, max, detours, count, time]
 }
 
 /// The metric families of one run (see the module documentation).

@@ -74,6 +74,15 @@ pub enum Figure {
     SyscallNs,
     /// A frame worker's cost per work unit, ns.
     WorkUnitNs,
+    /// OS noise: time the busy task lost to detours, ns per second of runtime.
+    NoiseNsPerS,
+    /// OS noise: the longest single detour, µs.
+    MaxDetourUs,
+    /// OS noise: interference count of one class of sources, per second of runtime.
+    NoiseCountPerS {
+        /// The class.
+        class: crate::noise::NoiseClass,
+    },
 }
 
 impl Figure {
@@ -90,6 +99,9 @@ impl Figure {
             Figure::PingPongNs { what } => format!("ping-pong {what} ns/round trip"),
             Figure::SyscallNs => "getpid ns/call".into(),
             Figure::WorkUnitNs => "work unit ns".into(),
+            Figure::NoiseNsPerS => "noise ns/s".into(),
+            Figure::MaxDetourUs => "max detour us".into(),
+            Figure::NoiseCountPerS { class } => format!("{class:?} noise/s").to_lowercase(),
         }
     }
 
@@ -170,6 +182,12 @@ impl Bands {
                 abs: SHARE_FLOOR_PCT,
             },
             (Bands::Host, Figure::IdleEntriesPerS) => Band::Shown,
+            // Noise time is not calibrated against this host: shown with its ratio.
+            (Bands::Host, Figure::NoiseNsPerS | Figure::MaxDetourUs) => Band::Shown,
+            (Bands::Host, Figure::NoiseCountPerS { .. }) => Band::Within {
+                rel: HOST_TOLERANCE,
+                abs: LOC_FLOOR_PER_S,
+            },
             (Bands::Host, _) => Band::Within {
                 rel: HOST_TOLERANCE,
                 abs: 0.0,
@@ -441,6 +459,66 @@ pub fn workload_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec
 pub fn compare_reports(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row> {
     let mut rows = cpu_rows(measured, predicted, bands);
     rows.extend(workload_rows(measured, predicted, bands));
+    rows.extend(noise_rows(measured, predicted, bands));
+    rows
+}
+
+/// The noise rows: per CPU of the measured report's noise, noise ns/s, the longest detour
+/// and the interference count per second of each class either side names (the hardware
+/// class counts detours). The predicted side is `None` where the other report has no noise
+/// accounting or not that CPU; a measured report without noise gives no rows.
+pub fn noise_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row> {
+    use crate::noise::{CpuNoise, NoiseClass};
+    let Some(m) = &measured.noise else {
+        return Vec::new();
+    };
+    let per_s = |n: u64, c: &CpuNoise| n as f64 * 1e9 / c.runtime_ns.max(1) as f64;
+    let class_count = |c: &CpuNoise, class: NoiseClass| -> u64 {
+        c.sources
+            .iter()
+            .filter(|s| s.class == class)
+            .map(|s| s.count)
+            .sum()
+    };
+    let mut rows = Vec::new();
+    for mc in &m.cpus {
+        let pc = predicted
+            .noise
+            .as_ref()
+            .and_then(|p| p.cpus.iter().find(|c| c.cpu == mc.cpu));
+        let cpu = Some(mc.cpu);
+        rows.push(Row::new(
+            cpu,
+            Figure::NoiseNsPerS,
+            Some(per_s(mc.noise_ns, mc)),
+            pc.map(|p| per_s(p.noise_ns, p)),
+            bands,
+        ));
+        rows.push(Row::new(
+            cpu,
+            Figure::MaxDetourUs,
+            Some(mc.max_detour_ns as f64 / 1e3),
+            pc.map(|p| p.max_detour_ns as f64 / 1e3),
+            bands,
+        ));
+        let mut classes: Vec<NoiseClass> = mc
+            .sources
+            .iter()
+            .chain(pc.iter().flat_map(|p| &p.sources))
+            .map(|s| s.class)
+            .collect();
+        classes.sort();
+        classes.dedup();
+        for class in classes {
+            rows.push(Row::new(
+                cpu,
+                Figure::NoiseCountPerS { class },
+                Some(per_s(class_count(mc, class), mc)),
+                pc.map(|p| per_s(class_count(p, class), p)),
+                bands,
+            ));
+        }
+    }
     rows
 }
 

@@ -23,7 +23,8 @@
 //! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
 //!   writes.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
-//!   one type for `host noise` and the twin.
+//!   one type for `host noise` and the twin; [`host_noise`] is what a measured run adds
+//!   (clock, cross-checks, the longest detours with their sources).
 //! * [`lines`] reads input files within memory limits (whole TOML files, JSON lines one line
 //!   at a time).
 //! * [`units`] parses the durations and sizes every front end accepts.
@@ -41,6 +42,7 @@ pub mod comparison;
 pub mod experiment;
 pub mod frames;
 pub mod histogram;
+pub mod host_noise;
 pub mod lines;
 pub mod machine;
 pub mod noise;

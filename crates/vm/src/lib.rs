@@ -17,6 +17,8 @@
 //! * [`compare`] — kernel versus twin per CPU, on counts only, with the validation bands.
 //! * [`render`] — the comparison as text and the validation table as Markdown.
 //! * [`guest`] — one whole boot: work directory, initramfs, QEMU, result.
+//! * [`rtla`] — the noise probe's peer: `rtla osnoise top` read back and set beside
+//!   ticklab's noise report from the same guest.
 //!
 //! Honesty about emulation: under TCG guest timers follow real time, instruction costs do
 //! not; only counts are compared with the twin (see [`compare`]).
@@ -29,6 +31,7 @@ pub mod initramfs;
 pub mod kconfig;
 pub mod qemu;
 pub mod render;
+pub mod rtla;
 pub mod twin_guest;
 
 pub use compare::{

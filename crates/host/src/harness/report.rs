@@ -770,7 +770,7 @@ fn short_window(
 
 /// Whether the boot line turns on `skew_tick` (any non-zero value does: per-CPU tick offsets,
 /// so tick alignment may only compare a CPU with itself).
-fn skew_tick(cmdline: &str) -> Result<bool, ticklab_cmdline::CmdlineError> {
+pub(crate) fn skew_tick(cmdline: &str) -> Result<bool, ticklab_cmdline::CmdlineError> {
     let line = KernelCmdline::parse(cmdline, os::possible_cpu_count())?;
     Ok(line.skew_tick.is_some_and(|s| s != 0))
 }
