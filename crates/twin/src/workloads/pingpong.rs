@@ -802,7 +802,9 @@ mod tests {
             + old.critical_path.ns(PathTerm::TickRestartExit);
         let c = xps13_7390().costs;
         let each = c.tick_restart_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
-        assert_eq!(restart, old.switches * each);
+        // Every wake but the rare one whose target was not asleep yet (no tick to restart).
+        assert!(restart <= old.switches * each, "{restart}");
+        assert!(restart >= (old.switches - 2) * each, "{restart}");
         // From 4.17 idle=poll keeps the tick: only the ticks' own re-arms.
         assert!(tsc(&new) < 0.01, "{}", tsc(&new));
         assert!(old.ns_per_switch() - new.ns_per_switch() > each as f64 - 1.0);
