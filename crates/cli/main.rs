@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -13,6 +13,7 @@ mod experiment_cmd;
 mod host_e3_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
+mod host_staleness_cmd;
 mod host_twin_cmd;
 mod progress;
 mod report_cmd;
@@ -20,6 +21,7 @@ mod shell_cmd;
 mod sweep_cmd;
 mod trace_out;
 mod twin_cmd;
+mod vm_build_cmd;
 mod vm_cmd;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -87,6 +89,8 @@ enum HostCommand {
     Irqs(host_probe_cmd::IrqsArgs),
     /// Why is the tick running: per-CPU attribution of timer interrupts.
     Why(host_probe_cmd::WhyArgs),
+    /// How stale CLOCK_MONOTONIC_COARSE gets, read by a spinning thread on one CPU.
+    Staleness(host_staleness_cmd::StalenessArgs),
     /// Run a workload spec on real threads.
     Run(host_run_cmd::RunArgs),
     /// Fit the twin to this host and print a scenario file.
@@ -140,6 +144,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::Inspect(a) => host_probe_cmd::inspect(&a),
             HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),
             HostCommand::Why(a) => host_probe_cmd::why(&a),
+            HostCommand::Staleness(a) => host_staleness_cmd::staleness(&a),
             HostCommand::Run(a) => host_run_cmd::run(&a),
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),
             HostCommand::HaltpollSweep(a) => host_e3_cmd::sweep(&a),

@@ -44,6 +44,13 @@ pub enum GuestProbe {
         /// Observation window (`5s`).
         duration: String,
     },
+    /// `host staleness --cpu N --duration D --json`.
+    Staleness {
+        /// The CPU the reader spins on.
+        cpu: u32,
+        /// Window (`5s`).
+        duration: String,
+    },
 }
 
 impl GuestProbe {
@@ -63,6 +70,14 @@ impl GuestProbe {
             GuestProbe::Why { duration } => {
                 let mut a = v(&["host", "why", "--duration"]);
                 a.push(duration.clone());
+                a
+            }
+            GuestProbe::Staleness { cpu, duration } => {
+                let mut a = v(&["host", "staleness", "--cpu"]);
+                a.push(cpu.to_string());
+                a.push("--duration".into());
+                a.push(duration.clone());
+                a.push("--json".into());
                 a
             }
         }

@@ -27,6 +27,29 @@ pub struct KernelConfig {
     pub high_res: bool,
     /// `CONFIG_RCU_FANOUT_LEAF`, when set.
     pub rcu_fanout_leaf: Option<u32>,
+    /// Which of the kernel's own periodic timers the build has.
+    pub timers: BuiltTimers,
+}
+
+/// The kernel's own periodic timers that exist only when their option is built in: a
+/// distribution kernel has them all, a trimmed guest kernel (`ticklab vm build` over
+/// tinyconfig) only the watchdog. The twin of the guest arms only those the build has
+/// ([`crate::twin_guest::guest_background`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BuiltTimers {
+    /// `CONFIG_SOFTLOCKUP_DETECTOR`: the per-CPU `watchdog_timer_fn` hrtimer.
+    pub softlockup: bool,
+    /// `CONFIG_COMPACTION`: kcompactd's proactive-compaction sleep.
+    pub compaction: bool,
+    /// `CONFIG_PSI` without `CONFIG_PSI_DEFAULT_DISABLED`: `psi_avgs_work`.
+    pub psi: bool,
+    /// `CONFIG_MEMCG`: `flush_memcg_stats_dwork`.
+    pub memcg: bool,
+    /// `CONFIG_INET`: the ARP table's `neigh_managed_work`.
+    pub inet: bool,
+    /// `CONFIG_IPV6` (built in or a module: Debian's initramfs-less guest never loads
+    /// modules, so only `=y` counts): the NDISC table's `neigh_managed_work`.
+    pub ipv6: bool,
 }
 
 impl KernelConfig {
@@ -40,6 +63,8 @@ impl KernelConfig {
         let mut full = false;
         let mut high_res = false;
         let mut fanout_leaf = None;
+        let mut timers = BuiltTimers::default();
+        let mut psi_default_off = false;
         for line in text.lines().map(str::trim) {
             if let Some(rest) = line.strip_prefix("# Linux/") {
                 // `x86 6.1.192 Kernel Configuration`
@@ -60,6 +85,13 @@ impl KernelConfig {
                 "CONFIG_NO_HZ_FULL" => full = value == "y",
                 "CONFIG_HIGH_RES_TIMERS" => high_res = value == "y",
                 "CONFIG_RCU_FANOUT_LEAF" => fanout_leaf = value.parse().ok(),
+                "CONFIG_SOFTLOCKUP_DETECTOR" => timers.softlockup = value == "y",
+                "CONFIG_COMPACTION" => timers.compaction = value == "y",
+                "CONFIG_PSI" => timers.psi = value == "y",
+                "CONFIG_PSI_DEFAULT_DISABLED" => psi_default_off = value == "y",
+                "CONFIG_MEMCG" => timers.memcg = value == "y",
+                "CONFIG_INET" => timers.inet = value == "y",
+                "CONFIG_IPV6" => timers.ipv6 = value == "y",
                 _ => {}
             }
         }
@@ -89,6 +121,10 @@ impl KernelConfig {
             nohz,
             high_res,
             rcu_fanout_leaf: fanout_leaf,
+            timers: BuiltTimers {
+                psi: timers.psi && !psi_default_off,
+                ..timers
+            },
         })
     }
 
@@ -214,6 +250,7 @@ mod tests {
         assert_eq!(c.nohz, NohzBuild::Full);
         assert!(c.high_res);
         assert_eq!(c.rcu_fanout_leaf, None);
+        assert_eq!(c.timers, BuiltTimers::default());
         let k = c.twin_kernel("nohz_full=1");
         assert_eq!(
             (k.version.as_str(), k.hz, k.cmdline.as_str()),
@@ -249,6 +286,50 @@ mod tests {
                 .unwrap_err()
                 .contains("CONFIG_HZ")
         );
+    }
+
+    #[test]
+    fn built_timers_table() {
+        let head = "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=250\n";
+        let all = BuiltTimers {
+            softlockup: true,
+            compaction: true,
+            psi: true,
+            memcg: true,
+            inet: true,
+            ipv6: true,
+        };
+        // (extra lines, expected)
+        let cases: [(&str, BuiltTimers); 5] = [
+            ("", BuiltTimers::default()),
+            (
+                "CONFIG_SOFTLOCKUP_DETECTOR=y\nCONFIG_COMPACTION=y\nCONFIG_PSI=y\n\
+                 # CONFIG_PSI_DEFAULT_DISABLED is not set\nCONFIG_MEMCG=y\nCONFIG_INET=y\nCONFIG_IPV6=y\n",
+                all,
+            ),
+            (
+                "CONFIG_PSI=y\nCONFIG_PSI_DEFAULT_DISABLED=y\n",
+                BuiltTimers::default(),
+            ),
+            (
+                "CONFIG_SOFTLOCKUP_DETECTOR=y\n# CONFIG_COMPACTION is not set\n",
+                BuiltTimers {
+                    softlockup: true,
+                    ..BuiltTimers::default()
+                },
+            ),
+            (
+                "CONFIG_INET=y\nCONFIG_IPV6=m\n",
+                BuiltTimers {
+                    inet: true,
+                    ..BuiltTimers::default()
+                },
+            ),
+        ];
+        for (extra, want) in cases {
+            let c = KernelConfig::parse(&format!("{head}{extra}"), "f").unwrap();
+            assert_eq!(c.timers, want, "{extra}");
+        }
     }
 
     #[test]

@@ -17,6 +17,8 @@
 //! * [`compare`] — kernel versus twin per CPU, on counts only, with the validation bands.
 //! * [`render`] — the comparison as text and the validation table as Markdown.
 //! * [`guest`] — one whole boot: work directory, initramfs, QEMU, result.
+//! * [`kbuild`] — guest kernels built from Debian's source packages with the project's
+//!   config fragment, a tick choice and patches, kept in a cache keyed by their inputs.
 //!
 //! Honesty about emulation: under TCG guest timers follow real time, instruction costs do
 //! not; only counts are compared with the twin (see [`compare`]).
@@ -26,6 +28,7 @@ pub mod cpio;
 pub mod elf;
 pub mod guest;
 pub mod initramfs;
+pub mod kbuild;
 pub mod kconfig;
 pub mod qemu;
 pub mod render;
@@ -34,5 +37,5 @@ pub mod twin_guest;
 pub use compare::{Band, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus};
 pub use guest::{BootOptions, GuestBoot, boot_guest};
 pub use initramfs::GuestProbe;
-pub use kconfig::{GuestKernel, KernelConfig};
+pub use kconfig::{BuiltTimers, GuestKernel, KernelConfig};
 pub use qemu::{Accel, AccelChoice};
