@@ -75,9 +75,9 @@ pub struct BuildRequest {
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// The kernel was already in the cache.
-    Cached(CachedKernel),
+    Cached(Box<CachedKernel>),
     /// The kernel was built now.
-    Built(CachedKernel),
+    Built(Box<CachedKernel>),
     /// `check_only`: the patches apply and the fragment survives on this source.
     Checked {
         /// `linux-source-6.1 6.1.192-3`.
@@ -252,7 +252,7 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     });
     let cache = &req.cache;
     if let Some(k) = cache.get(&key).filter(|_| !req.check_only) {
-        return Ok(Outcome::Cached(k));
+        return Ok(Outcome::Cached(Box::new(k)));
     }
     for d in [cache.builds_dir(), cache.sources_dir(), cache.kernels_dir()] {
         std::fs::create_dir_all(&d)
@@ -261,7 +261,7 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     let _lock = Lock::take(&cache.builds_dir().join(format!("{key}.lock")), progress)?;
     if let Some(k) = cache.get(&key).filter(|_| !req.check_only) {
         // The build we waited for made it.
-        return Ok(Outcome::Cached(k));
+        return Ok(Outcome::Cached(Box::new(k)));
     }
     let t0 = Instant::now();
     let tarball = source::tarball(&package)?;
@@ -440,7 +440,7 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     let kernel = cache
         .get(&key)
         .ok_or_else(|| env_err(format!("{}: written but not readable back", dest.display())))?;
-    Ok(Outcome::Built(kernel))
+    Ok(Outcome::Built(Box::new(kernel)))
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub enum Refusal {
 pub fn refusal(output: &str) -> Refusal {
     let mut file = String::new();
     let mut hunks = Vec::new();
-    let mut lines = output.lines().peekable();
+    let mut lines = output.lines();
     while let Some(line) = lines.next() {
         let l = line.trim();
         if let Some(f) = l

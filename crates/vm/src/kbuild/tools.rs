@@ -77,7 +77,7 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it filled `s`.
     let s = unsafe { s.assume_init() };
-    Some(s.f_bavail as u64 * s.f_frsize as u64)
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 /// `Err` naming the shortfall when `dir`'s file system has less than `need` bytes free.
