@@ -148,7 +148,8 @@ pub(crate) fn vm_build(a: &BuildArgs) -> anyhow::Result<()> {
             key,
         } => {
             return crate::vm_cmd::emit(&format!(
-                "check: {} patch(es) apply to {source}; all {options} fragment lines survive                  make olddefconfig (key {})\n",
+                "check: {} patch(es) apply to {source}; all {options} fragment lines survive \
+                 make olddefconfig (key {})\n",
                 req.patches.len(),
                 &key[..SHORT_KEY]
             ));
