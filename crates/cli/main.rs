@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -16,6 +16,7 @@ mod host_e3_cmd;
 mod host_noise_cmd;
 mod host_probe_cmd;
 mod host_run_cmd;
+mod host_staleness_cmd;
 mod host_twin_cmd;
 mod man_pages;
 mod output;
@@ -26,6 +27,7 @@ mod sweep_cmd;
 mod sweep_journal;
 mod trace_out;
 mod twin_cmd;
+mod vm_build_cmd;
 mod vm_cmd;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -94,6 +96,8 @@ enum HostCommand {
     Irqs(host_probe_cmd::IrqsArgs),
     /// Why is the tick running: per-CPU attribution of timer interrupts.
     Why(host_probe_cmd::WhyArgs),
+    /// How stale CLOCK_MONOTONIC_COARSE gets, read by a spinning thread on one CPU.
+    Staleness(host_staleness_cmd::StalenessArgs),
     /// Run a workload spec on real threads.
     Run(host_run_cmd::RunArgs),
     /// OS noise: what the kernel takes from a busy pinned task, per CPU and per source.
@@ -156,6 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::Inspect(a) => host_probe_cmd::inspect(&a),
             HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),
             HostCommand::Why(a) => host_probe_cmd::why(&a),
+            HostCommand::Staleness(a) => host_staleness_cmd::staleness(&a),
             HostCommand::Run(a) => host_run_cmd::run(&a),
             HostCommand::Noise(a) => host_noise_cmd::run(&a),
             HostCommand::Calibrate(a) => host_run_cmd::calibrate(&a),

@@ -24,9 +24,10 @@ pub(crate) struct VmArgs {
     cmd: Option<VmCommand>,
     #[command(flatten)]
     boot: BootArgs,
-    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, or `noise`
+    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, `noise`
     /// (host noise on --noise-cpus, then rtla osnoise on the same CPUs when the kernel has
-    /// the osnoise tracer; docs/noise.md).
+    /// the osnoise tracer; docs/noise.md) or `staleness` (a spinning reader of
+    /// CLOCK_MONOTONIC_COARSE on --probe-cpu; the workload is ignored).
     #[arg(long, value_enum, default_value = "run")]
     probe: ProbeArg,
     /// The CPUs `--probe noise` samples (a cpulist of the guest's).
@@ -35,6 +36,9 @@ pub(crate) struct VmArgs {
     /// The rtla binary packed beside ticklab for `--probe noise` (`none`: no peer).
     #[arg(long, default_value = "/usr/bin/rtla", value_name = "PATH")]
     rtla: PathBuf,
+    /// The CPU `--probe staleness` spins on.
+    #[arg(long, default_value_t = 1)]
+    probe_cpu: u32,
     /// Print the guest's host run report as JSON (the host lab's schema), for `--probe run`.
     #[arg(long)]
     json: bool,
@@ -46,6 +50,10 @@ enum VmCommand {
     Compare(CompareArgs),
     /// Render `vm compare --json` files as the Markdown validation table.
     Table(TableArgs),
+    /// Build a guest kernel from a Debian linux-source package into the kernel cache.
+    Build(crate::vm_build_cmd::BuildArgs),
+    /// List the kernels in the cache (what `--kernel NAME|KEY` accepts).
+    Kernels(crate::vm_build_cmd::KernelsArgs),
 }
 
 /// `vm compare` arguments.
@@ -89,6 +97,7 @@ enum ProbeArg {
     Inspect,
     Why,
     Noise,
+    Staleness,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -102,8 +111,9 @@ enum AccelArg {
 /// The flags of one boot.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct BootArgs {
-    /// Kernel image (default: the newest /boot/vmlinuz-*, which scripts/setup.sh installs).
-    #[arg(long, value_name = "PATH")]
+    /// Kernel image, or the name or key of a `vm build` kernel (default: the newest
+    /// /boot/vmlinuz-*, which scripts/setup.sh installs).
+    #[arg(long, value_name = "PATH|NAME|KEY")]
     kernel: Option<PathBuf>,
     /// Its config file (default: config-RELEASE beside a vmlinuz-RELEASE image).
     #[arg(long, value_name = "PATH")]
@@ -169,7 +179,11 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
         )));
     }
     let kernel = match &a.kernel {
-        Some(k) => GuestKernel::find(k, a.kernel_config.as_deref()),
+        Some(k) => ticklab_vm::kbuild::cache::resolve_kernel(
+            &ticklab_vm::kbuild::cache::KernelCache::from_env(),
+            k,
+            a.kernel_config.as_deref(),
+        ),
         None => GuestKernel::default_installed(std::path::Path::new("/boot")),
     }
     .map_err(library_error)?;
@@ -216,7 +230,7 @@ fn duration_word(d: DurationArg) -> String {
     format!("{}ms", d.ns().div_ceil(1_000_000))
 }
 
-fn emit(text: &str) -> anyhow::Result<()> {
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
@@ -228,6 +242,8 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
     match &a.cmd {
         Some(VmCommand::Compare(c)) => return compare(c),
         Some(VmCommand::Table(t)) => return table(t),
+        Some(VmCommand::Build(b)) => return crate::vm_build_cmd::vm_build(b),
+        Some(VmCommand::Kernels(k)) => return crate::vm_build_cmd::vm_kernels(k),
         None => {}
     }
     let b = &a.boot;
@@ -242,6 +258,19 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         },
         ProbeArg::Noise => {
             crate::host_noise_cmd::guest_probe(&a.noise_cpus, b.vcpus, b.duration.ns(), &a.rtla)?
+        }
+        ProbeArg::Staleness => {
+            if a.probe_cpu >= b.vcpus {
+                return Err(input_error(format!(
+                    "--probe-cpu {}: expected a CPU of the guest, 0 to {}",
+                    a.probe_cpu,
+                    b.vcpus.saturating_sub(1)
+                )));
+            }
+            GuestProbe::Staleness {
+                cpu: a.probe_cpu,
+                duration: duration_word(b.duration),
+            }
         }
     };
     let is_run = matches!(probe, GuestProbe::Run { .. });

@@ -59,6 +59,13 @@ pub enum GuestProbe {
         /// The host's rtla binary, packed as `/bin/rtla`, if the peer runs.
         peer: Option<PathBuf>,
     },
+    /// `host staleness --cpu N --duration D --json`.
+    Staleness {
+        /// The CPU the reader spins on.
+        cpu: u32,
+        /// Window (`5s`).
+        duration: String,
+    },
 }
 
 impl GuestProbe {
@@ -89,6 +96,14 @@ impl GuestProbe {
                 // No progress lines: on the serial console they raise ttyS0 interrupts on
                 // the sampled CPU, noise of ticklab's own making.
                 a.push("-q".into());
+                a
+            }
+            GuestProbe::Staleness { cpu, duration } => {
+                let mut a = v(&["host", "staleness", "--cpu"]);
+                a.push(cpu.to_string());
+                a.push("--duration".into());
+                a.push(duration.clone());
+                a.push("--json".into());
                 a
             }
         }

@@ -15,6 +15,18 @@ use ticklab_schema::scenario::{Kernel, check_hz};
 /// Why a config file's text is not a usable kernel config; each names the file (`origin`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KconfigError {
+    /// A line that no kernel config holds: the file is not a kernel config.
+    #[error(
+        "{origin}:{line}: {text:?} is not a kernel config line (CONFIG_NAME=VALUE, or a comment); is this a kernel config?"
+    )]
+    NotAConfigLine {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// The line's first 60 characters.
+        text: String,
+    },
     /// `CONFIG_HZ` is not a number.
     #[error("{origin}: CONFIG_HZ={value}: not a number")]
     HzNotANumber {
@@ -114,6 +126,29 @@ pub struct KernelConfig {
     pub high_res: bool,
     /// `CONFIG_RCU_FANOUT_LEAF`, when set.
     pub rcu_fanout_leaf: Option<u32>,
+    /// Which of the kernel's own periodic timers the build has.
+    pub timers: BuiltTimers,
+}
+
+/// The kernel's own periodic timers that exist only when their option is built in: a
+/// distribution kernel has them all, a trimmed guest kernel (`ticklab vm build` over
+/// tinyconfig) only the watchdog. The twin of the guest arms only those the build has
+/// ([`crate::twin_guest::guest_background`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BuiltTimers {
+    /// `CONFIG_SOFTLOCKUP_DETECTOR`: the per-CPU `watchdog_timer_fn` hrtimer.
+    pub softlockup: bool,
+    /// `CONFIG_COMPACTION`: kcompactd's proactive-compaction sleep.
+    pub compaction: bool,
+    /// `CONFIG_PSI` without `CONFIG_PSI_DEFAULT_DISABLED`: `psi_avgs_work`.
+    pub psi: bool,
+    /// `CONFIG_MEMCG`: `flush_memcg_stats_dwork`.
+    pub memcg: bool,
+    /// `CONFIG_INET`: the ARP table's `neigh_managed_work`.
+    pub inet: bool,
+    /// `CONFIG_IPV6` (built in or a module: Debian's initramfs-less guest never loads
+    /// modules, so only `=y` counts): the NDISC table's `neigh_managed_work`.
+    pub ipv6: bool,
 }
 
 impl KernelConfig {
@@ -127,14 +162,15 @@ impl KernelConfig {
         let mut full = false;
         let mut high_res = false;
         let mut fanout_leaf = None;
+        let mut timers = BuiltTimers::default();
+        let mut psi_default_off = false;
         for (n, line) in text.lines().map(str::trim).enumerate() {
             if !is_config_line(line) {
-                return Err(format!(
-                    "{origin}:{}: {:?} is not a kernel config line (CONFIG_NAME=VALUE, or a \
-                     comment); is this a kernel config?",
-                    n + 1,
-                    line.chars().take(60).collect::<String>()
-                ));
+                return Err(KconfigError::NotAConfigLine {
+                    origin: origin.to_string(),
+                    line: n + 1,
+                    text: line.chars().take(60).collect(),
+                });
             }
             if let Some(rest) = line.strip_prefix("# Linux/") {
                 // `x86 6.1.192 Kernel Configuration`
@@ -159,6 +195,13 @@ impl KernelConfig {
                 "CONFIG_NO_HZ_FULL" => full = value == "y",
                 "CONFIG_HIGH_RES_TIMERS" => high_res = value == "y",
                 "CONFIG_RCU_FANOUT_LEAF" => fanout_leaf = value.parse().ok(),
+                "CONFIG_SOFTLOCKUP_DETECTOR" => timers.softlockup = value == "y",
+                "CONFIG_COMPACTION" => timers.compaction = value == "y",
+                "CONFIG_PSI" => timers.psi = value == "y",
+                "CONFIG_PSI_DEFAULT_DISABLED" => psi_default_off = value == "y",
+                "CONFIG_MEMCG" => timers.memcg = value == "y",
+                "CONFIG_INET" => timers.inet = value == "y",
+                "CONFIG_IPV6" => timers.ipv6 = value == "y",
                 _ => {}
             }
         }
@@ -191,6 +234,10 @@ impl KernelConfig {
             nohz,
             high_res,
             rcu_fanout_leaf: fanout_leaf,
+            timers: BuiltTimers {
+                psi: timers.psi && !psi_default_off,
+                ..timers
+            },
         })
     }
 
@@ -368,6 +415,7 @@ mod tests {
         assert_eq!(c.nohz, NohzBuild::Full);
         assert!(c.high_res);
         assert_eq!(c.rcu_fanout_leaf, None);
+        assert_eq!(c.timers, BuiltTimers::default());
         let k = c.twin_kernel("nohz_full=1");
         assert_eq!(
             (k.version.as_str(), k.hz, k.cmdline.as_str()),
@@ -419,7 +467,8 @@ mod tests {
                 &format!("# Linux/x86 6.1 Kernel Configuration\n{text}CONFIG_HZ=250\n"),
                 "f",
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
             assert!(e.contains("not a kernel config line"), "{text:?}: {e}");
         }
         let dir = std::env::temp_dir().join(format!("ticklab-bzimage-{}", std::process::id()));
@@ -434,6 +483,50 @@ mod tests {
         assert!(check_bzimage(&plain).unwrap_err().contains("HdrS"));
         assert_eq!(check_bzimage(&good), Ok(()));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn built_timers_table() {
+        let head = "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=250\n";
+        let all = BuiltTimers {
+            softlockup: true,
+            compaction: true,
+            psi: true,
+            memcg: true,
+            inet: true,
+            ipv6: true,
+        };
+        // (extra lines, expected)
+        let cases: [(&str, BuiltTimers); 5] = [
+            ("", BuiltTimers::default()),
+            (
+                "CONFIG_SOFTLOCKUP_DETECTOR=y\nCONFIG_COMPACTION=y\nCONFIG_PSI=y\n\
+                 # CONFIG_PSI_DEFAULT_DISABLED is not set\nCONFIG_MEMCG=y\nCONFIG_INET=y\nCONFIG_IPV6=y\n",
+                all,
+            ),
+            (
+                "CONFIG_PSI=y\nCONFIG_PSI_DEFAULT_DISABLED=y\n",
+                BuiltTimers::default(),
+            ),
+            (
+                "CONFIG_SOFTLOCKUP_DETECTOR=y\n# CONFIG_COMPACTION is not set\n",
+                BuiltTimers {
+                    softlockup: true,
+                    ..BuiltTimers::default()
+                },
+            ),
+            (
+                "CONFIG_INET=y\nCONFIG_IPV6=m\n",
+                BuiltTimers {
+                    inet: true,
+                    ..BuiltTimers::default()
+                },
+            ),
+        ];
+        for (extra, want) in cases {
+            let c = KernelConfig::parse(&format!("{head}{extra}"), "f").unwrap();
+            assert_eq!(c.timers, want, "{extra}");
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! * [`guest`] — one whole boot: work directory, initramfs, QEMU, result.
 //! * [`rtla`] — the noise probe's peer: `rtla osnoise top` read back and set beside
 //!   ticklab's noise report from the same guest.
+//! * [`kbuild`] — guest kernels built from Debian's source packages with the project's
+//!   config fragment, a tick choice and patches, kept in a cache keyed by their inputs.
 //!
 //! Honesty about emulation: under TCG guest timers follow real time, instruction costs do
 //! not; only counts are compared with the twin (see [`compare`]).
@@ -28,6 +30,7 @@ pub mod cpio;
 pub mod elf;
 pub mod guest;
 pub mod initramfs;
+pub mod kbuild;
 pub mod kconfig;
 pub mod qemu;
 pub mod render;
@@ -40,5 +43,5 @@ pub use compare::{
 };
 pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest};
 pub use initramfs::GuestProbe;
-pub use kconfig::{GuestKernel, GuestKernelError, KconfigError, KernelConfig};
+pub use kconfig::{BuiltTimers, GuestKernel, GuestKernelError, KconfigError, KernelConfig};
 pub use qemu::{Accel, AccelChoice};

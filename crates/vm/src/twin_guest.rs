@@ -23,7 +23,7 @@ use ticklab_schema::scenario::{
 };
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-use crate::kconfig::KernelConfig;
+use crate::kconfig::{BuiltTimers, KernelConfig};
 use crate::qemu::Accel;
 
 /// What the twin of one guest boot needs.
@@ -182,42 +182,55 @@ fn kernel_wheel(
 const MS: u64 = 1_000_000;
 
 /// The timers that run in the guest: the kernel's own (watchdog and vmstat as in every
-/// scenario, then the periodic work a bare 6.1 kernel queues) and ticklab's coordinator.
+/// scenario, then the periodic work a bare 6.1 kernel queues), each only when the build has
+/// it (`timers`: a trimmed `vm build` kernel has no networking, PSI, memory cgroups or
+/// compaction), and ticklab's coordinator.
 pub fn guest_background(
     workload: &Workload,
     hz: u32,
     coordinator_cpu: u32,
+    timers: &BuiltTimers,
 ) -> Vec<BackgroundSource> {
     let mut v: Vec<BackgroundSource> = default_background()
         .into_iter()
-        .filter(|s| s.name == "watchdog_timer_fn" || s.name == "vmstat_update")
+        .filter(|s| {
+            (s.name == "watchdog_timer_fn" && timers.softlockup) || s.name == "vmstat_update"
+        })
         .collect();
-    v.push(kernel_wheel(
-        "kcompactd (process_timeout)",
-        500 * MS,
-        true,
-        "C: kcompactd sleeps HPAGE_FRAG_CHECK_INTERVAL_MSEC = 500 ms between proactive \
-         compaction checks (docs/vm-validation.md)",
-    ));
-    v.push(kernel_wheel(
-        "psi_avgs_work",
-        2000 * MS + tick_nsec(hz),
-        false,
-        "C: PSI_FREQ = 2*HZ+1 jiffies (docs/vm-validation.md)",
-    ));
-    v.push(kernel_wheel(
-        "flush_memcg_stats_dwork",
-        2000 * MS,
-        false,
-        "C: FLUSH_TIME = 2*HZ (docs/vm-validation.md)",
-    ));
-    for table in ["arp", "ndisc"] {
+    if timers.compaction {
         v.push(kernel_wheel(
-            &format!("neigh_managed_work ({table})"),
-            5000 * MS,
-            false,
-            "C: neighbour table probe interval 5 s, one per table (docs/vm-validation.md)",
+            "kcompactd (process_timeout)",
+            500 * MS,
+            true,
+            "C: kcompactd sleeps HPAGE_FRAG_CHECK_INTERVAL_MSEC = 500 ms between proactive \
+             compaction checks (docs/vm-validation.md)",
         ));
+    }
+    if timers.psi {
+        v.push(kernel_wheel(
+            "psi_avgs_work",
+            2000 * MS + tick_nsec(hz),
+            false,
+            "C: PSI_FREQ = 2*HZ+1 jiffies (docs/vm-validation.md)",
+        ));
+    }
+    if timers.memcg {
+        v.push(kernel_wheel(
+            "flush_memcg_stats_dwork",
+            2000 * MS,
+            false,
+            "C: FLUSH_TIME = 2*HZ (docs/vm-validation.md)",
+        ));
+    }
+    for (table, built) in [("arp", timers.inet), ("ndisc", timers.ipv6)] {
+        if built {
+            v.push(kernel_wheel(
+                &format!("neigh_managed_work ({table})"),
+                5000 * MS,
+                false,
+                "C: neighbour table probe interval 5 s, one per table (docs/vm-validation.md)",
+            ));
+        }
     }
     let counted = workload
         .groups
@@ -269,7 +282,7 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
         name: format!("twin of the guest: {:?}", p.cmdline),
         machine: guest_machine(p.vcpus, p.accel, p.guest_has_cpuidle_driver),
         kernel: p.config.twin_kernel(p.cmdline),
-        background: guest_background(&workload, p.config.hz, coordinator),
+        background: guest_background(&workload, p.config.hz, coordinator, &p.config.timers),
         workload,
         run: Run {
             duration_ns: p.duration_ns,
@@ -286,7 +299,8 @@ mod tests {
     fn config() -> KernelConfig {
         KernelConfig::parse(
             "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=250\nCONFIG_NO_HZ_FULL=y\n\
-             CONFIG_HIGH_RES_TIMERS=y\n",
+             CONFIG_HIGH_RES_TIMERS=y\nCONFIG_SOFTLOCKUP_DETECTOR=y\nCONFIG_COMPACTION=y\n\
+             CONFIG_PSI=y\nCONFIG_MEMCG=y\nCONFIG_INET=y\nCONFIG_IPV6=y\n",
             "t",
         )
         .unwrap()
@@ -431,10 +445,38 @@ mod tests {
     }
 
     #[test]
+    fn background_follows_the_build() {
+        let names = |timers: &BuiltTimers| -> Vec<String> {
+            let w = Workload::parse("idle", 2).unwrap();
+            guest_background(&w, 1000, 0, timers)
+                .into_iter()
+                .map(|b| b.name)
+                .collect()
+        };
+        // Debian's 6.1: every source.
+        assert_eq!(names(&config().timers).len(), 8);
+        // A trimmed guest kernel with only the watchdog: watchdog, vmstat, coordinator.
+        let trimmed = BuiltTimers {
+            softlockup: true,
+            ..BuiltTimers::default()
+        };
+        assert_eq!(
+            names(&trimmed),
+            [
+                "watchdog_timer_fn",
+                "vmstat_update",
+                "ticklab coordinator (hrtimer_wakeup)"
+            ]
+        );
+        // Without the soft-lockup detector, no watchdog hrtimer.
+        assert!(!names(&BuiltTimers::default()).contains(&"watchdog_timer_fn".to_string()));
+    }
+
+    #[test]
     fn coordinator_polls_faster_for_counted_workloads() {
         let period = |spec: &str| {
             let w = Workload::parse(spec, 2).unwrap();
-            guest_background(&w, 250, 0)
+            guest_background(&w, 250, 0, &config().timers)
                 .into_iter()
                 .find(|b| b.name.starts_with("ticklab coordinator"))
                 .and_then(|b| b.period_ns)

@@ -9,9 +9,12 @@
 //! * [`hz`] — inferring HZ from `/proc/timer_list`, the jiffies rate and the build config;
 //! * [`irqs`] — per-CPU interrupt rates over a window;
 //! * [`irqs_metrics`] — the same rates as OpenMetrics gauges (`host irqs --format openmetrics`);
+//! * [`coarse_staleness`] — how stale `CLOCK_MONOTONIC_COARSE` gets, read by a spinning
+//!   thread (`host staleness`);
 //! * [`why`] — per-CPU attribution of local timer interrupts over a window, using a private
 //!   tracefs instance (`tracefs.rs`) or, without tracing, sampling `/proc/timer_list`.
 
+pub mod coarse_staleness;
 pub mod hz;
 pub mod inspect;
 pub mod irqs;
