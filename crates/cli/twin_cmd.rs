@@ -66,9 +66,14 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "MAX_US", num_args = 0..=1,
           default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
     histogram: Option<u32>,
+    #[arg(long, help = NOISE_HELP)]
+    noise: bool,
     #[command(flatten)]
     trace: TraceArgs,
 }
+
+/// The help of `--noise` (`sim`, `compare`).
+const NOISE_HELP: &str = "Predict the OS noise each busy CPU (hog, syscall loop) sees: time stolen per kernel source, detours, longest detour and a 1 us histogram, as the report's noise section (docs/noise.md); a bsp workload has it always";
 
 /// `ticklab compare` arguments.
 #[derive(Debug, Args)]
@@ -82,6 +87,8 @@ pub(crate) struct CompareArgs {
     /// Print the reports as a JSON array.
     #[arg(long)]
     json: bool,
+    #[arg(long, help = NOISE_HELP)]
+    noise: bool,
     #[command(flatten)]
     trace: TraceArgs,
 }
@@ -181,10 +188,12 @@ fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error 
 }
 
 /// Simulates `s` with a progress line; `histogram`: keep the frame histograms of that many
-/// 1 µs buckets; `origin` names where the command line came from in errors.
+/// 1 µs buckets; `noise`: keep the noise report; `origin` names where the command line came
+/// from in errors.
 fn simulate_with_progress(
     s: &Scenario,
     histogram: Option<u32>,
+    noise: bool,
     origin: &str,
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
@@ -194,23 +203,52 @@ fn simulate_with_progress(
     if let Some(max_us) = histogram {
         sim.set_frame_histogram(max_us);
     }
+    if noise {
+        sim.set_noise();
+    }
     sim.run(|ns| p.set(ns / 1_000_000));
     p.finish();
     Ok(sim.report())
+}
+
+/// One run of `s` without a progress line, the noise report kept when `noise` (`compare`).
+fn simulate_quiet(s: &Scenario, noise: bool) -> Result<Report, ticklab_twin::SimError> {
+    let mut sim: ticklab_twin::Sim = ticklab_twin::Sim::new(s)?;
+    if noise {
+        sim.set_noise();
+    }
+    sim.run(|_| {});
+    Ok(sim.report())
+}
+
+/// One traced run of `s` as process `pid` (`--trace`), the noise report kept when `noise`.
+fn trace_one(
+    s: &Scenario,
+    pid: u32,
+    t: &TraceArgs,
+    runs: usize,
+    noise: bool,
+    progress: impl FnMut(u64),
+) -> Result<(Report, ticklab_schema::trace::TraceWriter), ticklab_twin::SimError> {
+    let listener = ticklab_twin::timeline::listener(s, pid, t.window(), limit_per_run(runs));
+    let mut sim = ticklab_twin::Sim::with_observer(s, listener)?;
+    if noise {
+        sim.set_noise();
+    }
+    Ok(ticklab_twin::timeline::trace_sim(sim, progress))
 }
 
 /// [`simulate_with_progress`] with the timeline export (`--trace`): same report.
 fn trace_with_progress(
     s: &Scenario,
     t: &TraceArgs,
+    noise: bool,
     path: &std::path::Path,
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let (r, w) = ticklab_twin::timeline::trace_run(s, 1, t.window(), limit_per_run(1), |ns| {
-        p.set(ns / 1_000_000)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let (r, w) = trace_one(s, 1, t, 1, noise, |ns| p.set(ns / 1_000_000))
+        .map_err(|e| input_error(e.to_string()))?;
     p.finish();
     save(path, vec![w], "ticklab sim (twin)")?;
     Ok(r)
@@ -230,10 +268,11 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
         return sim_pingpong(&s, a.json);
     }
     let r = match &a.trace.trace {
-        Some(path) => trace_with_progress(&s, &a.trace, path)?,
+        Some(path) => trace_with_progress(&s, &a.trace, a.noise, path)?,
         None => simulate_with_progress(
             &s,
             a.histogram,
+            a.noise,
             &cmdline_origin(&a.scenario, a.cmdline.as_deref()),
         )?,
     };
@@ -318,15 +357,8 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             let n = scenarios.len();
             let indexed: Vec<(u32, &Scenario)> = (1..).zip(&scenarios).collect();
             let results = with_progress(n as u64, "configurations", |progress| {
-                let run = |(pid, s): &(u32, &Scenario)| {
-                    ticklab_twin::timeline::trace_run(
-                        s,
-                        *pid,
-                        a.trace.window(),
-                        limit_per_run(n),
-                        |_| {},
-                    )
-                };
+                let run =
+                    |(pid, s): &(u32, &Scenario)| trace_one(s, *pid, &a.trace, n, a.noise, |_| {});
                 ticklab_twin::sweep::parallel_map(&indexed, threads, run, &progress)
             });
             let (reports, runs): (Vec<Report>, Vec<_>) = results
@@ -340,7 +372,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         }
         None => {
             let results = with_progress(scenarios.len() as u64, "configurations", |progress| {
-                let simulate = |s: &Scenario| ticklab_twin::simulate(s, |_| {});
+                let simulate = |s: &Scenario| simulate_quiet(s, a.noise);
                 ticklab_twin::sweep::parallel_map(&scenarios, threads, simulate, &progress)
             });
             results

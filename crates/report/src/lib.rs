@@ -33,6 +33,8 @@
 //! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
 //!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
 //!   ones `host_run_report` prints too.
+//! * [`noise_table`] ([`noise`](mod@noise)) — OS noise per busy CPU and per source, and a
+//!   bulk-synchronous job's iterations with their blame ([`noise::bsp_lines`]).
 //! * [`plot`] — figures as SVG (plotters' SVG backend only): E1, E2, and any sweep metric
 //!   against any swept parameter.
 //! * [`html`] — `ticklab report --html`: one self-contained page per experiment or sweep
@@ -60,6 +62,7 @@ pub mod frames;
 pub mod histogram;
 pub mod host_run;
 pub mod html;
+pub mod noise;
 pub mod openmetrics;
 pub mod plot;
 pub mod sweep;
@@ -76,4 +79,5 @@ pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
 pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
+pub use noise::{bsp_lines, noise_table};
 pub use workloads::{sim_report, workload_section};

@@ -24,6 +24,8 @@
 //!   writes.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
 //!   one type for `host noise` and the twin.
+//! * [`bsp`] is the result of a bulk-synchronous job: iteration times, their excess over the
+//!   noiseless iteration and the blame for each late one.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -34,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bsp;
 pub mod comparison;
 pub mod experiment;
 pub mod frames;

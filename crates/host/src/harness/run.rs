@@ -224,6 +224,8 @@ pub(crate) fn run_with_warnings(
                         }),
                     ));
                 }
+                // Refused before the run (`plan::validate`): the host runs no bsp job.
+                TaskGroup::Bsp { .. } => {}
             }
             // Hogs and frame workers are one thread per CPU: a run may go on without some
             // of them when the system is out of threads (EAGAIN: RLIMIT_NPROC, memory), with

@@ -1,6 +1,8 @@
 //! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]), the
-//! syscall loop ([`syscall`]) and the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3).
+//! syscall loop ([`syscall`]), the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3) and
+//! the barrier of a bulk-synchronous job ([`bsp`]).
 
+pub mod bsp;
 pub mod frames;
 pub mod pingpong;
 pub mod syscall;
