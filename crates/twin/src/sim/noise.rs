@@ -422,7 +422,12 @@ impl<O: Observer> Sim<O> {
             .iter()
             .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running))
             .collect();
-        self.noise = Some(Box::new(self.noise_stats(measured.into_iter())));
+        let mut n = self.noise_stats(measured.into_iter());
+        if self.window_open {
+            // No warm-up: the window opened at boot, before this listener existed.
+            n.reset(self.window_start);
+        }
+        self.noise = Some(Box::new(n));
     }
 
     /// The listener for these CPUs, with this machine's costs.

@@ -235,6 +235,10 @@ impl<O: Observer> Sim<O> {
                 b.barrier,
                 n.nr_parts(),
             ));
+            if sim.window_open {
+                // No warm-up: the window opened at boot, before this listener existed.
+                n.reset(sim.window_start);
+            }
             sim.noise = Some(Box::new(n));
         }
         Ok(sim)

@@ -531,8 +531,8 @@ mod tests {
         detour(&mut j, 1, 110, 130, 2);
         let r = j.report(1_000, name);
         assert_eq!(
-            r.iterations, 8,
-            "130, then 7 clean iterations of 100 up to 830"
+            r.iterations, 9,
+            "130, then 8 clean iterations of 100 up to 930"
         );
         assert_eq!(r.max_ns, 130);
         assert_eq!(r.min_ns, 100);
