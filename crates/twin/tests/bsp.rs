@@ -114,7 +114,9 @@ fn ticks_delay_the_barrier_and_skew_spreads_the_delay() {
         a.late_iterations,
         a.iterations
     );
-    assert!(late_share(k) > 3.0 * late_share(a), "skewed {k:?}");
+    // skew_tick spreads the ticks by CPU number over half a period of the whole machine: 16
+    // ranks of 64 CPUs span an eighth of it, so about two iterations in ten are hit.
+    assert!(late_share(k) > 1.5 * late_share(a), "skewed {k:?}");
     assert!(k.excess_mean_ns > a.excess_mean_ns);
 }
 
