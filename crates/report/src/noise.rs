@@ -25,6 +25,9 @@ use std::fmt::Write;
 use ticklab_schema::bsp::BspReport;
 use ticklab_schema::noise::{NoiseClass, NoiseMethod, NoiseReport};
 
+/// One source summed over CPUs: class, name, count, noise (ns), longest run (ns).
+type SourceSum<'a> = (NoiseClass, &'a str, u64, Option<u64>, Option<u64>);
+
 /// CPU rows printed before the rest are summarised in one line.
 pub const MAX_CPU_ROWS: usize = 64;
 
@@ -78,7 +81,7 @@ pub fn noise_table(n: &NoiseReport) -> String {
         );
     }
     // Sources summed over the CPUs (in order of first appearance, then by noise).
-    let mut sources: Vec<(NoiseClass, &str, u64, Option<u64>, Option<u64>)> = Vec::new();
+    let mut sources: Vec<SourceSum<'_>> = Vec::new();
     for c in &n.cpus {
         for src in &c.sources {
             match sources
