@@ -19,6 +19,10 @@ pub(crate) struct BenchArgs {
     /// Runs of each point; the best and the median are shown (a shared machine is noisy).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Keep the noise report in every point (`sim --noise`): what OS-noise accounting costs
+    /// (it measures the busy CPUs, so E1's 8 hogs carry it).
+    #[arg(long)]
+    noise: bool,
 }
 
 type Build = Box<dyn Fn() -> Result<Sim, SimError>>;
@@ -57,7 +61,13 @@ fn thread_cpu_ns() -> u64 {
 }
 
 /// Builds and runs one point `repeat` times.
-fn measure(name: &str, build: &Build, run: Run, repeat: u32) -> anyhow::Result<BenchPoint> {
+fn measure(
+    name: &str,
+    build: &Build,
+    run: Run,
+    repeat: u32,
+    noise: bool,
+) -> anyhow::Result<BenchPoint> {
     let mut p = BenchPoint {
         name: name.to_string(),
         events: 0,
@@ -67,6 +77,9 @@ fn measure(name: &str, build: &Build, run: Run, repeat: u32) -> anyhow::Result<B
     };
     for _ in 0..repeat {
         let mut sim = build().map_err(|e| input_error(e.to_string()))?;
+        if noise {
+            sim.set_noise();
+        }
         let cpu0 = thread_cpu_ns();
         let t0 = Instant::now();
         sim.run(|_| {});
@@ -86,7 +99,10 @@ pub(crate) fn bench(a: &BenchArgs) -> anyhow::Result<()> {
     };
     print!("{}", bench_header());
     for (name, build) in &points(run) {
-        print!("{}", bench_row(&measure(name, build, run, a.repeat)?));
+        print!(
+            "{}",
+            bench_row(&measure(name, build, run, a.repeat, a.noise)?)
+        );
     }
     Ok(())
 }

@@ -23,9 +23,14 @@ pub(crate) const DEFAULT_CALIBRATION: &str = "ticklab-calibration.toml";
 /// Runs `s` in the twin ([`ticklab_twin::run`], which picks the engine: a lone ping-pong
 /// gives the round trip and no per-CPU counters), with `histogram` buckets kept for frame
 /// groups when asked. The length is the measured window's, so no compute limit applies.
-pub(crate) fn twin_report(s: &Scenario, histogram: Option<u32>) -> Result<Report, String> {
+pub(crate) fn twin_report(
+    s: &Scenario,
+    histogram: Option<u32>,
+    noise: bool,
+) -> Result<Report, String> {
     let options = RunOptions {
         histogram,
+        noise,
         ..RunOptions::unlimited()
     };
     ticklab_twin::run(s, options).map_err(|e| e.to_string())
@@ -70,7 +75,8 @@ pub(crate) fn beside(
         ))
     })?;
     s.run.duration_ns = measured.duration_ns.max(1);
-    let twin = twin_report(&s, histogram).map_err(|e| input_error(format!("--twin: {e}")))?;
+    // A measured noise report is set beside the twin's: keep its noise accounting on.
+    let twin = twin_report(&s, histogram, measured.noise.is_some()).map_err(|e| input_error(format!("--twin: {e}")))?;
     let rows = compare_reports(measured, &twin, Bands::Host);
     Ok((twin, rows))
 }

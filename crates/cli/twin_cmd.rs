@@ -67,9 +67,14 @@ pub(crate) struct SimArgs {
     #[arg(long, value_name = "MAX_US", num_args = 0..=1,
           default_missing_value = "1000", value_parser = histogram_parser(), help = HISTOGRAM_HELP)]
     histogram: Option<u32>,
+    #[arg(long, help = NOISE_HELP)]
+    noise: bool,
     #[command(flatten)]
     trace: TraceArgs,
 }
+
+/// The help of `--noise` (`sim`, `compare`).
+const NOISE_HELP: &str = "Predict the OS noise each busy CPU (hog, syscall loop) sees: time stolen per kernel source, detours, longest detour and a 1 us histogram, as the report's noise section (docs/noise.md); a bsp workload has it always";
 
 /// `ticklab compare` arguments.
 #[derive(Debug, Args)]
@@ -83,6 +88,8 @@ pub(crate) struct CompareArgs {
     /// Print the reports as a JSON array.
     #[arg(long)]
     json: bool,
+    #[arg(long, help = NOISE_HELP)]
+    noise: bool,
     #[command(flatten)]
     trace: TraceArgs,
 }
@@ -189,8 +196,8 @@ fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error 
     }
 }
 
-/// Runs `s` in the twin with a progress line; `origin` names where the command line came
-/// from in errors.
+/// Runs `s` in the twin with a progress line (the noise report kept when
+/// `options.noise`); `origin` names where the command line came from in errors.
 fn simulate_with_progress(
     s: &Scenario,
     options: RunOptions<'_>,
@@ -204,24 +211,41 @@ fn simulate_with_progress(
         allow_large: options.allow_large,
         progress: Some(&mut progress),
         engine: options.engine,
+        noise: options.noise,
     };
     let r = ticklab_twin::run(s, options).map_err(|e| sim_error(&e, origin))?;
     p.finish();
     Ok(r)
 }
 
+/// One traced run of `s` as process `pid` (`--trace`), the noise report kept when `noise`.
+fn trace_one(
+    s: &Scenario,
+    pid: u32,
+    t: &TraceArgs,
+    runs: usize,
+    noise: bool,
+    progress: impl FnMut(u64),
+) -> Result<(Report, ticklab_schema::trace::TraceWriter), ticklab_twin::SimError> {
+    let listener = ticklab_twin::timeline::listener(s, pid, t.window(), limit_per_run(runs));
+    let mut sim = ticklab_twin::Sim::with_observer(s, listener)?;
+    if noise {
+        sim.set_noise();
+    }
+    Ok(ticklab_twin::timeline::trace_sim(sim, progress))
+}
+
 /// [`simulate_with_progress`] with the timeline export (`--trace`): same report.
 fn trace_with_progress(
     s: &Scenario,
     t: &TraceArgs,
+    noise: bool,
     path: &std::path::Path,
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let (r, w) = ticklab_twin::timeline::trace_run(s, 1, t.window(), limit_per_run(1), |ns| {
-        p.set(ns / 1_000_000)
-    })
-    .map_err(|e| input_error(e.to_string()))?;
+    let (r, w) = trace_one(s, 1, t, 1, noise, |ns| p.set(ns / 1_000_000))
+        .map_err(|e| input_error(e.to_string()))?;
     p.finish();
     save(path, vec![w], "ticklab sim (twin)")?;
     Ok(r)
@@ -234,6 +258,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
     let origin = cmdline_origin(&a.scenario, a.cmdline.as_deref());
     let options = RunOptions {
         histogram: a.histogram,
+        noise: a.noise,
         ..a.scenario.run_options()
     };
     if Engine::of(&s) == Engine::GuestPingPong {
@@ -250,7 +275,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
             options
                 .check_compute([&s])
                 .map_err(|e| sim_error(&e, &origin))?;
-            trace_with_progress(&s, &a.trace, path)?
+            trace_with_progress(&s, &a.trace, a.noise, path)?
         }
         None => simulate_with_progress(&s, options, &origin)?,
     };
@@ -315,15 +340,8 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             let n = scenarios.len();
             let indexed: Vec<(u32, &Scenario)> = (1..).zip(&scenarios).collect();
             let results = with_progress(n as u64, "configurations", |progress| {
-                let run = |(pid, s): &(u32, &Scenario)| {
-                    ticklab_twin::timeline::trace_run(
-                        s,
-                        *pid,
-                        a.trace.window(),
-                        limit_per_run(n),
-                        |_| {},
-                    )
-                };
+                let run =
+                    |(pid, s): &(u32, &Scenario)| trace_one(s, *pid, &a.trace, n, a.noise, |_| {});
                 ticklab_twin::sweep::parallel_map(&indexed, threads, run, &progress)
             });
             let (reports, runs): (Vec<Report>, Vec<_>) = results
@@ -341,6 +359,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
                 let simulate = |s: &Scenario| {
                     let options = RunOptions {
                         engine: Some(Engine::EventLoop),
+                        noise: a.noise,
                         ..RunOptions::unlimited()
                     };
                     ticklab_twin::run(s, options)

@@ -15,6 +15,14 @@
 //! | max jiffies gap | longest interval without a jiffies update | duration |
 //! | hangs | hrtimer interrupt hangs (`nr_hangs`) | integer |
 //!
+//! When a run has a noise report (`--noise`, or a bsp job), three more columns follow:
+//!
+//! | column | content | format |
+//! |---|---|---|
+//! | noise us/s | noise per second of runtime, the noisiest busy CPU | 1 decimal |
+//! | max detour us | longest single detour, any busy CPU | 1 decimal |
+//! | bsp excess % | a bsp job's mean excess over the noiseless iteration | 3 decimals |
+//!
 //! Missing values print as `-`.
 
 use crate::cpu::{loc_per_s, mean_stopped_percent, ticks_per_s};
@@ -43,9 +51,34 @@ pub fn workload_label(r: &Report) -> String {
                 format!("pingpong {} {}<->{}", p.method, p.cpus.0, p.cpus.1)
             }
             WorkloadResult::Syscall(s) => format!("syscall {}", s.syscall),
+            WorkloadResult::Bsp(b) => format!(
+                "bsp x{} {}",
+                b.ranks,
+                ticklab_schema::units::format_duration(b.work_ns)
+            ),
         })
         .collect();
     parts.join(" + ")
+}
+
+/// The three noise columns of one run (see the module docs).
+fn noise_columns(r: &Report) -> [String; 3] {
+    let cpus = r.noise.as_ref().map_or(&[][..], |n| &n.cpus[..]);
+    let per_s = cpus
+        .iter()
+        .filter(|c| c.runtime_ns > 0)
+        .map(|c| c.noise_ns as f64 * 1e6 / c.runtime_ns as f64)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let detour = cpus.iter().map(|c| c.max_detour_ns).max();
+    let bsp = r.workloads.iter().find_map(|w| match w {
+        WorkloadResult::Bsp(b) => Some(b.excess_pct),
+        _ => None,
+    });
+    [
+        opt_fixed(per_s, 1),
+        opt_fixed(detour.map(|d| d as f64 / 1e3), 1),
+        opt_fixed(bsp, 3),
+    ]
 }
 
 /// `960` for 960.0, `666.5` for 666.5 (at most 3 decimals, trailing zeros dropped).
@@ -72,9 +105,14 @@ pub fn compare_table(rows: &[(String, &Report)]) -> String {
         "max jiffies gap",
         "hangs",
     ];
-    let mut t = new_table(header.iter().map(|s| s.to_string()).collect());
+    let noise = rows.iter().any(|(_, r)| r.noise.is_some());
+    let mut header: Vec<String> = header.iter().map(|s| s.to_string()).collect();
+    if noise {
+        header.extend(["noise us/s", "max detour us", "bsp excess %"].map(String::from));
+    }
+    let mut t = new_table(header);
     for (label, r) in rows {
-        t.add_row(vec![
+        let mut row = vec![
             label.clone(),
             r.cmdline.clone(),
             workload_label(r),
@@ -92,7 +130,11 @@ pub fn compare_table(rows: &[(String, &Report)]) -> String {
             r.hrtimer
                 .as_ref()
                 .map_or_else(|| MISSING.to_string(), |h| h.nr_hangs.to_string()),
-        ]);
+        ];
+        if noise {
+            row.extend(noise_columns(r));
+        }
+        t.add_row(row);
     }
     right_align_from(&mut t, 3);
     let mut s = t.to_string();

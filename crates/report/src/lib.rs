@@ -33,6 +33,9 @@
 //! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
 //!   tables, histograms, ping-pong, syscall), then the per-CPU table; the sections are the
 //!   ones `host_run_report` prints too.
+//! * [`noise_table`](fn@noise_table) ([`noise_table`](mod@noise_table)) — OS noise per busy CPU
+//!   and per source (`sim --noise`), and a bulk-synchronous job's iterations with their blame
+//!   ([`noise_table::bsp_lines`]).
 //! * [`plot`] — figures as SVG (plotters' SVG backend only): E1, E2, and any sweep metric
 //!   against any swept parameter.
 //! * [`html`] — `ticklab report --html`: one self-contained page per experiment or sweep
@@ -64,6 +67,7 @@ pub mod histogram;
 pub mod host_run;
 pub mod html;
 pub mod noise;
+pub mod noise_table;
 pub mod openmetrics;
 pub mod plot;
 pub mod sweep;
@@ -80,4 +84,5 @@ pub use e4::e4_report;
 pub use frames::{frame_row, frame_table, wakeup_table};
 pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
+pub use noise_table::{bsp_lines, noise_table};
 pub use workloads::{guest_pingpong_text, sim_report, workload_section};

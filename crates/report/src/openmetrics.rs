@@ -295,7 +295,8 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
                 ],
                 s.ns_per_call / 1e9,
             ),
-            WorkloadResult::Hogs { .. } => {}
+            // A bsp job runs in the twin only (no host run to export).
+            WorkloadResult::Hogs { .. } | WorkloadResult::Bsp(_) => {}
         }
     }
     vec![

@@ -15,9 +15,12 @@
 //! syscall <name> on CPU <n|any>: <n> calls, <ns> ns/call
 //!   twin: entry/exit <ns> + context tracking <ns> + interrupts <ns> + preempted <ns> ns/call
 //!   (<n> interrupts, <n> of them ticks; ran on CPU <n>[, pinned])      (twin breakdown only)
+//!
+//! bsp <n> ranks (<barrier> barrier), work <dur>: <n> iterations      (crate::noise_table::bsp_lines)
 //! ```
 //!
-//! [`sim_report`] is `ticklab sim`'s text: a title line, the sections, then the per-CPU table.
+//! [`sim_report`] is `ticklab sim`'s text: a title line, the sections, the noise table when the
+//! report has one (`--noise`, crate::noise_table::noise_table), then the per-CPU table.
 
 use crate::cpu::cpu_table;
 use crate::frames::{frame_table, wakeup_table};
@@ -40,6 +43,7 @@ pub fn workload_section(w: &WorkloadResult, pingpong_mode: Option<&str>) -> Stri
         }
         WorkloadResult::PingPong(p) => s += &pingpong_line(p, pingpong_mode),
         WorkloadResult::Syscall(c) => s += &syscall_lines(c),
+        WorkloadResult::Bsp(b) => s += &crate::noise_table::bsp_lines(b),
     }
     s
 }
@@ -116,6 +120,10 @@ pub fn sim_report(title: &str, r: &Report) -> String {
     for w in &r.workloads {
         s.push('\n');
         s += &workload_section(w, None);
+    }
+    if let Some(n) = &r.noise {
+        s.push('\n');
+        s += &crate::noise_table::noise_table(n);
     }
     s.push('\n');
     s += &cpu_table(r);

@@ -448,7 +448,8 @@ pub fn workload_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec
                     bands,
                 ));
             }
-            WorkloadResult::Hogs { .. } => {}
+            // The host lab runs no bsp job yet; nothing to set beside the twin's.
+            WorkloadResult::Hogs { .. } | WorkloadResult::Bsp(_) => {}
         }
     }
     rows

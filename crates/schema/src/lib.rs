@@ -27,6 +27,8 @@
 //!   (clock, cross-checks, the longest detours with their sources).
 //! * [`lines`] reads input files within memory limits (whole TOML files, JSON lines one line
 //!   at a time).
+//! * [`bsp`] is the result of a bulk-synchronous job: iteration times, their excess over the
+//!   noiseless iteration and the blame for each late one.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -38,6 +40,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bsp;
 pub mod comparison;
 pub mod experiment;
 pub mod frames;

@@ -339,6 +339,8 @@ pub enum WorkloadResult {
     PingPong(PingPongReport),
     /// A syscall loop.
     Syscall(SyscallReport),
+    /// A bulk-synchronous job.
+    Bsp(crate::bsp::BspReport),
 }
 
 /// The frame table of one group (see docs/experiments.md E2).

@@ -573,6 +573,39 @@ impl Scenario {
                     ));
                 }
             }
+            TaskGroup::Bsp {
+                ranks,
+                cpus,
+                work_ns,
+                iterations,
+                ..
+            } => {
+                cpus.last().map_or(Ok(()), cpu_ok)?;
+                if cpus.len() != *ranks as usize || *ranks == 0 {
+                    return Err(bad(
+                        key,
+                        format!(
+                            "{ranks} ranks: expected one CPU per rank, at least one, found {} CPUs",
+                            cpus.len()
+                        ),
+                    ));
+                }
+                let range = crate::workload::MIN_BSP_WORK_NS..=crate::workload::MAX_BSP_WORK_NS;
+                if !range.contains(work_ns) {
+                    return Err(bad(
+                        key,
+                        format!("work = {work_ns} ns: expected 1 us to 10 s"),
+                    ));
+                }
+                if let Some(k) = iterations
+                    && (*k == 0 || *k > MAX_WORKLOAD_COUNT)
+                {
+                    return Err(bad(
+                        key,
+                        format!("iters = {k}: expected 1 to {MAX_WORKLOAD_COUNT} iterations"),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -597,7 +630,8 @@ impl Scenario {
                     frequency_hz, cpus, ..
                 } => 4.0 * frequency_hz * secs * cpus.len() as f64,
                 TaskGroup::PingPong { round_trips, .. } => 4.0 * *round_trips as f64,
-                TaskGroup::Hogs { .. } | TaskGroup::Syscall { .. } => 0.0,
+                // Ranks are busy tasks: their iterations are bookkeeping, not events.
+                TaskGroup::Hogs { .. } | TaskGroup::Syscall { .. } | TaskGroup::Bsp { .. } => 0.0,
             };
         }
         events

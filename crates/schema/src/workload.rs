@@ -11,6 +11,7 @@
 //! | `frames:FREQ@LIST:loop=UNITS[:name=G]` | a synchronized frame group: one worker per CPU |
 //! | `pingpong:futex\|pipe@A,B[:n=ROUNDS]` | two tasks waking each other, on CPUs A and B |
 //! | `syscall:getpid[@CPU][:n=CALLS]` | a raw getpid loop |
+//! | `bsp:N@LIST:work=DUR[:iters=K][:barrier=spin\|futex]` | a bulk-synchronous job: N ranks compute `work`, then meet at a barrier |
 
 use serde::{Deserialize, Serialize};
 use ticklab_cmdline::{CpuSet, parse_cpulist};
@@ -55,6 +56,41 @@ pub enum TaskGroup {
         /// Number of calls.
         calls: u64,
     },
+    /// A bulk-synchronous job (docs/noise.md): one rank per listed CPU; each iteration every
+    /// rank computes `work_ns`, then waits at a barrier, and the iteration ends when the last
+    /// rank arrives.
+    Bsp {
+        /// Ranks (one per CPU of `cpus`).
+        ranks: u32,
+        /// The ranks' CPUs, in rank order.
+        cpus: CpuSet,
+        /// Undisturbed compute of one rank in one iteration (ns).
+        work_ns: u64,
+        /// Iterations to run; `None` for as many as the window holds.
+        iterations: Option<u64>,
+        /// How a rank waits at the barrier.
+        barrier: Barrier,
+    },
+}
+
+/// How the ranks of a [`TaskGroup::Bsp`] wait for each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Barrier {
+    /// Busy-wait on a shared counter (the CPU stays busy in user mode).
+    Spin,
+    /// Sleep in FUTEX_WAIT; the last rank wakes the others with FUTEX_WAKE.
+    Futex,
+}
+
+impl Barrier {
+    /// The spelling in a spec (`spin`, `futex`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Barrier::Spin => "spin",
+            Barrier::Futex => "futex",
+        }
+    }
 }
 
 /// Wake-up mechanism of a ping-pong pair.
@@ -257,9 +293,54 @@ impl TaskGroup {
                 };
                 TaskGroup::Syscall { cpu, calls }
             }
+            "bsp" => {
+                let ranks = u32::try_from(number(what, "the rank count")?).map_err(|_| {
+                    err(format!(
+                        "the rank count: at most {nr_cpus} ranks on {nr_cpus} CPUs, found {what}"
+                    ))
+                })?;
+                if ranks == 0 {
+                    return Err(err("at least one rank".into()));
+                }
+                let cpus = cpus(at.ok_or_else(|| err("`@CPULIST` with one CPU per rank".into()))?)?;
+                if cpus.len() != ranks as usize {
+                    return Err(err(format!(
+                        "{ranks} CPUs after `@` (one per rank), found {} ({cpus})",
+                        cpus.len()
+                    )));
+                }
+                let work = take(&mut opts, "work").ok_or_else(|| err("`:work=DURATION`".into()))?;
+                let work_ns =
+                    crate::units::parse_duration(&work).map_err(|e| err(format!("work: {e}")))?;
+                if !(MIN_BSP_WORK_NS..=MAX_BSP_WORK_NS).contains(&work_ns) {
+                    return Err(err(format!("work between 1us and 10s, found {work:?}")));
+                }
+                let iterations = match take(&mut opts, "iters") {
+                    Some(k) => {
+                        let k = number(&k, "iters")?;
+                        if k == 0 {
+                            return Err(err("iters at least 1".into()));
+                        }
+                        Some(k)
+                    }
+                    None => None,
+                };
+                let barrier = match take(&mut opts, "barrier").as_deref() {
+                    None | Some("spin") => Barrier::Spin,
+                    Some("futex") => Barrier::Futex,
+                    Some(b) => return Err(err(format!("barrier `spin` or `futex`, found {b:?}"))),
+                };
+                TaskGroup::Bsp {
+                    ranks,
+                    cpus,
+                    work_ns,
+                    iterations,
+                    barrier,
+                }
+            }
             _ => {
                 return Err(err(format!(
-                    "one of idle, hogs:N[@LIST], frames:HZ@LIST:loop=N, pingpong:futex|pipe@A,B, syscall:getpid[@CPU]; found {kind:?}"
+                    "one of idle, hogs:N[@LIST], frames:HZ@LIST:loop=N, pingpong:futex|pipe@A,B, syscall:getpid[@CPU], bsp:N@LIST:work=DUR; found {kind:?}"
                 )));
             }
         };
@@ -295,9 +376,31 @@ impl TaskGroup {
             }
             TaskGroup::Syscall { cpu: Some(c), .. } => format!("syscall:getpid@{c}"),
             TaskGroup::Syscall { cpu: None, .. } => "syscall:getpid".into(),
+            TaskGroup::Bsp {
+                ranks,
+                cpus,
+                work_ns,
+                iterations,
+                barrier,
+            } => {
+                let mut l = format!(
+                    "bsp:{ranks}@{cpus}:work={}",
+                    crate::units::format_duration(*work_ns)
+                );
+                if let Some(k) = iterations {
+                    l.push_str(&format!(":iters={k}"));
+                }
+                l.push_str(&format!(":barrier={}", barrier.name()));
+                l
+            }
         }
     }
 }
+
+/// Shortest compute part of a [`TaskGroup::Bsp`] iteration (1 µs).
+pub const MIN_BSP_WORK_NS: u64 = 1_000;
+/// Longest compute part of a [`TaskGroup::Bsp`] iteration (10 s).
+pub const MAX_BSP_WORK_NS: u64 = 10_000_000_000;
 
 #[cfg(test)]
 mod tests {
@@ -320,6 +423,11 @@ mod tests {
             ("pingpong:pipe@0,1", "pingpong:pipe@0,1"),
             ("syscall:getpid@3:n=5", "syscall:getpid@3"),
             ("hogs:1+hogs:1@3", "hogs:1+hogs:1@3"),
+            ("bsp:4@0-3:work=1ms", "bsp:4@0-3:work=1ms:barrier=spin"),
+            (
+                "bsp:2@5,7:work=250us:iters=1_000:barrier=futex",
+                "bsp:2@5,7:work=250us:iters=1000:barrier=futex",
+            ),
         ];
         for (spec, label) in ok {
             let w = Workload::parse(spec, 64).unwrap_or_else(|e| panic!("{spec}: {e}"));
@@ -344,6 +452,18 @@ mod tests {
             "hogs:4294967296",
             "hogs:4294967297",
             "hogs:18446744073709551616",
+            // BSP: ranks and CPUs agree, work is a duration in range, options known.
+            "bsp:4@0-2:work=1ms",
+            "bsp:0@0:work=1ms",
+            "bsp:2:work=1ms",
+            "bsp:2@0,1",
+            "bsp:2@0,1:work=1",
+            "bsp:2@0,1:work=0ns",
+            "bsp:2@0,1:work=11s",
+            "bsp:2@0,1:work=1ms:iters=0",
+            "bsp:2@0,1:work=1ms:barrier=mpi",
+            "bsp:2@0,64:work=1ms",
+            "bsp:2@0,1:work=1ms:bogus=1",
         ];
         for spec in bad {
             assert!(Workload::parse(spec, 64).is_err(), "{spec} should fail");
@@ -374,6 +494,11 @@ pub const SPECS: &[(&str, &str, &str)] = &[
         "syscall:getpid[@CPU][:n=CALLS]",
         "a getpid() loop, pinned or not",
         "syscall:getpid@3",
+    ),
+    (
+        "bsp:N@LIST:work=DUR[:iters=K][:barrier=spin|futex]",
+        "a bulk-synchronous job: N ranks, one per listed CPU, compute DUR then meet at a barrier",
+        "bsp:4@4-7:work=1ms",
     ),
     (
         "SPEC+SPEC",

@@ -57,6 +57,9 @@ pub struct RunOptions<'a> {
     /// Run in this engine whatever the workload (`None`: [`Engine::of`]); for front ends
     /// that compare per-CPU counters, which only the event loop has.
     pub engine: Option<Engine>,
+    /// Keep the OS-noise report of every busy CPU (`Report.noise`; event loop only, and
+    /// always on for a bulk-synchronous job).
+    pub noise: bool,
 }
 
 impl RunOptions<'_> {
@@ -127,6 +130,9 @@ pub fn run(scenario: &Scenario, options: RunOptions<'_>) -> Result<Report, SimEr
             let mut sim: Sim = Sim::new(scenario)?;
             if let Some(max_us) = options.histogram {
                 sim.set_frame_histogram(max_us);
+            }
+            if options.noise {
+                sim.set_noise();
             }
             match options.progress {
                 Some(p) => sim.run(p),

@@ -119,5 +119,39 @@ fn stepping_does_not_allocate() {
         let sim = Sim::new(&s).unwrap();
         let what = format!("E4 {case:?} pinned {pinned} {version}");
         assert_steps_without_allocating(sim, 1_000_000_000, 500, &what);
+        // The same with the noise report kept (`--noise`): the syscall loop's detours.
+        let mut sim = Sim::new(&s).unwrap();
+        sim.set_noise();
+        assert_steps_without_allocating(sim, 1_000_000_000, 500, &format!("{what}, noise"));
+    }
+    // Noise accounting on hogs (E1, 8 hogs) and a BSP job on E2's 64 CPUs (its barrier,
+    // blame and iteration histogram are sized at setup), with and without skew_tick, and with
+    // a synthetic noise source drawing every iteration.
+    {
+        let run = Run {
+            duration_ns: 3_000_000_000,
+            warmup_ns: 0,
+            seed: 5,
+        };
+        let mut sim = Sim::new(&e1::scenario(e1::Mode::NohzFull, 8, run)).unwrap();
+        sim.set_noise();
+        assert_steps_without_allocating(sim, 1_000_000_000, 300, "E1 8 hogs, noise");
+        for (cmdline, synthetic) in [("", false), ("skew_tick=1", false), ("", true)] {
+            let mut s = e2::scenario(false, run);
+            s.kernel.cmdline = cmdline.into();
+            s.workload =
+                ticklab_schema::workload::Workload::parse("bsp:64@0-63:work=300us", 64).unwrap();
+            let mut sim = Sim::new(&s).unwrap();
+            if synthetic {
+                use ticklab_twin::workloads::bsp::{SyntheticMode, SyntheticNoise};
+                assert!(sim.set_synthetic_noise(SyntheticNoise {
+                    len_ns: 10_000,
+                    p: 0.01,
+                    mode: SyntheticMode::Independent,
+                }));
+            }
+            let what = format!("bsp 64 ranks {cmdline:?} synthetic {synthetic}");
+            assert_steps_without_allocating(sim, 1_000_000_000, 10_000, &what);
+        }
     }
 }

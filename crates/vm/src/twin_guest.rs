@@ -84,6 +84,7 @@ fn busy_cpus(workload: &Workload) -> CpuSet {
                 busy.insert(*cpu_b);
             }
             TaskGroup::Syscall { cpu: Some(c), .. } => busy.insert(*c),
+            TaskGroup::Bsp { cpus: c, .. } => busy = busy.union(c),
             TaskGroup::Hogs { cpus: None, .. } | TaskGroup::Syscall { cpu: None, .. } => {}
         }
     }

@@ -155,6 +155,13 @@ pub(crate) fn validate_with(
                     check(*c, g)?;
                 }
             }
+            TaskGroup::Bsp { .. } => {
+                return input(format!(
+                    "workload {}: the host lab does not run bsp jobs yet (the twin does: ticklab sim --workload {})",
+                    g.label(),
+                    g.label()
+                ));
+            }
         }
     }
     Ok(usable.iter().collect())

@@ -369,6 +369,8 @@ fn group_jobs<'a>(
                 }),
             ));
         }
+        // Refused before the run (`plan::validate`): the host runs no bsp job.
+        TaskGroup::Bsp { .. } => {}
     }
     jobs
 }

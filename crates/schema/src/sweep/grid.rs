@@ -378,6 +378,8 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
             let number = match &w.groups[..] {
                 [] => Some(0.0),
                 [TaskGroup::Hogs { count, .. }] => Some(*count as f64),
+                // A bsp job's number is its rank count: excess against N.
+                [TaskGroup::Bsp { ranks, .. }] => Some(*ranks as f64),
                 _ => None,
             };
             s.workload = w;

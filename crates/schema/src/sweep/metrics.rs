@@ -77,11 +77,23 @@ pub enum Metric {
     PingpongNsPerSwitch,
     /// Nanoseconds per call of the syscall loop (first loop).
     SyscallNsPerCall,
+    /// OS noise, µs per second of runtime, the noisiest busy CPU (noise report).
+    NoiseUsPerS,
+    /// Longest single detour of any busy CPU (µs, noise report).
+    MaxDetourUs,
+    /// Mean iteration of the bsp job (µs).
+    BspIterationMeanUs,
+    /// 99th percentile iteration of the bsp job (µs).
+    BspIterationP99Us,
+    /// Mean excess of a bsp iteration over the noiseless one (µs).
+    BspExcessUs,
+    /// The mean excess as a share of the noiseless iteration (%).
+    BspExcessPct,
 }
 
 impl Metric {
     /// Every metric, in column order.
-    pub const ALL: [Metric; 26] = [
+    pub const ALL: [Metric; 32] = [
         Metric::IrqPerS,
         Metric::ResPerS,
         Metric::CalPerS,
@@ -108,6 +120,12 @@ impl Metric {
         Metric::FrameOverruns,
         Metric::PingpongNsPerSwitch,
         Metric::SyscallNsPerCall,
+        Metric::NoiseUsPerS,
+        Metric::MaxDetourUs,
+        Metric::BspIterationMeanUs,
+        Metric::BspIterationP99Us,
+        Metric::BspExcessUs,
+        Metric::BspExcessPct,
     ];
 
     /// The name in JSON, CSV headers and on the command line (`irq_per_s`).
@@ -139,6 +157,12 @@ impl Metric {
             Metric::FrameOverruns => "frame_overruns",
             Metric::PingpongNsPerSwitch => "pingpong_ns_per_switch",
             Metric::SyscallNsPerCall => "syscall_ns_per_call",
+            Metric::NoiseUsPerS => "noise_us_per_s",
+            Metric::MaxDetourUs => "max_detour_us",
+            Metric::BspIterationMeanUs => "bsp_iteration_mean_us",
+            Metric::BspIterationP99Us => "bsp_iteration_p99_us",
+            Metric::BspExcessUs => "bsp_excess_us",
+            Metric::BspExcessPct => "bsp_excess_pct",
         }
     }
 
@@ -171,6 +195,12 @@ impl Metric {
             Metric::FrameOverruns => "frame overruns",
             Metric::PingpongNsPerSwitch => "ns per context switch",
             Metric::SyscallNsPerCall => "ns per syscall",
+            Metric::NoiseUsPerS => "OS noise, noisiest busy CPU (µs/s)",
+            Metric::MaxDetourUs => "longest detour (µs)",
+            Metric::BspIterationMeanUs => "bsp iteration mean (µs)",
+            Metric::BspIterationP99Us => "bsp iteration p99 (µs)",
+            Metric::BspExcessUs => "bsp excess over noiseless (µs)",
+            Metric::BspExcessPct => "bsp excess over noiseless (%)",
         }
     }
 
@@ -359,6 +389,32 @@ impl Metrics {
                 _ => None,
             }),
         );
+        if let Some(n) = &r.noise {
+            put(
+                Metric::NoiseUsPerS,
+                n.cpus
+                    .iter()
+                    .filter(|c| c.runtime_ns > 0)
+                    .map(|c| c.noise_ns as f64 * 1e6 / c.runtime_ns as f64)
+                    .reduce(f64::max),
+            );
+            put(
+                Metric::MaxDetourUs,
+                n.cpus
+                    .iter()
+                    .map(|c| c.max_detour_ns as f64 / 1e3)
+                    .reduce(f64::max),
+            );
+        }
+        if let Some(b) = r.workloads.iter().find_map(|w| match w {
+            WorkloadResult::Bsp(b) if b.iterations > 0 => Some(b),
+            _ => None,
+        }) {
+            put(Metric::BspIterationMeanUs, Some(b.mean_ns / 1e3));
+            put(Metric::BspIterationP99Us, Some(b.p99_ns as f64 / 1e3));
+            put(Metric::BspExcessUs, Some(b.excess_mean_ns / 1e3));
+            put(Metric::BspExcessPct, Some(b.excess_pct));
+        }
         let cpus = r
             .cpus
             .iter()

@@ -48,6 +48,16 @@ pub(crate) fn delivery_streams(seed: u64, cpus: usize) -> Vec<Stream> {
         .collect()
 }
 
+/// One more stream from the same seed, for a synthetic noise source
+/// (`crate::workloads::bsp::SyntheticNoise`): two `long_jump()`s ahead, past every stream of
+/// [`streams`] and [`delivery_streams`], so adding it changes no other draw.
+pub(crate) fn synthetic_stream(seed: u64) -> Stream {
+    let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);
+    base.long_jump();
+    base.long_jump();
+    Stream(base)
+}
+
 /// Splits one seed into per-CPU streams plus a machine-wide one.
 pub(crate) fn streams(seed: u64, cpus: usize) -> (Vec<Stream>, Stream) {
     let mut base = Xoshiro256PlusPlus::seed_from_u64(seed);

@@ -137,6 +137,7 @@ impl<O: Observer> Sim<O> {
             self.switch_to_next(c, now);
         }
         now = self.nohz_full_update(c, now);
+        self.emit(now, Event::IrqReturn { cpu: c as u32 });
         self.cpus[c].busy_until(now);
     }
 }

@@ -18,6 +18,8 @@
 //! * `sched.rs` — wake-ups, picking the next task, a task's end, the frame workers' cycle.
 //! * `observe.rs` — the observation seam: [`Event`]s and the [`Observer`] trait.
 //! * `stats.rs` — the window statistics, the listener the report reads (one `reset()`).
+//! * `noise.rs` — the OS-noise listener, kept when asked for ([`Sim::set_noise`]) or when a
+//!   BSP job runs: what the kernel takes from each busy task, per source.
 //! * `report.rs` — the report at the end of a run.
 //!
 //! Each CPU owns four event slots: its clock event device (`SLOT_DEVICE`), the end of the
@@ -49,6 +51,7 @@
 mod hrtimer_interrupt;
 mod idle;
 mod irq;
+mod noise;
 mod observe;
 mod report;
 mod sched;
@@ -83,6 +86,7 @@ use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
+pub use noise::NOISE_HISTOGRAM_US;
 pub use observe::{Callback, Event, LockId, NoTimeline, Observer, SharedLine, SoftirqVec};
 pub use setup::SimError;
 use stats::WindowStats;
@@ -338,6 +342,10 @@ pub struct Sim<O: Observer = NoTimeline> {
     busy_tick_max_deferment: Option<u64>,
     /// The syscall loop, if the workload has one.
     syscall: Option<SyscallLoop>,
+    /// The OS-noise listener (and the BSP job it feeds), when kept.
+    noise: Option<Box<noise::NoiseStats>>,
+    /// The machine is a KVM guest (interrupt delivery includes VM exits).
+    is_guest: bool,
 }
 
 impl<O: Observer> Sim<O> {

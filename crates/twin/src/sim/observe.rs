@@ -130,6 +130,13 @@ pub enum Event {
         /// The CPU.
         cpu: u32,
     },
+    /// The interrupt taken from a running task has finished on `cpu` (its exit path, a
+    /// context switch and the nohz_full tick decision included): the task, or the one the
+    /// interrupt switched to, runs again from here.
+    IrqReturn {
+        /// The CPU.
+        cpu: u32,
+    },
     /// A reschedule IPI's handler runs on `cpu` (a task was woken onto it from another CPU;
     /// one `RES`, not a `LOC`).
     ReschedIpi {

@@ -113,6 +113,10 @@ impl<O: Observer> Sim<O> {
                 },
             )));
         }
+        let (noise, bsp) = self.noise_report(end);
+        if let Some(b) = bsp {
+            workloads.push(WorkloadResult::Bsp(b));
+        }
         let mut warnings = Vec::new();
         if let Some(l) = &self.syscall {
             let calls = l.calls_done(end);
@@ -214,6 +218,7 @@ impl<O: Observer> Sim<O> {
             background,
             workloads,
             warnings,
+            noise,
             ..Report::new(
                 Source::Twin { seed: self.seed },
                 self.scenario_name.clone(),

@@ -24,6 +24,7 @@ use crate::kernel::sched::{busy_tick_max_deferment, has_remote_tick};
 use crate::kernel::tick::{NohzMode, TickSched, skew_offset};
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
+use crate::workloads::bsp::BspJob;
 use crate::workloads::default_hog_cpus;
 use crate::workloads::frames::{DEFAULT_FLIER_NS, FrameGroup, FrameStats, FrameWorker};
 use crate::workloads::syscall::{LoopCosts, SyscallLoop, syscall_cpu};
@@ -32,7 +33,7 @@ use ticklab_schema::experiment::e2::{Mechanism, Mechanisms};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::KernelMessage;
 use ticklab_schema::scenario::{KernelError, Placement, Scenario, TimerKind};
-use ticklab_schema::workload::TaskGroup;
+use ticklab_schema::workload::{Barrier, TaskGroup};
 
 /// Why a scenario cannot be simulated.
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +171,7 @@ impl<O: Observer> Sim<O> {
             frame_groups,
             workers,
             syscall,
+            bsp,
         } = place_workload(scenario, &cfg, &housekeeping, &ct, &mut cpus)?;
         let warmup = scenario.run.warmup_ns;
 
@@ -230,8 +232,33 @@ impl<O: Observer> Sim<O> {
             ct,
             busy_tick_max_deferment: busy_tick_max_deferment(version, k.hz, tick_nsec),
             syscall,
+            noise: None,
+            is_guest: m.kvm_host.is_some() || m.cpuidle_driver == "haltpoll",
         };
         sim.boot();
+        if let Some(b) = bsp {
+            // A BSP job is read through the noise listener: its ranks' detours move the
+            // barrier. Every busy CPU is measured, as with `set_noise`.
+            let measured: Vec<(bool, Running)> = sim
+                .cpus
+                .iter()
+                .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running))
+                .collect();
+            let mut n = sim.noise_stats(measured.into_iter());
+            n.bsp = Some(BspJob::new(
+                &b.cpus,
+                nr as usize,
+                b.work_ns,
+                b.iterations,
+                b.barrier,
+                n.nr_parts(),
+            ));
+            if sim.window_open {
+                // No warm-up: the window opened at boot, before this listener existed.
+                n.reset(sim.window_start);
+            }
+            sim.noise = Some(Box::new(n));
+        }
         Ok(sim)
     }
 
@@ -625,6 +652,15 @@ struct Workload {
     frame_groups: Vec<FrameGroup>,
     workers: Vec<FrameWorker>,
     syscall: Option<SyscallLoop>,
+    bsp: Option<BspPlaced>,
+}
+
+/// A BSP job's ranks, placed as busy tasks (`crate::workloads::bsp`).
+struct BspPlaced {
+    cpus: Vec<u32>,
+    work_ns: u64,
+    iterations: Option<u64>,
+    barrier: Barrier,
 }
 
 /// Places hogs, frame workers and the syscall loop (the twin models those so far).
@@ -641,6 +677,8 @@ fn place_workload(
     let mut frame_groups: Vec<FrameGroup> = Vec::new();
     let mut workers: Vec<FrameWorker> = Vec::new();
     let mut syscall: Option<SyscallLoop> = None;
+    let mut bsp: Option<BspPlaced> = None;
+    let mut bsp_cpus: Vec<u32> = Vec::new();
     for g in &scenario.workload.groups {
         match g {
             TaskGroup::Syscall { cpu: pinned, calls } => {
@@ -742,12 +780,47 @@ fn place_workload(
                 }
                 frame_groups.push(group);
             }
+            TaskGroup::Bsp {
+                cpus: on,
+                work_ns,
+                iterations,
+                barrier,
+                ..
+            } => {
+                if *barrier == Barrier::Futex {
+                    return Err(SimError::Unsupported(
+                        "bsp barrier=futex (the twin models the spinning barrier, barrier=spin)"
+                            .into(),
+                    ));
+                }
+                if bsp.is_some() {
+                    return Err(SimError::Unsupported(
+                        "more than one bsp job (the twin runs one)".into(),
+                    ));
+                }
+                let placed: Vec<u32> = on.iter().collect();
+                bsp_cpus.extend(&placed);
+                bsp = Some(BspPlaced {
+                    cpus: placed,
+                    work_ns: *work_ns,
+                    iterations: *iterations,
+                    barrier: *barrier,
+                });
+            }
             other => {
                 return Err(SimError::Unsupported(format!(
-                    "workload {} (the twin models idle, hogs, frames and syscall so far)",
+                    "workload {} (the twin models idle, hogs, frames, syscall and bsp so far)",
                     other.label()
                 )));
             }
+        }
+    }
+    for &c in &bsp_cpus {
+        let cpu = &cpus[c as usize];
+        if cpu.running != Running::Idle || cpu.frame != NO_FRAME || hog_cpus.contains(&c) {
+            return Err(SimError::Unsupported(format!(
+                "a bsp rank on CPU {c} beside another task (the twin runs one rank alone per CPU)"
+            )));
         }
     }
     for &c in &hog_cpus {
@@ -761,10 +834,18 @@ fn place_workload(
         cpu.rq.enqueue(SchedClass::Fair);
         cpu.running = Running::Hog;
     }
+    // A spinning rank is a busy user task to the scheduler and the tick, as a hog is.
+    for &c in &bsp_cpus {
+        let cpu = &mut cpus[c as usize];
+        cpu.hogs += 1;
+        cpu.rq.enqueue(SchedClass::Fair);
+        cpu.running = Running::Hog;
+    }
     Ok(Workload {
         hog_cpus,
         frame_groups,
         workers,
         syscall,
+        bsp,
     })
 }

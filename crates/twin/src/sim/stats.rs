@@ -257,7 +257,8 @@ impl Observer for WindowStats {
             | Event::HrtimerExpireEntry { .. }
             | Event::HrtimerExpireExit { .. }
             | Event::SoftirqEntry { .. }
-            | Event::SoftirqExit { .. } => {}
+            | Event::SoftirqExit { .. }
+            | Event::IrqReturn { .. } => {}
         }
     }
 }
@@ -267,6 +268,9 @@ impl<O: Observer> Sim<O> {
     #[inline(always)]
     pub(super) fn emit(&mut self, at: Time, ev: Event) {
         self.stats.on(at, ev);
+        if let Some(n) = &mut self.noise {
+            n.on(at, ev);
+        }
         self.observer.on(at, ev);
     }
 
@@ -278,6 +282,9 @@ impl<O: Observer> Sim<O> {
         }
         self.tk.start_window(at);
         self.stats.reset(at);
+        if let Some(n) = &mut self.noise {
+            n.reset(at);
+        }
         for cpu in &mut self.cpus {
             if let Some(stay) = &mut cpu.idle {
                 // Residency before the window is not counted (this also shortens the residency

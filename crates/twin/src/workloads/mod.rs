@@ -1,7 +1,9 @@
 //! Workloads on modelled CPUs: where hogs go, the frame-scheduler groups ([`frames`]), the
-//! syscall loop ([`syscall`]) and the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3)
-//! with its critical path term by term ([`critical_path`]).
+//! syscall loop ([`syscall`]), the futex/pipe ping-pong in a KVM guest ([`pingpong`], E3)
+//! with its critical path term by term ([`critical_path`]), and the barrier of a
+//! bulk-synchronous job ([`bsp`]).
 
+pub mod bsp;
 pub mod critical_path;
 pub mod frames;
 pub mod pingpong;
