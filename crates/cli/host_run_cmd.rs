@@ -202,7 +202,8 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
         crate::output::check_target("--out", path)?;
     }
     let stop = Stop::on_signals()?;
-    let sim = |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None, false);
+    let sim =
+        |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None, false);
     let started = std::time::Instant::now();
     let mut progress = |line: &str| {
         eprintln!(

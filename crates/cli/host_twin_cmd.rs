@@ -76,7 +76,8 @@ pub(crate) fn beside(
     })?;
     s.run.duration_ns = measured.duration_ns.max(1);
     // A measured noise report is set beside the twin's: keep its noise accounting on.
-    let twin = twin_report(&s, histogram, measured.noise.is_some()).map_err(|e| input_error(format!("--twin: {e}")))?;
+    let twin = twin_report(&s, histogram, measured.noise.is_some())
+        .map_err(|e| input_error(format!("--twin: {e}")))?;
     let rows = compare_reports(measured, &twin, Bands::Host);
     Ok((twin, rows))
 }

@@ -183,10 +183,12 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
             &ticklab_vm::kbuild::cache::KernelCache::from_env(),
             k,
             a.kernel_config.as_deref(),
-        ),
-        None => GuestKernel::default_installed(std::path::Path::new("/boot")),
-    }
-    .map_err(library_error)?;
+        )
+        .map_err(input_error)?,
+        None => {
+            GuestKernel::default_installed(std::path::Path::new("/boot")).map_err(library_error)?
+        }
+    };
     let workload = Workload::parse(&a.workload, a.vcpus)
         .map_err(|e| input_error(format!("--workload: {e}")))?;
     // The boot line as the guest's release reads it, the one resolution the twin of the

@@ -364,6 +364,7 @@ fn groups_run_together() {
             WorkloadResult::Frames(_) => "frames",
             WorkloadResult::Hogs { .. } => "hogs",
             WorkloadResult::PingPong(_) => "pingpong",
+            WorkloadResult::Bsp(_) => "bsp",
             WorkloadResult::Syscall(_) => "syscall",
         })
         .collect();

@@ -118,7 +118,8 @@ fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, Strin
     // About 100 bytes per event, a few thousand events per second on a busy CPU.
     let kb = (config.duration.as_secs().saturating_mul(512)).clamp(4096, 131_072) as u32;
     let session =
-        TraceSession::start_with_clock(&names, kb, Some(&config.cpus), &[clock.trace_clock()])?;
+        TraceSession::start_with_clock(&names, kb, Some(&config.cpus), &[clock.trace_clock()])
+            .map_err(|e| e.to_string())?;
     if session.clock != clock.trace_clock() {
         return Err(format!(
             "the trace clock {} is missing, so trace times and the sampler's cannot be matched",
@@ -159,7 +160,7 @@ pub fn run_noise(
     let memory = if config.lock_memory {
         match os::lock_memory() {
             Ok(()) => "locked (mlockall)".to_string(),
-            Err(why) => why,
+            Err(why) => why.to_string(),
         }
     } else {
         "not locked (--no-mlock)".to_string()

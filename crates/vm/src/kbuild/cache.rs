@@ -129,7 +129,7 @@ impl CachedKernel {
 
     /// The image with its build options, for booting.
     pub fn guest_kernel(&self) -> Result<GuestKernel, String> {
-        GuestKernel::find(&self.image(), Some(&self.config()))
+        GuestKernel::find(&self.image(), Some(&self.config())).map_err(|e| e.to_string())
     }
 }
 
@@ -237,14 +237,14 @@ pub fn resolve_kernel(
     config: Option<&Path>,
 ) -> Result<GuestKernel, String> {
     if word.is_file() {
-        return GuestKernel::find(word, config);
+        return GuestKernel::find(word, config).map_err(|e| e.to_string());
     }
     let text = word.to_string_lossy();
     if !text.contains('/')
         && let Some(k) = cache.lookup(&text)?
     {
         return match config {
-            Some(c) => GuestKernel::find(&k.image(), Some(c)),
+            Some(c) => GuestKernel::find(&k.image(), Some(c)).map_err(|e| e.to_string()),
             None => k.guest_kernel(),
         };
     }
