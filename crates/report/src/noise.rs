@@ -13,7 +13,7 @@
 //! ...
 //! ```
 //!
-//! Times with [`duration`](crate::format::duration)'s units; available % with four decimals
+//! Times with [`duration`]'s units; available % with four decimals
 //! (a quiet CPU differs from 100 % in the third); counts as integers; a source without time
 //! (count deltas) shows `-`.
 

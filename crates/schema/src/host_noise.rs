@@ -1,4 +1,4 @@
-//! What a measured noise run (`host noise`) knows beyond the shared [`NoiseReport`]: the clock
+//! What a measured noise run (`host noise`) knows beyond the shared [`NoiseReport`](crate::noise::NoiseReport): the clock
 //! the sampler read, how each sampler thread ran, the cross-checks against the kernel's own
 //! counters, and the longest detours with every source found inside each.
 //!

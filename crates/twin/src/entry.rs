@@ -8,7 +8,7 @@
 //!
 //! The compute limit lives here too: [`RunOptions::check_compute`] refuses work whose
 //! estimated events ([`Scenario::estimated_events`]) sum above
-//! [`COMPUTE_LIMIT_EVENTS`](ticklab_schema::validate::COMPUTE_LIMIT_EVENTS) unless the
+//! [`COMPUTE_LIMIT_EVENTS`] unless the
 //! options allow it (`--yes` on the command line). [`run`] applies it to its scenario; a
 //! front end running many scenarios (compare, sweep, an experiment) applies it to all of
 //! them at once first, so the limit is on the command's work, not on each run.

@@ -297,7 +297,7 @@ const BZIMAGE_MAGIC_AT: usize = 0x202;
 const BZIMAGE_MAGIC: &[u8; 4] = b"HdrS";
 
 /// Refuses a file that is not an x86 kernel image (a `bzImage`: the setup header's `HdrS`
-/// signature at [`BZIMAGE_MAGIC_AT`]), before QEMU is started on it.
+/// signature at offset `BZIMAGE_MAGIC_AT`), before QEMU is started on it.
 pub fn check_bzimage(image: &Path) -> Result<(), String> {
     use std::io::Read;
     let mut head = [0u8; BZIMAGE_MAGIC_AT + 4];

@@ -3,9 +3,9 @@
 //!
 //! [`run_noise`] starts a private tracefs instance when it can (root, tracefs, the sampler's
 //! trace clock), reads `/proc/interrupts`, `/proc/softirqs` and `/proc/stat`, runs one
-//! sampler per CPU ([`sampler`]) from one start line for the window (or until the [`Stop`]
+//! sampler per CPU (`sampler`) from one start line for the window (or until the [`Stop`]
 //! is set: the report is then partial and says so), reads the counters again, and attributes
-//! the detours ([`attribution`]): by the trace's events inside each detour, or without a
+//! the detours (`attribution`): by the trace's events inside each detour, or without a
 //! trace by per-CPU count deltas. It returns the shared [`Report`] with
 //! [`Report::noise`] filled, and the host-only [`HostNoiseDetails`].
 //!
@@ -61,7 +61,7 @@ pub struct HostNoise {
     /// The host-only rest.
     pub details: HostNoiseDetails,
     /// Each CPU's detours (start and length, ns from its sampler's first read), for the
-    /// trace file, with the sources inside each; at most [`sampler::MAX_KEPT`] per CPU.
+    /// trace file, with the sources inside each; at most `sampler::MAX_KEPT` per CPU.
     pub detours: Vec<CpuDetours>,
 }
 

@@ -5,7 +5,7 @@
 //! **Queued (4.2 on).** Each waiter spins on a node of its own; a release writes the lock
 //! word, which only the head of the queue is reading, so a hand-off is one line transfer
 //! from the releaser to the next owner whatever the number of waiters. That is
-//! [`ContendedLock`](super::lock::ContendedLock)'s FIFO hand-off without a [`TicketQueue`].
+//! [`ContendedLock`](super::lock::ContendedLock)'s FIFO hand-off without a `TicketQueue`.
 //!
 //! **Ticket (2.6.25 to 4.1).** Every waiter takes a ticket and spins reading the lock's own
 //! line. A release writes the line: every spinner's copy is invalidated, every spinner reads
