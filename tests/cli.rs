@@ -45,7 +45,6 @@ fn bad_input_exits_2_and_names_the_input() {
         // Every duration flag goes through the one parser, and its error names the flag.
         (&["experiment", "e1", "--duration", "30"], "--duration"),
         (&["experiment", "e1", "--duration", "30"], "duration \"30\""),
-        (&["sim", "--warmup", "0s"], "--warmup"),
         (&["bench", "--duration", "1x"], "unknown unit \"x\""),
         (&["host", "irqs", "--duration", "soon"], "--duration"),
         (&["sim", "--hz", "1001"], "100, 250, 300, 1000"),

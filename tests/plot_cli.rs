@@ -119,8 +119,14 @@ fn bad_input_exits_2_naming_it_and_writes_nothing() {
             &["plot", "/nonexistent/s.jsonl", "--metric", "watts"],
             "/nonexistent/s.jsonl",
         ),
-        (&["plot", rows_s, "--metric", "watts"], "not-rows.jsonl:1"),
-        (&["report", rows_s, "--html", out_s], "not-rows.jsonl:1"),
+        (
+            &["plot", rows_s, "--metric", "watts"],
+            "not-rows.jsonl: line 1",
+        ),
+        (
+            &["report", rows_s, "--html", out_s],
+            "not-rows.jsonl: line 1",
+        ),
     ];
     for (args, want) in cases {
         let out = ticklab(args);

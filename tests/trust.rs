@@ -313,7 +313,9 @@ fn interrupt_sweep(args: &[String], out: &Path, signal: &str) -> Output {
 #[test]
 fn a_signalled_or_killed_sweep_resumes_to_the_same_bytes() {
     let dir = tmp_dir("resume");
-    let args = sweep_args("300ms", 3);
+    // Runs long enough (4 simulated s each, 18 of them) that the signal lands mid-sweep on a
+    // quiet machine too: the first finished row is the cue, the rest are still to run.
+    let args = sweep_args("4s", 3);
     let whole = dir.join("whole.jsonl");
     let o = sweep_to(&args, &["-j", "2", "-o", s(&whole)]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -373,7 +373,10 @@ mod tests {
         for (key, name, t) in entries {
             let dir = cache.kernels_dir().join(key);
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("bzImage"), b"image").unwrap();
+            // The x86 boot header's signature where `--kernel` checks for it.
+            let mut image = vec![0u8; 0x400];
+            image[0x202..0x206].copy_from_slice(b"HdrS");
+            std::fs::write(dir.join("bzImage"), image).unwrap();
             std::fs::write(dir.join("config"), CONFIG).unwrap();
             std::fs::write(
                 dir.join("manifest.json"),
