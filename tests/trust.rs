@@ -7,7 +7,12 @@ use std::io::BufRead;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The root tests share `/run/ticklab` and the haltpoll parameters: they run one at a time
+/// (the test harness runs a binary's tests on parallel threads).
+static ROOT_STATE: Mutex<()> = Mutex::new(());
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ticklab"))
@@ -161,6 +166,7 @@ fn a_directory_is_refused_and_dash_is_stdout() {
 #[test]
 #[ignore = "needs root and the haltpoll module's parameters"]
 fn a_forged_restore_record_is_refused_naming_it() {
+    let _one_at_a_time = ROOT_STATE.lock().unwrap_or_else(|p| p.into_inner());
     let record = Path::new("/run/ticklab/params-restore");
     let victim = tmp_dir("forged").join("victim");
     std::fs::write(&victim, "safe\n").expect("write");
@@ -179,6 +185,7 @@ fn a_forged_restore_record_is_refused_naming_it() {
 #[test]
 #[ignore = "needs root and the haltpoll module's parameters"]
 fn a_second_set_run_is_refused_while_the_first_holds_the_parameters() {
+    let _one_at_a_time = ROOT_STATE.lock().unwrap_or_else(|p| p.into_inner());
     let param = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
     let before = std::fs::read_to_string(param).expect("haltpoll parameter");
     let first = bin()
