@@ -367,7 +367,8 @@ impl GuestKernel {
         })
     }
 
-    /// The newest `vmlinuz-*` in `boot` (by version order of the release strings).
+    /// The newest standard `vmlinuz-*` in `boot` (by version order of the release strings); a
+    /// PREEMPT_RT build only when there is no other.
     pub fn default_installed(boot: &Path) -> Result<GuestKernel, GuestKernelError> {
         let entries = std::fs::read_dir(boot).map_err(|error| GuestKernelError::ListBoot {
             boot: boot.to_path_buf(),
@@ -382,7 +383,15 @@ impl GuestKernel {
                     .is_some_and(|n| n.starts_with("vmlinuz-"))
             })
             .collect();
-        images.sort_by_key(|p| release_key(&p.to_string_lossy()));
+        // The newest standard build, a PREEMPT_RT one (`vmlinuz-6.1.0-57-rt-amd64`, which
+        // setup.sh installs beside `vmlinuz-6.1.0-57-amd64` for the noise probe's peer; the
+        // two have the same release numbers) only when there is no other: `--kernel` picks it.
+        // Then by name, so the choice does not depend on the directory's order.
+        images.sort_by_key(|p| {
+            let name = p.to_string_lossy().into_owned();
+            let standard = !name.contains("-rt-");
+            (standard, release_key(&name), std::cmp::Reverse(name))
+        });
         let image = images
             .pop()
             .ok_or_else(|| GuestKernelError::NoneInstalled(boot.to_path_buf()))?;
@@ -405,6 +414,21 @@ mod tests {
         # Linux/x86 6.1.192 Kernel Configuration\n#\nCONFIG_NO_HZ_COMMON=y\n\
         # CONFIG_HZ_PERIODIC is not set\n# CONFIG_NO_HZ_IDLE is not set\nCONFIG_NO_HZ_FULL=y\n\
         CONFIG_HIGH_RES_TIMERS=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n";
+
+    #[test]
+    fn the_default_kernel_is_the_standard_build_beside_an_rt_one() {
+        let dir = std::env::temp_dir().join(format!("ticklab-boot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut image = vec![0u8; 0x400];
+        image[BZIMAGE_MAGIC_AT..BZIMAGE_MAGIC_AT + 4].copy_from_slice(BZIMAGE_MAGIC);
+        for release in ["6.1.0-57-rt-amd64", "6.1.0-57-amd64", "6.1.0-9-amd64"] {
+            std::fs::write(dir.join(format!("vmlinuz-{release}")), &image).unwrap();
+            std::fs::write(dir.join(format!("config-{release}")), DEBIAN_6_1).unwrap();
+        }
+        let k = GuestKernel::default_installed(&dir).unwrap();
+        assert!(k.image.ends_with("vmlinuz-6.1.0-57-amd64"), "{}", k.image.display());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn debian_config_reads() {
