@@ -426,7 +426,11 @@ mod tests {
             std::fs::write(dir.join(format!("config-{release}")), DEBIAN_6_1).unwrap();
         }
         let k = GuestKernel::default_installed(&dir).unwrap();
-        assert!(k.image.ends_with("vmlinuz-6.1.0-57-amd64"), "{}", k.image.display());
+        assert!(
+            k.image.ends_with("vmlinuz-6.1.0-57-amd64"),
+            "{}",
+            k.image.display()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
