@@ -219,7 +219,7 @@ mod tests {
     use ticklab_schema::histogram::LatencyHistogram;
     use ticklab_schema::host_noise::{DetourRecord, HostNoiseCpu, SourceRef};
     use ticklab_schema::noise::{CpuNoise, NoiseReport, NoiseSource};
-    use ticklab_schema::report::{REPORT_SCHEMA_VERSION, Source};
+    use ticklab_schema::report::Source;
 
     fn report() -> (Report, HostNoiseDetails) {
         let mut h = LatencyHistogram::new(1000);
@@ -261,30 +261,23 @@ mod tests {
             ],
         };
         let r = Report {
-            schema_version: REPORT_SCHEMA_VERSION,
-            source: Source::Host {
-                hostname: "h".into(),
-                kernel: "6.18.44".into(),
-            },
-            label: "noise on CPU 1".into(),
-            machine: "h".into(),
-            cmdline: String::new(),
-            hz: 250,
-            duration_ns: 10_000_000_000,
-            cpus: Vec::new(),
-            energy: None,
-            messages: Vec::new(),
-            timekeeping: None,
-            hrtimer: None,
-            locks: None,
-            background: Vec::new(),
-            workloads: Vec::new(),
             noise: Some(NoiseReport {
                 method: NoiseMethod::Tracefs,
                 threshold_ns: 1_000,
                 cpus: vec![cpu],
             }),
             warnings: vec!["CPU 0 was 48.0 % busy where the workload explains 0.0 %: other load contaminated the run".into()],
+            ..Report::new(
+                Source::Host {
+                    hostname: "h".into(),
+                    kernel: "6.18.44".into(),
+                },
+                "noise on CPU 1",
+                "h",
+                "",
+                250,
+                10_000_000_000,
+            )
         };
         let sref = |class, name: &str| SourceRef {
             class,

@@ -23,7 +23,7 @@ use ticklab_cmdline::KernelCmdline;
 use ticklab_schema::histogram::{DEFAULT_HISTOGRAM_US, LatencyHistogram};
 use ticklab_schema::host_noise::{DetourRecord, HostNoiseCpu, HostNoiseDetails, LONGEST_KEPT};
 use ticklab_schema::noise::{CpuNoise, NoiseMethod, NoiseReport};
-use ticklab_schema::report::{REPORT_SCHEMA_VERSION, Report, Source};
+use ticklab_schema::report::{Report, Source};
 
 use crate::harness::placement::CpuPlacement;
 use crate::harness::sample::{self, ExpectedBusy, Snapshot};
@@ -432,30 +432,24 @@ pub fn run_noise(
         .map(|s| s.iter().collect())
         .unwrap_or_default();
     let report = Report {
-        schema_version: REPORT_SCHEMA_VERSION,
-        source: Source::Host {
-            hostname: hostname.clone(),
-            kernel,
-        },
-        label: format!("noise on CPU {}", cpulist(&config.cpus)),
-        machine: hostname,
-        cmdline,
-        hz,
-        duration_ns: window_ns,
         cpus: sample::cpu_reports(&start, &end, &config.cpus, &nohz_full),
-        energy: None,
-        messages: Vec::new(),
-        timekeeping: None,
-        hrtimer: None,
-        locks: None,
-        background: Vec::new(),
-        workloads: Vec::new(),
         noise: Some(NoiseReport {
             method,
             threshold_ns: config.threshold_ns,
             cpus,
         }),
         warnings,
+        ..Report::new(
+            Source::Host {
+                hostname: hostname.clone(),
+                kernel,
+            },
+            format!("noise on CPU {}", cpulist(&config.cpus)),
+            hostname,
+            cmdline,
+            hz,
+            window_ns,
+        )
     };
     Ok(HostNoise {
         report,
