@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let base = ticklab_schema::scenario::Scenario::from_toml(
-        "workload = \"idle\"\n[run]\nduration = \"1ms\"\n",
+        "machine = \"xps13-7390\"\nworkload = \"idle\"\n[kernel]\nversion = \"6.6\"\nhz = 250\nnohz = \"idle\"\n[run]\nduration = \"1ms\"\n",
         "base",
     )
     .expect("the base scenario");
