@@ -69,6 +69,13 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
         if let Some(note) = &d.method_note {
             let _ = writeln!(s, "{note}");
         }
+        if d.softirqs_in_threads {
+            let _ = writeln!(
+                s,
+                "PREEMPT_RT kernel: softirqs run in threads and count as those threads' noise \
+                 (as osnoise counts them), not as softirqs"
+            );
+        }
     }
     let mut t = new_table(
         [
@@ -286,6 +293,7 @@ mod tests {
         let d = HostNoiseDetails {
             clock: "rdtsc, 2445.404 MHz".into(),
             method_note: None,
+            softirqs_in_threads: false,
             interrupted: None,
             memory: "locked (mlockall)".into(),
             trace_overruns: 0,

@@ -19,6 +19,10 @@ pub struct HostNoiseDetails {
     /// Why the run attributed by count deltas instead of tracefs, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method_note: Option<String>,
+    /// A PREEMPT_RT kernel: softirqs ran in threads and are counted as those threads' noise,
+    /// not as softirqs (what the osnoise tracer does on such a kernel).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub softirqs_in_threads: bool,
     /// Why the run ended early (`SIGINT`), when it did: the report is partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,

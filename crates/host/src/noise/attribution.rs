@@ -19,6 +19,11 @@
 //! An exit whose entry came before the trace started is dropped; a run still open at the end
 //! closes there.
 //!
+//! On a PREEMPT_RT kernel softirqs are not a context of their own: they run in threads
+//! (`ktimers/N`, `ksoftirqd/N`, or the task that raised them), so the osnoise tracer does not
+//! hook the softirq events there and their time is the thread's. [`SoftirqContext::InThreads`]
+//! reads a trace the same way, so that the two tools count the same thing on such a kernel.
+//!
 //! [`attribute`] then counts every run that began inside the window (the interference count),
 //! and hands each detour the runs that overlap it: their sources in the order they began, their
 //! net time added to the source's noise. A detour with no run inside it is [`Hardware`].
@@ -122,6 +127,16 @@ pub(crate) fn trace_events() -> Vec<String> {
     v
 }
 
+/// Whether softirqs are a source of their own on the traced kernel (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SoftirqContext {
+    /// Softirqs run on interrupt exit or in `ksoftirqd`: each execution is a `Softirq` run.
+    Own,
+    /// PREEMPT_RT: softirqs run inside threads; their events are ignored and their time stays
+    /// with the thread (or the interrupted run) they ran in.
+    InThreads,
+}
+
 /// A softirq's vector name from `softirq_entry`'s `vec=N [action=NAME]`.
 fn softirq_name(payload: &str) -> String {
     if let Some(rest) = payload.split_once("action=").map(|(_, r)| r) {
@@ -131,11 +146,13 @@ fn softirq_name(payload: &str) -> String {
 }
 
 /// The runs on `cpu` in a trace text (module docs). `to_ns` maps a trace timestamp (the
-/// sampler's clock) to ns from the window's start; `sampler` is the sampler's tid.
+/// sampler's clock) to ns from the window's start; `sampler` is the sampler's tid;
+/// `softirqs` says whether softirq events open runs of their own.
 pub(crate) fn runs_from_trace(
     text: &str,
     cpu: u32,
     sampler: u32,
+    softirqs: SoftirqContext,
     to_ns: impl Fn(u64) -> i64,
 ) -> Vec<Run> {
     let mut runs = Vec::new();
@@ -190,6 +207,7 @@ pub(crate) fn runs_from_trace(
                 stack.push(open(src(NoiseClass::Irq, n)));
             }
             "irq_handler_exit" => close(&mut stack, &mut thread, NoiseClass::Irq, at, &mut runs),
+            "softirq_entry" | "softirq_exit" if softirqs == SoftirqContext::InThreads => {}
             "softirq_entry" => stack.push(open(src(NoiseClass::Softirq, &softirq_name(payload)))),
             "softirq_exit" => close(&mut stack, &mut thread, NoiseClass::Softirq, at, &mut runs),
             "nmi_handler" => {
@@ -402,10 +420,13 @@ fn deltas(a: &Interrupts, b: &Interrupts, cpu: u32) -> Vec<(String, String, u64)
 /// Sources of one CPU from count deltas (module docs): `interrupts` and `softirqs` as
 /// (start, end) readings of `/proc/interrupts` and `/proc/softirqs` (the latter parsed by the
 /// same parser: its layout is the same), and the sampler's involuntary context switches.
+/// With [`SoftirqContext::InThreads`] the softirq counts are left out: those softirqs ran in
+/// threads, which the switch count already holds.
 pub(crate) fn from_count_deltas(
     cpu: u32,
     interrupts: Option<(&Interrupts, &Interrupts)>,
     softirqs: Option<(&Interrupts, &Interrupts)>,
+    context: SoftirqContext,
     switches: Option<u64>,
 ) -> Vec<NoiseSource> {
     let mut tallies: BTreeMap<SourceRef, Tally> = BTreeMap::new();
@@ -417,7 +438,7 @@ pub(crate) fn from_count_deltas(
                 .count += d;
         }
     }
-    if let Some((a, b)) = softirqs {
+    if let Some((a, b)) = softirqs.filter(|_| context == SoftirqContext::Own) {
         for (name, _, d) in deltas(a, b, cpu) {
             tallies
                 .entry(src(NoiseClass::Softirq, &name))
@@ -459,7 +480,7 @@ mod tests {
 ";
 
     fn runs() -> Vec<Run> {
-        runs_from_trace(TRACE, 1, 500, |t| t as i64)
+        runs_from_trace(TRACE, 1, 500, SoftirqContext::Own, |t| t as i64)
     }
 
     #[test]
@@ -559,7 +580,13 @@ mod tests {
             "                    CPU0       CPU1\n          HI:          0          0\n       TIMER:       9       400\n         RCU:     1     1\n",
         )
         .unwrap();
-        let v = from_count_deltas(1, Some((&i0, &i1)), Some((&s0, &s1)), Some(4));
+        let v = from_count_deltas(
+            1,
+            Some((&i0, &i1)),
+            Some((&s0, &s1)),
+            SoftirqContext::Own,
+            Some(4),
+        );
         let got: Vec<(NoiseClass, &str, u64)> = v
             .iter()
             .map(|s| (s.class, s.name.as_str(), s.count))
@@ -575,5 +602,52 @@ mod tests {
             ]
         );
         assert!(v.iter().all(|s| s.noise_ns.is_none()));
+        // PREEMPT_RT: the same deltas without the softirq rows (those ran in threads).
+        let rt = from_count_deltas(
+            1,
+            Some((&i0, &i1)),
+            Some((&s0, &s1)),
+            SoftirqContext::InThreads,
+            Some(4),
+        );
+        assert!(rt.iter().all(|s| s.class != NoiseClass::Softirq));
+        assert_eq!(rt.len(), 4);
+    }
+
+    /// PREEMPT_RT: a softirq in a thread is that thread's time, one inside the sampler's own
+    /// context leaves only the interrupt that raised it, and nothing is a `Softirq` run.
+    #[test]
+    fn on_preempt_rt_softirqs_are_the_thread_s_time() {
+        let r = runs_from_trace(TRACE, 1, 500, SoftirqContext::InThreads, |t| t as i64);
+        let got: Vec<(&str, i64, i64, u64)> = r
+            .iter()
+            .map(|r| (r.source.name.as_str(), r.start, r.end, r.net))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("local_timer", 1000, 3000, 2000),
+                ("virtio0-input.0", 3500, 3900, 400),
+                ("kworker/1:1", 20000, 30000, 9000),
+                ("local_timer", 21000, 22000, 1000),
+                ("local_timer", 50000, 50400, 400),
+                ("perf_event_nmi_handler", 69700, 70000, 300),
+            ]
+        );
+        const KTIMERS: &str = "\
+          ticklab-500   [001] d..2.  1000: sched_switch: prev_comm=ticklab prev_pid=500 prev_prio=120 prev_state=R ==> next_comm=ktimers/1 next_pid=20 next_prio=98
+        ktimers/1-20    [001] ..s1.  1200: softirq_entry: vec=1 [action=TIMER]
+        ktimers/1-20    [001] ..s1.  4200: softirq_exit: vec=1 [action=TIMER]
+        ktimers/1-20    [001] d..2.  5000: sched_switch: prev_comm=ktimers/1 prev_pid=20 prev_prio=98 prev_state=S ==> next_comm=ticklab next_pid=500 next_prio=120
+";
+        let r = runs_from_trace(KTIMERS, 1, 500, SoftirqContext::InThreads, |t| t as i64);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].source.class, r[0].net), (NoiseClass::Thread, 4000));
+        let own = runs_from_trace(KTIMERS, 1, 500, SoftirqContext::Own, |t| t as i64);
+        assert_eq!(
+            own.len(),
+            2,
+            "off PREEMPT_RT the softirq is a run of its own"
+        );
     }
 }

@@ -32,7 +32,8 @@ use crate::probe::tracefs::TraceSession;
 use crate::procfs::{Interrupts, parse_interrupts};
 
 use attribution::{
-    Detour, attribute, count_events, from_count_deltas, runs_from_trace, trace_events,
+    Detour, SoftirqContext, attribute, count_events, from_count_deltas, runs_from_trace,
+    trace_events,
 };
 use sampler::{Clock, ClockPair, Live, SamplerOutput, SamplerSpec, ns_per_count};
 
@@ -127,6 +128,14 @@ fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, Strin
         ));
     }
     Ok(session)
+}
+
+/// Whether this kernel is PREEMPT_RT: `/sys/kernel/realtime` reads 1 (the RT patch set and
+/// mainline since PREEMPT_RT was merged), or the version string says so (`uname -v`).
+fn preempt_rt() -> bool {
+    let flag = std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|t| t.trim() == "1");
+    flag || std::fs::read_to_string("/proc/sys/kernel/version")
+        .is_ok_and(|v| v.split_whitespace().any(|w| w == "PREEMPT_RT"))
 }
 
 /// `/proc/interrupts`, parsed.
@@ -284,6 +293,11 @@ pub fn run_noise(
             "{overruns} trace events lost to ring-buffer overruns: some sources are missing"
         ));
     }
+    let softirqs = if preempt_rt() {
+        SoftirqContext::InThreads
+    } else {
+        SoftirqContext::Own
+    };
     let method = if trace_text.is_some() {
         NoiseMethod::Tracefs
     } else {
@@ -324,7 +338,7 @@ pub fn run_noise(
         let max_ns = ((o.max as f64 * npc).round() as u64).min(noise_ns);
         let (sources, inside) = match &trace_text {
             Some(t) => {
-                let runs = runs_from_trace(t, o.cpu, o.tid, to_ns);
+                let runs = runs_from_trace(t, o.cpu, o.tid, softirqs, to_ns);
                 let a = attribute(&detours, &runs, runtime);
                 (a.sources, Some(a.inside))
             }
@@ -333,6 +347,7 @@ pub fn run_noise(
                     o.cpu,
                     irq_start.as_ref().zip(irq_end.as_ref()),
                     soft_start.as_ref().zip(soft_end.as_ref()),
+                    softirqs,
                     o.involuntary_switches,
                 ),
                 None,
@@ -456,6 +471,7 @@ pub fn run_noise(
         details: HostNoiseDetails {
             clock: clock_text,
             method_note,
+            softirqs_in_threads: softirqs == SoftirqContext::InThreads,
             interrupted,
             memory,
             trace_overruns: overruns,
