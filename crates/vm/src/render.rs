@@ -230,7 +230,8 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
     );
     if by_kernel {
         for k in &kernels {
-            let of_k: Vec<&VmComparison> = points.iter().filter(|v| &kernel_label(v) == k).collect();
+            let of_k: Vec<&VmComparison> =
+                points.iter().filter(|v| &kernel_label(v) == k).collect();
             let judged = of_k
                 .iter()
                 .flat_map(|v| &v.cpus)
