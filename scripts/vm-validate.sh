@@ -12,6 +12,9 @@
 # VM_ARGS (extra flags for every boot, e.g. "--accel tcg"), VM_NICE (default -10 as root, 0
 # otherwise): under TCG a vCPU thread that waits for a host core loses guest ticks, so the
 # guest runs ahead of a host's background builds (docs/vm-validation.md, "Emulator").
+# VM_POINTS (newline-separated "VCPUS|CMDLINE|WORKLOAD" lines) replaces the point list, and
+# VM_DOC (default docs/vm-validation.md; empty: leave every doc alone) names the page to
+# rewrite: scripts/vm-matrix.sh uses both, with VM_ARGS="--kernel ...", once per kernel.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -54,6 +57,10 @@ else
     done
 fi
 
+if [ -n "${VM_POINTS:-}" ]; then
+    mapfile -t points <<<"$VM_POINTS"
+fi
+
 n=0
 files=()
 for p in "${points[@]}"; do
@@ -78,7 +85,8 @@ if [ "$quick" = 1 ]; then
     exec "$ticklab" vm table --check "${files[@]}" >/dev/null
 fi
 
-doc=docs/vm-validation.md
+doc=${VM_DOC-docs/vm-validation.md}
+[ -n "$doc" ] || exit 0
 kernel=$("$ticklab" vm table --header "${files[0]}")
 {
     awk '/<!-- vm-validate: begin -->/ { print; exit } { print }' "$doc"

@@ -146,12 +146,40 @@ pub fn validation_header(points: &[VmComparison]) -> String {
     seen.join("; ")
 }
 
-/// The Markdown validation table over many points, in the given order.
+/// The kernel column of a validation row: the guest's release (`uname -r` in the guest) and
+/// its HZ, which tell two builds of one source apart (`6.1.192 HZ=100`).
+pub fn kernel_label(v: &VmComparison) -> String {
+    format!("{} HZ={}", v.kernel_release, v.hz)
+}
+
+/// The distinct [`kernel_label`]s of `points`, in order of first appearance.
+fn kernels(points: &[VmComparison]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for v in points {
+        let k = kernel_label(v);
+        if !seen.contains(&k) {
+            seen.push(k);
+        }
+    }
+    seen
+}
+
+/// The Markdown validation table over many points, in the given order. Points from more than
+/// one kernel get a leading kernel column and a judged/missed count per kernel.
 pub fn validation_markdown(points: &[VmComparison]) -> String {
-    let mut s = String::from(
-        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | reason |\n\
-         |---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|---|\n",
+    let kernels = kernels(points);
+    let by_kernel = kernels.len() > 1;
+    let mut s = String::new();
+    if by_kernel {
+        s.push_str("| kernel ");
+    }
+    s.push_str(
+        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | reason |\n",
     );
+    if by_kernel {
+        s.push_str("|---");
+    }
+    s.push_str("|---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|---|\n");
     for v in points {
         for c in &v.cpus {
             let line = if v.cmdline.is_empty() {
@@ -159,6 +187,9 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
             } else {
                 format!("`{}`", v.cmdline)
             };
+            if by_kernel {
+                let _ = write!(s, "| {} ", kernel_label(v));
+            }
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -197,6 +228,24 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
         judged - misses,
         misses - emulator
     );
+    if by_kernel {
+        for k in &kernels {
+            let of_k: Vec<&VmComparison> =
+                points.iter().filter(|v| &kernel_label(v) == k).collect();
+            let judged = of_k
+                .iter()
+                .flat_map(|v| &v.cpus)
+                .filter(|c| c.within.is_some())
+                .count();
+            let misses = of_k.iter().flat_map(|v| v.misses()).count();
+            let n = of_k.len();
+            let _ = writeln!(
+                s,
+                "* {k}: {n} point{}, {judged} CPUs judged, {misses} missed.",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+    }
     s
 }
 
@@ -266,5 +315,21 @@ mod tests {
             validation_header(&[sample(), idle]),
             "kernel 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG"
         );
+    }
+
+    #[test]
+    fn markdown_with_a_kernel_column_snapshot() {
+        // Two builds of one source differ only by HZ: the column must tell them apart.
+        let mut hz100 = sample();
+        hz100.kernel_release = "6.1.192".into();
+        hz100.hz = 100;
+        let mut hz1000 = hz100.clone();
+        hz1000.hz = 1000;
+        let text = validation_markdown(&[sample(), hz100, hz1000.clone()]);
+        assert!(text.starts_with("| kernel | vCPUs |"), "{text}");
+        assert!(text.contains("| 6.1.192 HZ=100 | 2 |"), "{text}");
+        insta::assert_snapshot!(text);
+        // One kernel: no column, as before.
+        assert!(validation_markdown(&[hz1000]).starts_with("| vCPUs |"));
     }
 }

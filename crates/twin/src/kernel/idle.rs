@@ -16,10 +16,13 @@
 //!   under ChangeLog-6.1.167). Stable 6.18 has it at 6.18.44: on this project's host
 //!   (Firecracker, 6.18.44, no cpuidle driver) `ticklab host run --workload frames:10@1:loop=0`
 //!   raises CPU 1 from 9.4 LOC/s idle to 30.3, two interrupts per wake-up, and a 1 kHz frame
-//!   worker keeps its CPU's tick running (1250 LOC/s: 1000 wake-ups and 250 ticks). Which
-//!   6.18 sublevel first carried it, and which mainline release, was not verified here, so the
-//!   twin applies it only where the version names a 6.1 sublevel of 167 or later or a 6.18
-//!   sublevel of 44 or later.
+//!   worker keeps its CPU's tick running (1250 LOC/s: 1000 wake-ups and 250 ticks). Stable
+//!   6.12 took it in 6.12.78: the Debian changelog of `linux-source-6.12` (6.12.117) lists both
+//!   commits under ChangeLog-6.12.78, and the 6.12.117 `kernel/sched/idle.c` sends the
+//!   no-driver branch of `cpuidle_idle_call()` through the same stop-or-retain helper as
+//!   6.1.192 does. Which 6.18 sublevel first carried it, and which mainline release, was not
+//!   verified here, so the twin applies it only where the version names a 6.1 sublevel of 167
+//!   or later, a 6.12 sublevel of 78 or later, or a 6.18 sublevel of 44 or later.
 //!
 //! Independently of the driver, *where* the idle loop stops the tick changed in 4.17
 //! ([`IdleEntryTick`]): before it, `do_idle()` called `tick_nohz_idle_enter()` once at the top,
@@ -48,6 +51,8 @@ pub enum NoDriverTick {
 
 /// The first 6.1 stable release with [`NoDriverTick::AfterIdleTick`].
 const STABLE_6_1_SUBLEVEL: u32 = 167;
+/// The first 6.12 stable release with [`NoDriverTick::AfterIdleTick`].
+const STABLE_6_12_SUBLEVEL: u32 = 78;
 /// The 6.18 stable release [`NoDriverTick::AfterIdleTick`] was observed on (the first one
 /// carrying it is not known).
 const STABLE_6_18_SUBLEVEL: u32 = 44;
@@ -57,6 +62,7 @@ impl NoDriverTick {
     pub fn for_kernel(version: (u32, u32), sublevel: Option<u32>) -> Self {
         match (version, sublevel) {
             ((6, 1), Some(s)) if s >= STABLE_6_1_SUBLEVEL => NoDriverTick::AfterIdleTick,
+            ((6, 12), Some(s)) if s >= STABLE_6_12_SUBLEVEL => NoDriverTick::AfterIdleTick,
             ((6, 18), Some(s)) if s >= STABLE_6_18_SUBLEVEL => NoDriverTick::AfterIdleTick,
             _ => NoDriverTick::EveryEntry,
         }
@@ -123,6 +129,10 @@ mod tests {
             ((6, 1), Some(167), AfterIdleTick),
             ((6, 1), Some(192), AfterIdleTick),
             ((6, 6), Some(200), EveryEntry),
+            ((6, 12), None, EveryEntry),
+            ((6, 12), Some(77), EveryEntry),
+            ((6, 12), Some(78), AfterIdleTick),
+            ((6, 12), Some(117), AfterIdleTick),
             ((5, 15), Some(190), EveryEntry),
             ((6, 18), None, EveryEntry),
             ((6, 18), Some(43), EveryEntry),
