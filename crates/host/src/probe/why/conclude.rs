@@ -102,9 +102,14 @@ pub fn conclude(c: &CpuWhy, k: KernelTick, elapsed_s: f64) -> Conclusion {
                 None,
             ),
         };
+        let idle_words = if c.idle_events_missing {
+            "the trace holds no idle entry for it (this host does not record the idle task's events)"
+        } else {
+            "it never went idle"
+        };
         return Conclusion {
             sentence: format!(
-                "CPU {cpu}'s tick ran all window ({rate:.1}/s{stopped_pct}): it never went idle, and {because}"
+                "CPU {cpu}'s tick ran all window ({rate:.1}/s{stopped_pct}): {idle_words}, and {because}"
             ),
             boot_change,
             other_change: None,
@@ -181,6 +186,17 @@ mod tests {
                 full,
                 "a single task ran tickless",
                 None,
+            ),
+            (
+                CpuWhy {
+                    idle_events_missing: true,
+                    tick_stopped_fraction: None,
+                    tick_gap_fraction: Some(0.01),
+                    ..cpu(0, 0, 0.0, &[])
+                },
+                idle_kernel,
+                "holds no idle entry for it",
+                Some("none on this kernel"),
             ),
             (
                 cpu(5, 50, 0.1, &[]),
