@@ -5,6 +5,7 @@
 //! | 0 | the command did its work (a warning on stderr does not change that) |
 //! | 1 | anything else failed (I/O, a tool missing, the host refused something, a full disk) |
 //! | 2 | bad input: a flag, a scenario file, a machine, a workload spec, a command line |
+//! | 3 | `host audit` ran and at least one check failed (the report is on stdout) |
 //! | 130 | interrupted by SIGINT or SIGTERM, after a partial report (one line on stderr says so) |
 //! | 141 | stdout was closed by the reader (`ticklab … \| head`): stop quietly, as a tool killed by SIGPIPE does |
 //!
@@ -25,6 +26,9 @@ use std::io;
 
 /// Exit code of a bad input.
 pub(crate) const EXIT_INPUT: u8 = 2;
+/// Exit code of a `host audit` with a failed check: the audit itself worked, so neither 1
+/// (I/O) nor 2 (input).
+pub(crate) const EXIT_AUDIT_FAILED: u8 = 3;
 /// Exit code of a failure that is not the user's input.
 pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit code when the reader of stdout went away: 128 + SIGPIPE, what a shell reports for a
@@ -141,6 +145,19 @@ pub(crate) fn interrupted(reason: &str, what: &str) -> anyhow::Error {
     Interrupted(format!("interrupted by {reason}: {what}")).into()
 }
 
+/// `host audit` found a failed check (after printing its report): exit code
+/// [`EXIT_AUDIT_FAILED`].
+#[derive(Debug)]
+pub(crate) struct AuditFailed(pub(crate) String);
+
+impl fmt::Display for AuditFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AuditFailed {}
+
 /// What `main` does with the end of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Exit {
@@ -171,6 +188,9 @@ pub(crate) fn exit_for_io(e: &io::Error) -> Exit {
 /// The exit-code policy (module docs) for an error a command returned.
 pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
     for cause in e.chain() {
+        if cause.downcast_ref::<AuditFailed>().is_some() {
+            return Exit::Report(EXIT_AUDIT_FAILED);
+        }
         if cause.downcast_ref::<Interrupted>().is_some() {
             // The partial report is above; one line says why it is partial.
             return Exit::Report(EXIT_INTERRUPTED);
@@ -226,6 +246,10 @@ mod tests {
             (anyhow::anyhow!("other"), Exit::Report(1)),
             (interrupted("SIGINT", "partial"), Exit::Report(130)),
             (interrupted("SIGTERM", "partial"), Exit::Report(130)),
+            (
+                AuditFailed("2 checks failed".into()).into(),
+                Exit::Report(3),
+            ),
             (pipe().into(), Exit::Quiet(141)),
             (
                 anyhow::Error::from(pipe()).context("writing"),

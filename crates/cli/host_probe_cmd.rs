@@ -1,4 +1,5 @@
-//! `ticklab host inspect | irqs | why`: thin wiring around `ticklab_host::probe`.
+//! `ticklab host inspect | irqs | why | audit`: thin wiring around `ticklab_host::probe` and
+//! `ticklab_host::audit`.
 //!
 //! `irqs` and `why` observe a window; SIGINT or SIGTERM ends it early, the report of the
 //! shorter window is printed (marked), and the exit code is 130 ([`crate::error::Interrupted`]).
@@ -55,6 +56,22 @@ pub(crate) struct WhyArgs {
     pub(crate) save_trace: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) trace: crate::trace_out::TraceArgs,
+}
+
+/// `host audit` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    /// CPUs to audit, as a kernel cpulist (`1`, `2-7`); default the host's isolated set
+    /// (nohz_full, isolcpus).
+    #[arg(short = 'c', long)]
+    pub(crate) cpus: Option<String>,
+    /// Print JSON instead of the report.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Read /proc, /sys and /dev under this directory instead of / (a tree captured from
+    /// another host).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: Option<std::path::PathBuf>,
 }
 
 /// Writes to stdout; a closed pipe (`| head`) comes back as an error that `crate::error`
@@ -190,4 +207,59 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         emit(&report.to_string())?;
     }
     interrupted_by(&stop)
+}
+
+/// Runs `host audit`: the report (or JSON) on stdout, then exit code 3 if a check failed.
+pub(crate) fn audit(args: &AuditArgs) -> anyhow::Result<()> {
+    let root = match &args.root {
+        Some(dir) => {
+            if !dir.join("proc").is_dir() && !dir.join("sys").is_dir() {
+                return Err(input_error(format!(
+                    "--root {}: expected a directory holding proc/ and sys/",
+                    dir.display()
+                )));
+            }
+            probe::HostRoot::at(dir)
+        }
+        None => probe::HostRoot::live(),
+    };
+    let cpus = match &args.cpus {
+        Some(list) => {
+            let nr = ticklab_host::audit::possible_cpus(&root);
+            let set = ticklab_cmdline::parse_cpulist(list, nr)
+                .map_err(|e| input_error(format!("--cpus: {e}")))?;
+            if set.is_empty() {
+                return Err(input_error(format!("--cpus {list:?}: names no CPU")));
+            }
+            Some(set)
+        }
+        None => None,
+    };
+    let report = ticklab_host::audit::audit(&root, cpus.as_ref()).map_err(|e| match e {
+        ticklab_host::audit::AuditError::CpuNotOnline { .. } => input_error(format!("--cpus: {e}")),
+        ticklab_host::audit::AuditError::NothingIsolated => input_error(e.to_string()),
+    })?;
+    if args.json {
+        emit(
+            &(serde_json::to_string_pretty(&Versioned::new(HOST_PROBE_SCHEMA_VERSION, &report))?
+                + "\n"),
+        )?;
+    } else {
+        emit(&report.to_string())?;
+    }
+    if report.failed() {
+        let failed: Vec<&str> = report
+            .checks
+            .iter()
+            .filter(|c| c.status == ticklab_host::audit::Status::Fail)
+            .map(|c| c.id)
+            .collect();
+        return Err(crate::error::AuditFailed(format!(
+            "{} check(s) failed: {}",
+            failed.len(),
+            failed.join(", ")
+        ))
+        .into());
+    }
+    Ok(())
 }

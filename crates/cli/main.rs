@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why, audit; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -96,6 +96,9 @@ enum HostCommand {
     Irqs(host_probe_cmd::IrqsArgs),
     /// Why is the tick running: per-CPU attribution of timer interrupts.
     Why(host_probe_cmd::WhyArgs),
+    /// Is a set of CPUs isolated: each check pass/warn/fail with its evidence and fix
+    /// (exit code 3 when one fails).
+    Audit(host_probe_cmd::AuditArgs),
     /// How stale CLOCK_MONOTONIC_COARSE gets, read by a spinning thread on one CPU.
     Staleness(host_staleness_cmd::StalenessArgs),
     /// Run a workload spec on real threads.
@@ -160,6 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             HostCommand::Inspect(a) => host_probe_cmd::inspect(&a),
             HostCommand::Irqs(a) => host_probe_cmd::irqs(&a),
             HostCommand::Why(a) => host_probe_cmd::why(&a),
+            HostCommand::Audit(a) => host_probe_cmd::audit(&a),
             HostCommand::Staleness(a) => host_staleness_cmd::staleness(&a),
             HostCommand::Run(a) => host_run_cmd::run(&a),
             HostCommand::Noise(a) => host_noise_cmd::run(&a),

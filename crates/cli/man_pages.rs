@@ -63,6 +63,13 @@ pub(crate) const EXAMPLES: &[(&str, &[&str])] = &[
     ),
     ("host irqs", &["ticklab host irqs --duration 10s"]),
     (
+        "host audit",
+        &[
+            "ticklab host audit    # the nohz_full/isolcpus set: each check pass/warn/fail, its evidence and fix",
+            "ticklab host audit --cpus 2-7 --json    # exit code 3 when a check fails",
+        ],
+    ),
+    (
         "host why",
         &[
             "ticklab host why --duration 5s    # which hrtimers woke each CPU, and why the tick did not stop",

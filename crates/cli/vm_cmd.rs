@@ -24,7 +24,8 @@ pub(crate) struct VmArgs {
     cmd: Option<VmCommand>,
     #[command(flatten)]
     boot: BootArgs,
-    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, `noise`
+    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, `audit`
+    /// (host audit of the CPUs the boot line isolates; exit code 3 when a check fails), `noise`
     /// (host noise on --noise-cpus, then rtla osnoise on the same CPUs when the kernel has
     /// the osnoise tracer; docs/noise.md) or `staleness` (a spinning reader of
     /// CLOCK_MONOTONIC_COARSE on --probe-cpu; the workload is ignored).
@@ -96,6 +97,7 @@ enum ProbeArg {
     Run,
     Inspect,
     Why,
+    Audit,
     Noise,
     Staleness,
 }
@@ -255,6 +257,10 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
             duration: duration_word(b.duration),
         },
         ProbeArg::Inspect => GuestProbe::Inspect,
+        // The config is the guest kernel's, which `prepare` finds; filled in below.
+        ProbeArg::Audit => GuestProbe::Audit {
+            config: PathBuf::new(),
+        },
         ProbeArg::Why => GuestProbe::Why {
             duration: duration_word(b.duration),
         },
@@ -277,6 +283,9 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
     };
     let is_run = matches!(probe, GuestProbe::Run { .. });
     let mut p = prepare(b, probe)?;
+    if let GuestProbe::Audit { config } = &mut p.options.probe {
+        config.clone_from(&p.options.kernel.config_path);
+    }
     if let GuestProbe::Noise { peer: Some(_), .. } = &p.options.probe {
         // The peer runs as long again after ticklab, and under TCG the guest reads its
         // trace back slowly: allow a loaded host two minutes more.
@@ -298,6 +307,19 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
     );
     if let GuestProbe::Noise { .. } = &p.options.probe {
         return emit(&crate::host_noise_cmd::guest_text(o, &p.options.kernel)?);
+    }
+    if let GuestProbe::Audit { .. } = &p.options.probe {
+        // The audit's own verdict travels out as its exit code: 3 is a failed check, with
+        // the report above it; anything else non-zero is the guest's failure.
+        emit(&(o.data.clone() + "\n"))?;
+        return match o.guest_rc {
+            0 => Ok(()),
+            3 => Err(crate::error::AuditFailed(
+                "a check failed inside the guest (the report above names it)".into(),
+            )
+            .into()),
+            rc => anyhow::bail!("ticklab in the guest exited with {rc}"),
+        };
     }
     if !is_run {
         if o.guest_rc != 0 {

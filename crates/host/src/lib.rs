@@ -6,10 +6,12 @@
 //!   builds the `host inspect`, `host irqs` and `host why` views.
 //! * [`harness`] — runs the twin's workload specs on real pinned threads (`host run`).
 //! * [`calibrate`] — fits the twin's costs to this host and writes a scenario file.
+//! * [`audit`] — is a set of CPUs isolated the way the kernel needs it (`host audit`).
 //! * [`noise`] — OS noise seen by a busy pinned sampler, per CPU and per source (`host noise`).
 
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod calibrate;
 pub mod harness;
 pub mod noise;

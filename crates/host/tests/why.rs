@@ -67,6 +67,26 @@ fn handmade_idle_and_nohz_full() {
     // The same CPU 3 not marked nohz_full changes nothing (it never leaves a task).
     let again = attribute(&trace, s, s + 1_000_000_000, &[3], &initially, &[], None);
     assert_eq!(again[0].tick_stopped_fraction, cpu3.tick_stopped_fraction);
+    // The conclusions: CPU 3 quotes the kernel's dependency; CPU 2 (housekeeping) is
+    // concluded from what it did.
+    let k = |full| why::conclude::KernelTick {
+        nohz_full_built: Some(true),
+        nohz_full_cpu: full,
+    };
+    let c3 = why::conclude::conclude(cpu3, k(true), 1.0);
+    assert!(
+        c3.sentence
+            .contains("refused to stop it 1 times for POSIX_TIMER"),
+        "{}",
+        c3.sentence
+    );
+    let c2 = why::conclude::conclude(cpu2, k(false), 1.0);
+    assert!(
+        c2.sentence
+            .contains("stopped 50 % of the window: idle (1 idle entries)"),
+        "{}",
+        c2.sentence
+    );
     insta::assert_json_snapshot!("why_handmade", got);
 }
 

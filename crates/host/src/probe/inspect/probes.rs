@@ -40,7 +40,7 @@ fn read_params(root: &HostRoot, dir: &str) -> Probe<BTreeMap<String, String>> {
     Probe::Ok(out)
 }
 
-fn kernel_info(root: &HostRoot) -> Probe<KernelInfo> {
+pub(crate) fn kernel_info(root: &HostRoot) -> Probe<KernelInfo> {
     let k = "/proc/sys/kernel/";
     let release = root.read_line(&format!("{k}osrelease"));
     release.map(|release| KernelInfo {
@@ -80,7 +80,7 @@ fn cpu_lists(root: &HostRoot) -> Probe<CpuLists> {
 
 /// Reads the build configuration: `/boot/config-<release>`, else `/proc/config.gz` through
 /// `gzip -dc`.
-fn kconfig(root: &HostRoot, release: Option<&str>) -> Probe<(Kconfig, String)> {
+pub(crate) fn kconfig(root: &HostRoot, release: Option<&str>) -> Probe<(Kconfig, String)> {
     if let Some(r) = release {
         let boot = format!("/boot/config-{r}");
         if let Probe::Ok(text) = root.read(&boot) {

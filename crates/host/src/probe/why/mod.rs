@@ -27,16 +27,19 @@
 //!
 //! Files: `report.rs` holds the options, the report and the errors; `attribute.rs` the pure
 //! attribution of a trace ([`attribute`], [`gap_stopped_ns`], [`tick_period_from_trace`]);
-//! `observe.rs` the live observation ([`observe`]: tracing, or the sampling fallback);
+//! [`conclude`] the one sentence each CPU's block starts with; `observe.rs` the live observation ([`observe`]: tracing, or the sampling fallback);
 //! `screen.rs` the report as text (`Display`); `chrome_trace.rs` the timeline export
 //! (`--trace`).
 
 mod attribute;
 pub mod chrome_trace;
+pub mod conclude;
 mod observe;
 mod report;
 mod screen;
 
 pub use attribute::{attribute, gap_stopped_ns, tick_period_from_trace};
 pub use observe::observe;
-pub use report::{CpuWhy, EVENTS, NO_HRTIMER, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport};
+pub use report::{
+    Conclusion, CpuWhy, EVENTS, NO_HRTIMER, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport,
+};

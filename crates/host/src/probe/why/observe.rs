@@ -207,6 +207,21 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                     c.cpu
                 ));
             }
+            let nohz_full = nohz_full_cpus(&root);
+            let release = crate::probe::inspect::probes::kernel_info(&root)
+                .ok()
+                .map(|k| k.release.clone());
+            let nohz_full_built = crate::probe::inspect::probes::kconfig(&root, release.as_deref())
+                .ok()
+                .map(|(k, _)| k.is_y("NO_HZ_FULL"));
+            let elapsed_s = (end_ns - start_ns) as f64 / 1e9;
+            for c in &mut cpus_why {
+                let k = super::conclude::KernelTick {
+                    nohz_full_built,
+                    nohz_full_cpu: nohz_full.contains(&c.cpu),
+                };
+                c.conclusion = Some(super::conclude::conclude(c, k, elapsed_s));
+            }
             let locs = loc_deltas(&before, &after, &cpus);
             for c in &mut cpus_why {
                 c.loc_proc = locs.get(&c.cpu).copied();
@@ -216,11 +231,22 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 .iter()
                 .any(|l| matches!(l.event, TraceEvent::TickStop { success: false, .. }))
             {
-                missing.push(
-                    "no failed tick_stop events: a NO_HZ_IDLE kernel reports only successful \
-                     stops; dependencies are reported on nohz_full CPUs"
-                        .into(),
-                );
+                let observed_full: Vec<String> = cpus
+                    .iter()
+                    .filter(|c| nohz_full.contains(c))
+                    .map(u32::to_string)
+                    .collect();
+                missing.push(if observed_full.is_empty() {
+                    "no failed tick_stop events: the kernel reports a failed stop, with its \
+                     dependency, only on nohz_full CPUs, and none is observed here"
+                        .into()
+                } else {
+                    format!(
+                        "no failed tick_stop events on nohz_full CPU {}: no tick dependency \
+                         held their tick in the window",
+                        observed_full.join(",")
+                    )
+                });
             }
             Ok(WhyReport {
                 method: std::iter::once(method)

@@ -85,11 +85,25 @@ pub struct WhyReport {
     pub timeline: Option<ticklab_schema::trace::TraceWriter>,
 }
 
+/// Why a CPU's tick ran or stopped, in one sentence, and what would stop it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Conclusion {
+    /// The sentence the CPU's block starts with.
+    pub sentence: String,
+    /// The boot-line change that would stop the tick, when one would.
+    pub boot_change: Option<String>,
+    /// Another change that would (move a task, disarm a timer), when the kernel named the
+    /// reason.
+    pub other_change: Option<String>,
+}
+
 /// One CPU's attribution.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CpuWhy {
     /// CPU number.
     pub cpu: u32,
+    /// The one-sentence conclusion (tracing method only).
+    pub conclusion: Option<Conclusion>,
     /// Local timer interrupts per `/proc/interrupts` over the window.
     pub loc_proc: Option<u64>,
     /// Local timer interrupts seen in the trace.

@@ -30,6 +30,15 @@ impl fmt::Display for WhyReport {
             if let Some(n) = c.loc_proc {
                 head.push(format!("LOC in /proc/interrupts {n} ({:.1}/s)", per_s(n)));
             }
+            if let Some(k) = &c.conclusion {
+                writeln!(f, "{}.", k.sentence)?;
+                if let Some(b) = &k.boot_change {
+                    writeln!(f, "  boot line: {b}")?;
+                }
+                if let Some(o) = &k.other_change {
+                    writeln!(f, "  to stop it: {o}")?;
+                }
+            }
             writeln!(f, "CPU {}: {}", c.cpu, head.join("; "))?;
             if let Some(frac) = c.tick_stopped_fraction {
                 write!(f, "  tick stopped {:.1}% of the window", frac * 100.0)?;
