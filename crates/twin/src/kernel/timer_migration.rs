@@ -60,7 +60,10 @@ impl TimerMigration<'_> {
     /// `get_nohz_timer_target` for a timer armed on `this`; `idle(c)` is `idle_cpu(c)`.
     pub(crate) fn nohz_timer_target(&self, this: usize, idle: impl Fn(usize) -> bool) -> usize {
         let hk = self.timer_housekeeping;
-        debug_assert!(hk.iter().any(|&h| h), "the kernel keeps one timer-housekeeping CPU");
+        debug_assert!(
+            hk.iter().any(|&h| h),
+            "the kernel keeps one timer-housekeeping CPU"
+        );
         let mut default = None;
         if hk[this] {
             if !idle(this) {
@@ -69,8 +72,8 @@ impl TimerMigration<'_> {
             default = Some(this);
         }
         if self.in_domains[this]
-            && let Some(busy) = (0..hk.len())
-                .find(|&i| i != this && hk[i] && self.in_domains[i] && !idle(i))
+            && let Some(busy) =
+                (0..hk.len()).find(|&i| i != this && hk[i] && self.in_domains[i] && !idle(i))
         {
             return busy;
         }
@@ -174,19 +177,175 @@ mod tests {
         let hk0 = [true, false, false];
         let all = [true, true, true];
         let cases: [Case; 13] = [
-            ("housekeeping, running: local", (6, 1), true, hk01, all, [false, true, false], 1, false, 16 * MS, 4 * MS, 1),
-            ("nohz_full sleeper, CPU 0 idle: first housekeeping", (6, 1), true, hk0, all, [false, false, true], 2, false, 16 * MS, 4 * MS, 0),
-            ("nohz_full sleeper, a busy housekeeping CPU wins", (6, 1), true, hk01, all, [false, true, true], 2, false, 16 * MS, 4 * MS, 1),
-            ("nohz_full sleeper, busy CPU 0 and 1: the first", (6, 1), true, hk01, all, [true, true, true], 2, false, 16 * MS, 4 * MS, 0),
-            ("expires before the target's next event: local", (6, 1), true, hk0, all, [false, false, true], 2, false, 3 * MS, 4 * MS, 2),
-            ("target idle with its tick stopped: local", (6, 1), true, hk0, all, [false, false, true], 2, false, 16 * MS, NEVER, 2),
-            ("pinned: local", (6, 1), true, hk0, all, [false, false, true], 2, true, 16 * MS, 4 * MS, 2),
-            ("nohz=off: migration disabled", (6, 1), false, hk0, all, [false, false, true], 2, false, 16 * MS, 4 * MS, 2),
-            ("isolcpus=domain: no domain, any housekeeping CPU", (6, 1), true, hk01, [true, true, false], [false, true, true], 2, false, 16 * MS, 4 * MS, 0),
-            ("isolcpus=nohz only: still timer housekeeping", (6, 1), true, all, all, [false, false, true], 2, false, 16 * MS, 4 * MS, 2),
-            ("idle housekeeping CPU arms: busy CPU chosen", (6, 1), true, hk01, all, [false, true, false], 0, false, 16 * MS, 4 * MS, 1),
-            ("before 4.3: the running task keeps it", (4, 2), true, hk0, all, [false, false, true], 2, false, 16 * MS, 4 * MS, 2),
-            ("6.9 pull model: hrtimers unchanged", (6, 12), true, hk0, all, [false, false, true], 2, false, 16 * MS, 4 * MS, 0),
+            (
+                "housekeeping, running: local",
+                (6, 1),
+                true,
+                hk01,
+                all,
+                [false, true, false],
+                1,
+                false,
+                16 * MS,
+                4 * MS,
+                1,
+            ),
+            (
+                "nohz_full sleeper, CPU 0 idle: first housekeeping",
+                (6, 1),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                0,
+            ),
+            (
+                "nohz_full sleeper, a busy housekeeping CPU wins",
+                (6, 1),
+                true,
+                hk01,
+                all,
+                [false, true, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                1,
+            ),
+            (
+                "nohz_full sleeper, busy CPU 0 and 1: the first",
+                (6, 1),
+                true,
+                hk01,
+                all,
+                [true, true, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                0,
+            ),
+            (
+                "expires before the target's next event: local",
+                (6, 1),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                3 * MS,
+                4 * MS,
+                2,
+            ),
+            (
+                "target idle with its tick stopped: local",
+                (6, 1),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                NEVER,
+                2,
+            ),
+            (
+                "pinned: local",
+                (6, 1),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                true,
+                16 * MS,
+                4 * MS,
+                2,
+            ),
+            (
+                "nohz=off: migration disabled",
+                (6, 1),
+                false,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                2,
+            ),
+            (
+                "isolcpus=domain: no domain, any housekeeping CPU",
+                (6, 1),
+                true,
+                hk01,
+                [true, true, false],
+                [false, true, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                0,
+            ),
+            (
+                "isolcpus=nohz only: still timer housekeeping",
+                (6, 1),
+                true,
+                all,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                2,
+            ),
+            (
+                "idle housekeeping CPU arms: busy CPU chosen",
+                (6, 1),
+                true,
+                hk01,
+                all,
+                [false, true, false],
+                0,
+                false,
+                16 * MS,
+                4 * MS,
+                1,
+            ),
+            (
+                "before 4.3: the running task keeps it",
+                (4, 2),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                2,
+            ),
+            (
+                "6.9 pull model: hrtimers unchanged",
+                (6, 12),
+                true,
+                hk0,
+                all,
+                [false, false, true],
+                2,
+                false,
+                16 * MS,
+                4 * MS,
+                0,
+            ),
         ];
         for (name, version, enabled, hk, dom, busy, this, pinned, expires, next, want) in cases {
             let m = TimerMigration {
@@ -216,8 +375,15 @@ mod tests {
                 timer_housekeeping: &hk,
                 in_domains: &dom,
             };
-            assert_eq!(wheel_timer_cpu(&m, 1, false, |c| !busy[c]), want, "{version:?}");
-            assert_eq!(wheel_timer_cpu(&m, 1, true, |c| !busy[c]), WheelPlacement::Local);
+            assert_eq!(
+                wheel_timer_cpu(&m, 1, false, |c| !busy[c]),
+                want,
+                "{version:?}"
+            );
+            assert_eq!(
+                wheel_timer_cpu(&m, 1, true, |c| !busy[c]),
+                WheelPlacement::Local
+            );
         }
     }
 }
