@@ -417,7 +417,7 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
         .iter()
         .flat_map(|v| {
             v.misses()
-                .filter(move |c| v.miss_reason(c) != Some(MissReason::EmulatorTickLoss))
+                .filter(move |c| !v.miss_reason(c).is_some_and(MissReason::is_emulator))
         })
         .count();
     if a.check && twin_misses > 0 {

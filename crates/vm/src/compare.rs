@@ -48,6 +48,21 @@ pub enum MissReason {
     Twin,
     /// LOC/s is within its band, the IPI rate is not: the twin wakes the CPU differently.
     TwinIpi,
+    /// The CPU's frame worker overran frames in the guest while QEMU waited at least
+    /// [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: with a few µs of work per frame only a late
+    /// wake-up (a vCPU not running) makes an overrun, and an overrun frame starts without a
+    /// sleep, so the guest's timer interrupts and wake-up IPIs follow the emulator's delays.
+    EmulatorLateWakeups,
+}
+
+impl MissReason {
+    /// The emulator, not the twin, explains the miss.
+    pub fn is_emulator(self) -> bool {
+        matches!(
+            self,
+            MissReason::EmulatorTickLoss | MissReason::EmulatorLateWakeups
+        )
+    }
 }
 
 impl MissReason {
@@ -140,6 +155,9 @@ pub struct CpuComparison {
     /// The IPI rate within the band of the kernel's rate (`None` when not judged).
     #[serde(default)]
     pub ipi_within: Option<bool>,
+    /// Frames the guest's frame worker on this CPU overran (`None`: no worker here).
+    #[serde(default)]
+    pub kernel_frame_overruns: Option<u64>,
 }
 
 impl CpuComparison {
@@ -194,6 +212,12 @@ impl VmComparison {
     pub fn miss_reason(&self, c: &CpuComparison) -> Option<MissReason> {
         if c.verdict() != Some(false) {
             return None;
+        }
+        let starved = self
+            .host_wait
+            .is_some_and(|w| w.ms_per_s() >= EMULATOR_WAIT_MS_PER_S);
+        if starved && c.kernel_frame_overruns.is_some_and(|n| n > 0) {
+            return Some(MissReason::EmulatorLateWakeups);
         }
         if c.within != Some(false) {
             return Some(MissReason::TwinIpi);
@@ -272,9 +296,20 @@ pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
                 kernel_ipi_per_s,
                 twin_ipi_per_s,
                 ipi_within,
+                kernel_frame_overruns: frame_overruns(kernel, k.cpu),
             }
         })
         .collect()
+}
+
+/// Frames overrun by the frame worker on `cpu` in `report`, if one ran there.
+fn frame_overruns(report: &Report, cpu: u32) -> Option<u64> {
+    report.workloads.iter().find_map(|w| match w {
+        ticklab_schema::report::WorkloadResult::Frames(g) => {
+            g.rows.iter().find(|r| r.cpu == cpu).map(|r| r.overruns)
+        }
+        _ => None,
+    })
 }
 
 /// RES + CAL per second of one CPU's report, `None` when it counts neither (the twin counts

@@ -44,6 +44,9 @@ fn reason(v: &VmComparison, c: &CpuComparison) -> &'static str {
         }
         Some(MissReason::Twin) => "twin differs",
         Some(MissReason::TwinIpi) => "twin differs (IPI/s)",
+        Some(MissReason::EmulatorLateWakeups) => {
+            "emulator: the frame worker woke late and overran while QEMU waited for a host CPU"
+        }
     }
 }
 
@@ -249,6 +252,7 @@ mod tests {
             kernel_ipi_per_s: Some(1.0),
             twin_ipi_per_s: None,
             ipi_within: None,
+            kernel_frame_overruns: None,
         }
     }
 
@@ -275,6 +279,30 @@ mod tests {
             }),
             refused: None,
         }
+    }
+
+    #[test]
+    fn miss_reasons_of_a_point() {
+        // CPU 1 of the sample misses (0.0 against 12.5 LOC/s, quiet); QEMU waited 10 ms/s.
+        let mut v = sample();
+        v.cpus[1].kernel_frame_overruns = Some(104);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::Twin));
+        assert_eq!(v.miss_reason(&v.cpus[0]), None);
+        v.host_wait = Some(crate::qemu::HostWait {
+            wall_s: 5.0,
+            run_delay_s: 4.0,
+        });
+        assert_eq!(
+            v.miss_reason(&v.cpus[1]),
+            Some(MissReason::EmulatorLateWakeups)
+        );
+        v.cpus[1].kernel_frame_overruns = Some(0);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::Twin));
+        // LOC/s in band, IPIs not.
+        v.cpus[1] = cpu(1, CpuRole::NohzFull, 0.0, 0.4);
+        v.cpus[1].ipi_within = Some(false);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::TwinIpi));
+        assert!(!MissReason::TwinIpi.is_emulator());
     }
 
     #[test]
