@@ -216,8 +216,8 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
     let _ = writeln!(
         s,
         "\n{} points ({refused} refused), {judged} CPUs judged, {} within their band{pct}, \
-         {misses} missed ({emulator} of them with ticks lost in the emulator, {} where the \
-         twin differs).",
+         {misses} missed ({emulator} of them put down to the emulator, {} where the twin \
+         differs).",
         points.len(),
         judged - misses,
         misses - emulator
