@@ -41,8 +41,9 @@ pub const EMULATOR_WAIT_MS_PER_S: f64 = 100.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MissReason {
-    /// A ticking CPU counts fewer interrupts than the twin while QEMU waited at least
-    /// [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: guest ticks were lost in the emulator.
+    /// A ticking CPU (in the kernel, or in the twin) counts fewer interrupts than the twin
+    /// while QEMU waited at least [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: guest ticks were
+    /// lost in the emulator.
     EmulatorTickLoss,
     /// Nothing on the host side explains it: the twin and the kernel differ.
     Twin,
@@ -69,7 +70,10 @@ impl MissReason {
     /// The reason for a miss, from the band, the two values and QEMU's wait.
     pub fn of(band: Band, kernel: f64, twin: f64, wait_ms_per_s: Option<f64>) -> MissReason {
         let starved = wait_ms_per_s.is_some_and(|w| w >= EMULATOR_WAIT_MS_PER_S);
-        if band == Band::Ticking && kernel < twin && starved {
+        // A CPU the twin has ticking that the emulator pushed below the ticking band still
+        // lost ticks.
+        let ticking = band == Band::Ticking || twin >= TICKING_LOC_PER_S;
+        if ticking && kernel < twin && starved {
             MissReason::EmulatorTickLoss
         } else {
             MissReason::Twin
@@ -470,6 +474,16 @@ mod tests {
             (Band::Ticking, 180.0, 250.0, None, MissReason::Twin),
             (Band::Ticking, 300.0, 250.0, Some(400.0), MissReason::Twin),
             (Band::Quiet, 5.0, 16.0, Some(400.0), MissReason::Twin),
+            // The twin ticks; the starved kernel fell into the between band.
+            (
+                Band::Between,
+                63.5,
+                250.4,
+                Some(1526.0),
+                MissReason::EmulatorTickLoss,
+            ),
+            (Band::Between, 63.5, 250.4, Some(50.0), MissReason::Twin),
+            (Band::Between, 29.9, 20.4, Some(400.0), MissReason::Twin),
         ];
         for (band, k, t, w, want) in cases {
             assert_eq!(
