@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Validation of the twin against a real kernel under QEMU (issue 12): every boot line below
 # on 2 vCPUs with the workloads idle, hogs:1@1, hogs:1@0 and hogs:2, plus the idle rows on
-# 4 vCPUs (hogs on 4 vCPUs would oversubscribe a 2-core host under TCG). Each point is one
+# 4 vCPUs (hogs on 4 vCPUs would oversubscribe a 2-core host under TCG), plus the frame,
+# ping-pong, syscall and 3-vCPU points of issue 29 (`workload_points`). Each point is one
 # `ticklab vm compare --json` file; `ticklab vm table` renders them (typed, no text scraping)
 # between the markers of docs/vm-validation.md, whose hand-written reasons stay as they are.
 #
 # Usage: scripts/vm-validate.sh [--quick] [OUTDIR]
-#   --quick   three points only (the CI smoke: .ci/run)
+#   --quick   four points only (the CI smoke: .ci/run)
 #   OUTDIR    where the JSON files go (default: a new temporary directory)
 # Environment: TICKLAB (binary, default target/release/ticklab), VM_DURATION (default 5s),
 # VM_ARGS (extra flags for every boot, e.g. "--accel tcg"), VM_NICE (default -10 as root, 0
@@ -44,10 +45,32 @@ boot_lines=(
 )
 workloads=(idle hogs:1@1 hogs:1@0 hogs:2)
 
+# Workloads beyond idle and hogs (issue 29), each on the CPUs its question is about: a frame
+# worker alone and beside a hog on a nohz_full CPU (its sleeper is queued on the housekeeping
+# CPU), on an isolcpus=nohz,domain CPU (6.1: the timers' housekeeping type is kept) and on a
+# plain CPU; a futex ping-pong across CPUs (refused by the twin, with the reason in the
+# table); a getpid loop on a nohz_full CPU; 3 vCPUs with two nohz_full CPUs.
+frames="frames:60@1:loop=1000"
+workload_points=(
+    "2|nohz_full=1|$frames"
+    "2|nohz_full=1|hogs:1@1+$frames"
+    "2|isolcpus=nohz,domain,1|$frames"
+    "2|isolcpus=nohz,domain,1|hogs:1@1+$frames"
+    "2||$frames"
+    "2||hogs:1@1+$frames"
+    "2||pingpong:futex@0,1"
+    "2|nohz_full=1|syscall:getpid@1"
+    "3|nohz_full=1-2|idle"
+    "3|nohz_full=1-2|hogs:1@1"
+    "3|nohz_full=1-2|frames:60@2:loop=1000"
+)
+
 points=()  # "vcpus|cmdline|workload"
 if [ "$quick" = 1 ]; then
-    points=("2||idle" "2|nohz_full=1|hogs:1@1" "2|nohz=off|idle")
+    points=("2||idle" "2|nohz_full=1|hogs:1@1" "2|nohz=off|idle" "2|nohz_full=1|$frames")
 else
+    # The workload points first: they are the newest questions.
+    points+=("${workload_points[@]}")
     for line in "${boot_lines[@]}"; do
         for w in "${workloads[@]}"; do points+=("2|$line|$w"); done
     done

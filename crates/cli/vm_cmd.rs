@@ -438,11 +438,8 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
     let twin_misses = points
         .iter()
         .flat_map(|v| {
-            v.misses().filter(move |c| {
-                let wait = v.host_wait.map(|w| w.ms_per_s());
-                MissReason::of(c.band, c.kernel_loc_per_s, c.twin_loc_per_s, wait)
-                    == MissReason::Twin
-            })
+            v.misses()
+                .filter(move |c| !v.miss_reason(c).is_some_and(MissReason::is_emulator))
         })
         .count();
     if a.check && twin_misses > 0 {

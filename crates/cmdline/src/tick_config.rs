@@ -70,6 +70,12 @@ pub struct TickConfig {
     pub housekeeping: CpuSet,
     /// CPUs isolated from scheduler domains (`isolcpus=` with `domain` or no flag).
     pub isolated_domain: CpuSet,
+    /// The `HK_TYPE_TIMER` mask: CPUs that may take other CPUs' unpinned timers
+    /// (`get_nohz_timer_target`). `nohz_full=` takes CPUs out of it; `isolcpus=nohz` does
+    /// not before the housekeeping types were merged into one (`HK_TYPE_KERNEL_NOISE`, 6.15).
+    /// Before 4.15 it is the possible CPUs minus `nohz_full`.
+    #[serde(default)]
+    pub timer_housekeeping: CpuSet,
     /// CPUs whose RCU callbacks are offloaded; includes the `nohz_full` CPUs.
     pub rcu_nocbs: CpuSet,
     /// `rcu_nocb_poll`: offload kthreads poll instead of being woken.
@@ -103,6 +109,12 @@ pub struct TickConfig {
     /// `processor.max_cstate=` as given.
     pub processor_max_cstate: Option<u32>,
 }
+
+/// First release in which `isolcpus=nohz` also takes CPUs out of the timers' housekeeping
+/// mask: "sched/isolation: Consolidate housekeeping cpumasks that are always equal" folded
+/// the tick, timer, RCU, workqueue, misc and kthread types into `HK_TYPE_KERNEL_NOISE`.
+/// The release is the one the merge is remembered in; it was not checked against a tag here.
+pub(crate) const HK_KERNEL_NOISE: (u32, u32) = (6, 15);
 
 /// Housekeeping kinds touched by a parameter (a reduced version of the kernel's types).
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
@@ -196,13 +208,19 @@ impl TickConfig {
         // The kernel's own order: the early parameter, the `__setup` handlers in line order,
         // then tick init.
         let rcu_nocbs = boot.rcu_nocb_setup(cmdline);
-        let (nohz_full_mask, isolated_domain) = if build.version < (4, 15) {
-            boot.housekeeping_setup_before_4_15(cmdline)
+        let (nohz_full_mask, isolated_domain, timer_mask) = if build.version < (4, 15) {
+            let (full, isolated) = boot.housekeeping_setup_before_4_15(cmdline);
+            (full, isolated, None)
         } else {
             boot.housekeeping_setup(cmdline)
         };
         let nohz_full = boot.tick_nohz_init(nohz_full_mask);
-        let config = boot.tick_params(cmdline, nohz_full, isolated_domain, rcu_nocbs);
+        let mut config = boot.tick_params(cmdline, nohz_full, isolated_domain, rcu_nocbs);
+        // From 4.15 the timers' mask is its own (all CPUs unless a parameter of its kind set
+        // it); before, tick_params's possible-minus-nohz_full stands.
+        if build.version >= (4, 15) {
+            config.timer_housekeeping = timer_mask.unwrap_or_else(|| boot.possible.clone());
+        }
         boot.cmdline_notes(cmdline);
         (config, boot.messages())
     }
@@ -341,8 +359,12 @@ impl<'b> Boot<'b> {
     /// `housekeeping_setup` from 4.15: one staging mask per housekeeping kind once set
     /// (before 5.18 all kinds share one), the first parameter wins and a later one that
     /// does not match is dropped. Returns the nohz_full mask and the domain-isolated CPUs.
-    fn housekeeping_setup(&mut self, cmdline: &KernelCmdline) -> (Option<CpuSet>, CpuSet) {
+    fn housekeeping_setup(
+        &mut self,
+        cmdline: &KernelCmdline,
+    ) -> (Option<CpuSet>, CpuSet, Option<CpuSet>) {
         let v = self.build.version;
+        let mut timer_mask: Option<CpuSet> = None;
         let full_build = self.build.nohz == NohzBuild::Full;
         let boot_cpu = self.boot_cpu;
         let mut nohz_full_mask: Option<CpuSet> = None;
@@ -434,9 +456,13 @@ impl<'b> Boot<'b> {
             if flags.domain && !set_flags.domain {
                 isolated_domain = self.possible.difference(&staging);
             }
+            let timer_kind = flags.noise || (flags.tick && v >= HK_KERNEL_NOISE);
+            if timer_kind && timer_mask.is_none() {
+                timer_mask = Some(staging.clone());
+            }
             set_flags = set_flags.or(flags);
         }
-        (nohz_full_mask, isolated_domain)
+        (nohz_full_mask, isolated_domain, timer_mask)
     }
 
     /// `tick_nohz_init`: the boot-CPU rule and the full-dynticks banner; the effective
@@ -540,6 +566,7 @@ impl<'b> Boot<'b> {
 
         TickConfig {
             nohz_idle,
+            timer_housekeeping: housekeeping.clone(),
             nohz_full,
             housekeeping,
             isolated_domain,

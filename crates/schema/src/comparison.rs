@@ -10,8 +10,8 @@
 //! # Bands
 //!
 //! * LOC/s in a guest kernel under QEMU (`vm compare`, [`Bands::Vm`]): a CPU at ≥ 100 LOC/s
-//!   within ±15 %, one below 20 LOC/s within 10 LOC/s, one in between shown only
-//!   ([`loc_band_vm`]); the reasons are in docs/vm-validation.md.
+//!   within ±15 %, one below 20 LOC/s within 10 LOC/s, one in between within ±25 % or
+//!   5 LOC/s, whichever is wider ([`loc_band_vm`]); the reasons are in docs/vm-validation.md.
 //! * Anything else, and everything on the twin of this host ([`Bands::Host`]): within
 //!   [`HOST_TOLERANCE`] (20 %, the miss issue 15 asks `host calibrate` to flag), or within an
 //!   absolute floor per kind of figure where 20 % of a small value is below what one window
@@ -40,6 +40,10 @@ pub const VM_TICKING_TOLERANCE: f64 = 0.15;
 pub const VM_QUIET_LOC_PER_S: f64 = 20.0;
 /// A quiet CPU's twin value must be within this many LOC/s (VM lab).
 pub const VM_QUIET_TOLERANCE_LOC_PER_S: f64 = 10.0;
+/// A CPU in between (quiet ≤ LOC/s < ticking) must be within this relative error (VM lab)…
+pub const VM_BETWEEN_TOLERANCE: f64 = 0.25;
+/// …or within this many LOC/s, whichever is wider (docs/vm-validation.md, "The bands").
+pub const VM_BETWEEN_FLOOR_LOC_PER_S: f64 = 5.0;
 
 /// What a row compares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,7 +158,10 @@ pub fn loc_band_vm(kernel_loc_per_s: f64) -> Band {
             abs: VM_QUIET_TOLERANCE_LOC_PER_S,
         }
     } else {
-        Band::Shown
+        Band::Within {
+            rel: VM_BETWEEN_TOLERANCE,
+            abs: VM_BETWEEN_FLOOR_LOC_PER_S,
+        }
     }
 }
 

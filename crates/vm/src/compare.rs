@@ -10,7 +10,14 @@
 //! [`Bands::Vm`]), so `vm compare` and `host run --twin` compare the same fields the same
 //! way. The bands ([`Band`]): a CPU that ticks in the kernel (≥ [`TICKING_LOC_PER_S`]) must be
 //! matched within ±[`TICKING_TOLERANCE`]; a quiet one (< [`QUIET_LOC_PER_S`]) within
-//! [`QUIET_TOLERANCE_LOC_PER_S`] LOC/s; a CPU in between has no band and is shown only.
+//! [`QUIET_TOLERANCE_LOC_PER_S`] LOC/s; a CPU in between within ±[`BETWEEN_TOLERANCE`] or
+//! [`BETWEEN_FLOOR_LOC_PER_S`] LOC/s, whichever is wider.
+//!
+//! Where the twin sends the wake-up IPIs of a workload (a frame worker whose sleeper another
+//! CPU's hrtimer base took), the CPUs' IPIs per second (RES + CAL, the two vectors a remote
+//! wake-up arrives by) are judged too, with the same bands applied to the kernel's IPI rate.
+//! A workload the twin of the guest does not model is recorded as refused, with the reason,
+//! and judged nowhere ([`VmComparison::refused`]).
 
 use serde::{Deserialize, Serialize};
 use ticklab_schema::report::{CpuRole, Report};
@@ -19,7 +26,8 @@ use crate::qemu::Accel;
 
 use ticklab_schema::comparison::{Bands, Figure, Row, cpu_rows, loc_band_vm};
 pub use ticklab_schema::comparison::{
-    VM_QUIET_LOC_PER_S as QUIET_LOC_PER_S,
+    VM_BETWEEN_FLOOR_LOC_PER_S as BETWEEN_FLOOR_LOC_PER_S,
+    VM_BETWEEN_TOLERANCE as BETWEEN_TOLERANCE, VM_QUIET_LOC_PER_S as QUIET_LOC_PER_S,
     VM_QUIET_TOLERANCE_LOC_PER_S as QUIET_TOLERANCE_LOC_PER_S,
     VM_TICKING_LOC_PER_S as TICKING_LOC_PER_S, VM_TICKING_TOLERANCE as TICKING_TOLERANCE,
 };
@@ -33,18 +41,39 @@ pub const EMULATOR_WAIT_MS_PER_S: f64 = 100.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MissReason {
-    /// A ticking CPU counts fewer interrupts than the twin while QEMU waited at least
-    /// [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: guest ticks were lost in the emulator.
+    /// A ticking CPU (in the kernel, or in the twin) counts fewer interrupts than the twin
+    /// while QEMU waited at least [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: guest ticks were
+    /// lost in the emulator.
     EmulatorTickLoss,
     /// Nothing on the host side explains it: the twin and the kernel differ.
     Twin,
+    /// LOC/s is within its band, the IPI rate is not: the twin wakes the CPU differently.
+    TwinIpi,
+    /// The CPU's frame worker overran frames in the guest while QEMU waited at least
+    /// [`EMULATOR_WAIT_MS_PER_S`] for a host CPU: with a few µs of work per frame only a late
+    /// wake-up (a vCPU not running) makes an overrun, and an overrun frame starts without a
+    /// sleep, so the guest's timer interrupts and wake-up IPIs follow the emulator's delays.
+    EmulatorLateWakeups,
+}
+
+impl MissReason {
+    /// The emulator, not the twin, explains the miss.
+    pub fn is_emulator(self) -> bool {
+        matches!(
+            self,
+            MissReason::EmulatorTickLoss | MissReason::EmulatorLateWakeups
+        )
+    }
 }
 
 impl MissReason {
     /// The reason for a miss, from the band, the two values and QEMU's wait.
     pub fn of(band: Band, kernel: f64, twin: f64, wait_ms_per_s: Option<f64>) -> MissReason {
         let starved = wait_ms_per_s.is_some_and(|w| w >= EMULATOR_WAIT_MS_PER_S);
-        if band == Band::Ticking && kernel < twin && starved {
+        // A CPU the twin has ticking that the emulator pushed below the ticking band still
+        // lost ticks.
+        let ticking = band == Band::Ticking || twin >= TICKING_LOC_PER_S;
+        if ticking && kernel < twin && starved {
             MissReason::EmulatorTickLoss
         } else {
             MissReason::Twin
@@ -60,7 +89,7 @@ pub enum Band {
     Ticking,
     /// < 20 LOC/s: absolute difference within 10 LOC/s.
     Quiet,
-    /// In between: shown, not judged.
+    /// In between: within ±25 % or 5 LOC/s, whichever is wider.
     Between,
 }
 
@@ -76,8 +105,8 @@ impl Band {
         }
     }
 
-    /// Whether `twin` matches `kernel` in this band (`None` for [`Band::Between`]): the
-    /// shared comparison's VM band ([`loc_band_vm`]) of a value in this band.
+    /// Whether `twin` matches `kernel` in this band: the shared comparison's VM band
+    /// ([`loc_band_vm`]) of a value in this band.
     pub fn within(self, kernel: f64, twin: f64) -> Option<bool> {
         let band = match self {
             Band::Ticking => loc_band_vm(TICKING_LOC_PER_S),
@@ -121,6 +150,29 @@ pub struct CpuComparison {
     pub kernel_idle_entries_per_s: Option<f64>,
     /// Idle-state entries per second, twin (`None` when the guest has no driver to compare).
     pub twin_idle_entries_per_s: Option<f64>,
+    /// Kernel IPIs per second, RES + CAL (`None` when the guest did not count them).
+    #[serde(default)]
+    pub kernel_ipi_per_s: Option<f64>,
+    /// Twin IPIs per second (`None` where the twin does not model this workload's IPIs).
+    #[serde(default)]
+    pub twin_ipi_per_s: Option<f64>,
+    /// The IPI rate within the band of the kernel's rate (`None` when not judged).
+    #[serde(default)]
+    pub ipi_within: Option<bool>,
+    /// Frames the guest's frame worker on this CPU overran (`None`: no worker here).
+    #[serde(default)]
+    pub kernel_frame_overruns: Option<u64>,
+}
+
+impl CpuComparison {
+    /// The CPU's verdict over what is judged on it (LOC/s, and IPI/s where judged): `None`
+    /// when nothing is.
+    pub fn verdict(&self) -> Option<bool> {
+        match (self.within, self.ipi_within) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(true) && b.unwrap_or(true)),
+        }
+    }
 }
 
 /// A whole guest boot beside its twin.
@@ -154,12 +206,37 @@ pub struct VmComparison {
     /// [`crate::qemu::HostWait`]).
     #[serde(default)]
     pub host_wait: Option<crate::qemu::HostWait>,
+    /// Why the twin of the guest was not run for this workload (then `cpus` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl VmComparison {
-    /// CPUs outside their band.
+    /// Why `c` (a CPU of this point) missed, or `None` when it did not.
+    pub fn miss_reason(&self, c: &CpuComparison) -> Option<MissReason> {
+        if c.verdict() != Some(false) {
+            return None;
+        }
+        let starved = self
+            .host_wait
+            .is_some_and(|w| w.ms_per_s() >= EMULATOR_WAIT_MS_PER_S);
+        if starved && c.kernel_frame_overruns.is_some_and(|n| n > 0) {
+            return Some(MissReason::EmulatorLateWakeups);
+        }
+        if c.within != Some(false) {
+            return Some(MissReason::TwinIpi);
+        }
+        Some(MissReason::of(
+            c.band,
+            c.kernel_loc_per_s,
+            c.twin_loc_per_s,
+            self.host_wait.map(|w| w.ms_per_s()),
+        ))
+    }
+
+    /// CPUs outside their band (LOC/s or IPI/s).
     pub fn misses(&self) -> impl Iterator<Item = &CpuComparison> {
-        self.cpus.iter().filter(|c| c.within == Some(false))
+        self.cpus.iter().filter(|c| c.verdict() == Some(false))
     }
 }
 
@@ -171,8 +248,8 @@ pub struct CompareRecord {
     pub comparison: VmComparison,
     /// The guest's host run report.
     pub kernel: ticklab_host::harness::HostRun,
-    /// The twin's report.
-    pub twin: Report,
+    /// The twin's report (`None` when the workload was refused).
+    pub twin: Option<Report>,
 }
 
 /// Kernel and twin reports of the same point, CPU by CPU (CPUs present in both): the rows of
@@ -198,6 +275,12 @@ pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
             let (kernel_stopped_pct, twin_stopped_pct) = pick(k.cpu, &Figure::TickStoppedPct);
             let (kernel_idle_entries_per_s, twin_idle_entries_per_s) =
                 pick(k.cpu, &Figure::IdleEntriesPerS);
+            let kernel_ipi_per_s = ipi_per_s(k, kernel.seconds());
+            let twin_ipi_per_s = ipi_per_s(t, twin.seconds());
+            let ipi_within = match (kernel_ipi_per_s, twin_ipi_per_s) {
+                (Some(ki), Some(ti)) => Band::of(ki).within(ki, ti),
+                _ => None,
+            };
             CpuComparison {
                 cpu: k.cpu,
                 kernel_role: k.role,
@@ -214,9 +297,32 @@ pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
                 twin_stopped_pct,
                 kernel_idle_entries_per_s,
                 twin_idle_entries_per_s,
+                kernel_ipi_per_s,
+                twin_ipi_per_s,
+                ipi_within,
+                kernel_frame_overruns: frame_overruns(kernel, k.cpu),
             }
         })
         .collect()
+}
+
+/// Frames overrun by the frame worker on `cpu` in `report`, if one ran there.
+fn frame_overruns(report: &Report, cpu: u32) -> Option<u64> {
+    report.workloads.iter().find_map(|w| match w {
+        ticklab_schema::report::WorkloadResult::Frames(g) => {
+            g.rows.iter().find(|r| r.cpu == cpu).map(|r| r.overruns)
+        }
+        _ => None,
+    })
+}
+
+/// RES + CAL per second of one CPU's report, `None` when it counts neither (the twin counts
+/// RES only where it sends wake-up IPIs).
+fn ipi_per_s(c: &ticklab_schema::report::CpuReport, seconds: f64) -> Option<f64> {
+    if seconds <= 0.0 || (c.res.is_none() && c.cal.is_none()) {
+        return None;
+    }
+    Some((c.res.unwrap_or(0) + c.cal.unwrap_or(0)) as f64 / seconds)
 }
 
 /// One guest boot's parameters, as the twin of the guest needs them.
@@ -249,6 +355,34 @@ pub fn with_twin(
     run: ticklab_host::harness::HostRun,
     twin: ticklab_host::calibrate::Simulator<'_>,
 ) -> Result<CompareRecord, String> {
+    let release = match &run.report.source {
+        ticklab_schema::report::Source::Host { kernel, .. } => kernel.clone(),
+        ticklab_schema::report::Source::Twin { .. } => String::new(),
+    };
+    let mut comparison = VmComparison {
+        kernel_release: release,
+        kernel_version: p.config.version.clone(),
+        hz: p.config.hz,
+        accel: p.accel,
+        kvm_fallback: p.kvm_fallback.clone(),
+        vcpus: p.vcpus,
+        cmdline: p.cmdline.to_string(),
+        workload: ticklab_report::workload_label(&run.report),
+        workload_spec: p.workload_spec.to_string(),
+        kernel_seconds: run.report.seconds(),
+        cpus: Vec::new(),
+        wall_s: p.wall_s,
+        host_wait: p.host_wait,
+        refused: None,
+    };
+    if let Some(why) = crate::twin_guest::refused(p.workload) {
+        comparison.refused = Some(why.to_string());
+        return Ok(CompareRecord {
+            comparison,
+            kernel: run,
+            twin: None,
+        });
+    }
     let has_driver = run.report.cpus.iter().any(|c| !c.idle_states.is_empty());
     let scenario = crate::twin_guest::guest_scenario(&crate::twin_guest::GuestPoint {
         config: p.config,
@@ -261,29 +395,12 @@ pub fn with_twin(
         guest: &run.report,
     });
     let twin = twin(&scenario)?;
-    let release = match &run.report.source {
-        ticklab_schema::report::Source::Host { kernel, .. } => kernel.clone(),
-        ticklab_schema::report::Source::Twin { .. } => String::new(),
-    };
-    let comparison = VmComparison {
-        kernel_release: release,
-        kernel_version: p.config.version.clone(),
-        hz: p.config.hz,
-        accel: p.accel,
-        kvm_fallback: p.kvm_fallback.clone(),
-        vcpus: p.vcpus,
-        cmdline: p.cmdline.to_string(),
-        workload: ticklab_report::workload_label(&twin),
-        workload_spec: p.workload_spec.to_string(),
-        kernel_seconds: run.report.seconds(),
-        cpus: compare_cpus(&run.report, &twin),
-        wall_s: p.wall_s,
-        host_wait: p.host_wait,
-    };
+    comparison.workload = ticklab_report::workload_label(&twin);
+    comparison.cpus = compare_cpus(&run.report, &twin);
     Ok(CompareRecord {
         comparison,
         kernel: run,
-        twin,
+        twin: Some(twin),
     })
 }
 
@@ -327,8 +444,14 @@ mod tests {
             (0.0, 9.9, Band::Quiet, Some(true)),
             (5.0, 15.5, Band::Quiet, Some(false)),
             (19.9, 30.0, Band::Quiet, Some(false)),
-            (20.0, 90.0, Band::Between, None),
-            (99.9, 0.0, Band::Between, None),
+            // Between: ±25 % or ±5 LOC/s, whichever is wider.
+            (20.0, 25.0, Band::Between, Some(true)),
+            (20.0, 25.1, Band::Between, Some(false)),
+            (28.0, 21.0, Band::Between, Some(true)),
+            (28.0, 20.9, Band::Between, Some(false)),
+            (80.0, 100.0, Band::Between, Some(true)),
+            (80.0, 100.5, Band::Between, Some(false)),
+            (99.9, 0.0, Band::Between, Some(false)),
         ];
         for (k, t, band, within) in cases {
             assert_eq!(Band::of(k), band, "{k}");
@@ -351,6 +474,16 @@ mod tests {
             (Band::Ticking, 180.0, 250.0, None, MissReason::Twin),
             (Band::Ticking, 300.0, 250.0, Some(400.0), MissReason::Twin),
             (Band::Quiet, 5.0, 16.0, Some(400.0), MissReason::Twin),
+            // The twin ticks; the starved kernel fell into the between band.
+            (
+                Band::Between,
+                63.5,
+                250.4,
+                Some(1526.0),
+                MissReason::EmulatorTickLoss,
+            ),
+            (Band::Between, 63.5, 250.4, Some(50.0), MissReason::Twin),
+            (Band::Between, 29.9, 20.4, Some(400.0), MissReason::Twin),
         ];
         for (band, k, t, w, want) in cases {
             assert_eq!(

@@ -28,7 +28,7 @@ fn band_name(b: Band) -> &'static str {
 }
 
 fn verdict(c: &CpuComparison) -> &'static str {
-    match c.within {
+    match c.verdict() {
         Some(true) => "ok",
         Some(false) => "MISS",
         None => MISSING,
@@ -37,18 +37,22 @@ fn verdict(c: &CpuComparison) -> &'static str {
 
 /// The reason column: empty unless the CPU missed its band.
 fn reason(v: &VmComparison, c: &CpuComparison) -> &'static str {
-    if c.within != Some(false) {
-        return "";
+    match v.miss_reason(c) {
+        None => "",
+        Some(MissReason::EmulatorTickLoss) => {
+            "emulator: ticks lost while QEMU waited for a host CPU"
+        }
+        Some(MissReason::Twin) => "twin differs",
+        Some(MissReason::TwinIpi) => "twin differs (IPI/s)",
+        Some(MissReason::EmulatorLateWakeups) => {
+            "emulator: the frame worker woke late and overran while QEMU waited for a host CPU"
+        }
     }
-    match MissReason::of(
-        c.band,
-        c.kernel_loc_per_s,
-        c.twin_loc_per_s,
-        v.host_wait.map(|w| w.ms_per_s()),
-    ) {
-        MissReason::EmulatorTickLoss => "emulator: ticks lost while QEMU waited for a host CPU",
-        MissReason::Twin => "twin differs",
-    }
+}
+
+/// An IPI rate, `-` when not counted.
+fn ipi(x: Option<f64>) -> String {
+    opt_fixed(x, 1)
 }
 
 fn error_pct(c: &CpuComparison) -> String {
@@ -174,25 +178,36 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
         s.push_str("| kernel ");
     }
     s.push_str(
-        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | verdict | reason |\n",
+        "| vCPUs | boot line | workload | QEMU wait ms/s | CPU | role | LOC/s kernel | LOC/s twin | diff | error % | band | IPI/s kernel | IPI/s twin | verdict | reason |\n",
     );
     if by_kernel {
         s.push_str("|---");
     }
-    s.push_str("|---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---|---|\n");
+    s.push_str("|---:|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---|\n");
     for v in points {
-        for c in &v.cpus {
-            let line = if v.cmdline.is_empty() {
-                "(default)".to_string()
-            } else {
-                format!("`{}`", v.cmdline)
-            };
-            if by_kernel {
-                let _ = write!(s, "| {} ", kernel_label(v));
-            }
+        let line = if v.cmdline.is_empty() {
+            "(default)".to_string()
+        } else {
+            format!("`{}`", v.cmdline)
+        };
+        let kernel = if by_kernel {
+            format!("| {} ", kernel_label(v))
+        } else {
+            String::new()
+        };
+        if let Some(why) = &v.refused {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "{kernel}| {} | {line} | {} | {} | - | - | - | - | - | - | - | - | - | refused | {why} |",
+                v.vcpus,
+                v.workload,
+                wait(v),
+            );
+        }
+        for c in &v.cpus {
+            let _ = writeln!(
+                s,
+                "{kernel}| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 v.vcpus,
                 line,
                 v.workload,
@@ -204,6 +219,8 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
                 fixed(c.diff_loc_per_s, 1),
                 error_pct(c),
                 band_name(c.band),
+                ipi(c.kernel_ipi_per_s),
+                ipi(c.twin_ipi_per_s.filter(|_| c.ipi_within.is_some())),
                 verdict(c),
                 reason(v, c)
             );
@@ -212,18 +229,28 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
     let judged = points
         .iter()
         .flat_map(|v| &v.cpus)
-        .filter(|c| c.within.is_some())
+        .filter(|c| c.verdict().is_some())
         .count();
+    let refused = points.iter().filter(|v| v.refused.is_some()).count();
     let misses = points.iter().flat_map(VmComparison::misses).count();
     let emulator = points
         .iter()
         .flat_map(|v| v.misses().map(move |c| reason(v, c)))
         .filter(|r| r.starts_with("emulator"))
         .count();
+    let pct = if judged > 0 {
+        format!(
+            " ({:.1} %)",
+            100.0 * (judged - misses) as f64 / judged as f64
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "\n{} points, {judged} CPUs judged, {} within their band, {misses} missed \
-         ({emulator} of them with ticks lost in the emulator, {} where the twin differs).",
+        "\n{} points ({refused} refused), {judged} CPUs judged, {} within their band{pct}, \
+         {misses} missed ({emulator} of them put down to the emulator, {} where the twin \
+         differs).",
         points.len(),
         judged - misses,
         misses - emulator
@@ -235,7 +262,7 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
             let judged = of_k
                 .iter()
                 .flat_map(|v| &v.cpus)
-                .filter(|c| c.within.is_some())
+                .filter(|c| c.verdict().is_some())
                 .count();
             let misses = of_k.iter().flat_map(|v| v.misses()).count();
             let n = of_k.len();
@@ -273,6 +300,10 @@ mod tests {
             twin_stopped_pct: Some(99.0),
             kernel_idle_entries_per_s: None,
             twin_idle_entries_per_s: None,
+            kernel_ipi_per_s: Some(1.0),
+            twin_ipi_per_s: None,
+            ipi_within: None,
+            kernel_frame_overruns: None,
         }
     }
 
@@ -297,7 +328,32 @@ mod tests {
                 wall_s: 5.1,
                 run_delay_s: 0.051,
             }),
+            refused: None,
         }
+    }
+
+    #[test]
+    fn miss_reasons_of_a_point() {
+        // CPU 1 of the sample misses (0.0 against 12.5 LOC/s, quiet); QEMU waited 10 ms/s.
+        let mut v = sample();
+        v.cpus[1].kernel_frame_overruns = Some(104);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::Twin));
+        assert_eq!(v.miss_reason(&v.cpus[0]), None);
+        v.host_wait = Some(crate::qemu::HostWait {
+            wall_s: 5.0,
+            run_delay_s: 4.0,
+        });
+        assert_eq!(
+            v.miss_reason(&v.cpus[1]),
+            Some(MissReason::EmulatorLateWakeups)
+        );
+        v.cpus[1].kernel_frame_overruns = Some(0);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::Twin));
+        // LOC/s in band, IPIs not.
+        v.cpus[1] = cpu(1, CpuRole::NohzFull, 0.0, 0.4);
+        v.cpus[1].ipi_within = Some(false);
+        assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::TwinIpi));
+        assert!(!MissReason::TwinIpi.is_emulator());
     }
 
     #[test]
@@ -310,7 +366,27 @@ mod tests {
         let mut idle = sample();
         idle.cmdline = String::new();
         idle.workload = "idle".into();
-        insta::assert_snapshot!(validation_markdown(&[sample(), idle.clone()]));
+        // A frame worker on the nohz_full CPU: its IPIs judged (CPU 1 misses on them), and
+        // a refused ping-pong point.
+        let mut frames = sample();
+        frames.workload = "frames A 60Hz x1".into();
+        frames.cpus = vec![
+            cpu(0, CpuRole::Timekeeping, 259.0, 259.0),
+            cpu(1, CpuRole::NohzFull, 0.0, 0.4),
+        ];
+        frames.cpus[1].kernel_ipi_per_s = Some(60.2);
+        frames.cpus[1].twin_ipi_per_s = Some(30.0);
+        frames.cpus[1].ipi_within = Some(false);
+        let mut pingpong = sample();
+        pingpong.workload = "pingpong futex 0<->1".into();
+        pingpong.cpus.clear();
+        pingpong.refused = Some("ping-pong: not modelled".into());
+        insta::assert_snapshot!(validation_markdown(&[
+            sample(),
+            idle.clone(),
+            frames,
+            pingpong
+        ]));
         assert_eq!(
             validation_header(&[sample(), idle]),
             "kernel 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG"

@@ -263,10 +263,51 @@ pub fn guest_background(
     v
 }
 
+/// Why the twin of the guest is not run for `workload`, or `None` when it is. A ping-pong
+/// pair is refused: the event loop, whose per-CPU counters the comparison reads, has no
+/// ping-pong tasks, and the twin's ping-pong engine (`ticklab_twin::guest`) models a KVM
+/// guest's round trip (its exits and halt polling), gives no per-CPU counts, and under TCG
+/// the rate of round trips, hence of wake-ups, is the emulator's speed.
+pub fn refused(workload: &Workload) -> Option<&'static str> {
+    workload
+        .groups
+        .iter()
+        .any(|g| matches!(g, TaskGroup::PingPong { .. }))
+        .then_some(
+            "ping-pong: not modelled by the twin's event loop; its round-trip rate under TCG is \
+             the emulator's speed",
+        )
+}
+
+/// The guest's syscall loop as it ran: the calls it made, each taking the time the guest
+/// measured per call (`ns_per_call`, the emulator's speed under TCG). The twin's loop then runs
+/// over the same part of the window as the guest's, so the counts on its CPU compare; the
+/// cost itself is never compared (crate docs).
+fn syscall_as_run(workload: &mut Workload, machine: &mut Machine, guest: &Report) {
+    let Some(ran) = guest.workloads.iter().find_map(|w| match w {
+        WorkloadResult::Syscall(s) => Some(s),
+        _ => None,
+    }) else {
+        return;
+    };
+    for g in &mut workload.groups {
+        if let TaskGroup::Syscall { calls, .. } = g
+            && ran.calls > 0
+            && ran.ns_per_call.is_finite()
+            && ran.ns_per_call >= 1.0
+        {
+            *calls = ran.calls;
+            machine.costs.syscall_ns = ran.ns_per_call.round() as u64;
+        }
+    }
+}
+
 /// The twin scenario of one guest boot. Seed 1; a 1 s warm-up stands for the guest's settle
 /// time before the window.
 pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
-    let workload = workload_as_run(p.workload, p.guest);
+    let mut workload = workload_as_run(p.workload, p.guest);
+    let mut machine = guest_machine(p.vcpus, p.accel, p.guest_has_cpuidle_driver);
+    syscall_as_run(&mut workload, &mut machine, p.guest);
     // A boot line the kernel cannot parse never reaches here (the CLI checks it first); an
     // unparsable one would isolate nothing.
     let kernel = ticklab_cmdline::Kernel {
@@ -281,7 +322,7 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
     Scenario {
         name: format!("twin of the guest: {:?}", p.cmdline),
-        machine: guest_machine(p.vcpus, p.accel, p.guest_has_cpuidle_driver),
+        machine,
         kernel: p.config.twin_kernel(p.cmdline),
         background: guest_background(&workload, p.config.hz, coordinator, &p.config.timers),
         workload,

@@ -668,3 +668,27 @@ fn repeated_housekeeping_resolves_like_one() {
     assert_eq!(a.nohz_full, z.nohz_full);
     assert_eq!(a.housekeeping, z.housekeeping);
 }
+
+#[test]
+fn timer_housekeeping_mask_by_parameter_and_release() {
+    // (line, version, the HK_TYPE_TIMER mask on 4 CPUs)
+    let cases = [
+        ("", (6, 1), "0-3"),
+        ("nohz_full=1-3", (6, 1), "0"),
+        // nohz_full=0-3 leaves no present CPU: the boot CPU is kept for housekeeping.
+        ("nohz_full=0-3", (6, 1), "0"),
+        ("isolcpus=1-3", (6, 1), "0-3"),
+        // isolcpus=nohz takes the tick's type only, not the timers', until the merge.
+        ("isolcpus=nohz,domain,1-3", (6, 1), "0-3"),
+        ("isolcpus=nohz,domain,1-3", (6, 14), "0-3"),
+        ("isolcpus=nohz,domain,1-3", HK_KERNEL_NOISE, "0"),
+        ("isolcpus=nohz,domain,2-3 nohz_full=2-3", (6, 1), "0-1"),
+        // Before 4.15 the housekeeping CPUs are those outside nohz_full.
+        ("nohz_full=1-3", (4, 14), "0"),
+        ("isolcpus=2-3", (4, 14), "0-3"),
+    ];
+    for (line, version, want) in cases {
+        let (cfg, _) = resolve(line, 4, build(NohzBuild::Full, version));
+        assert_eq!(cfg.timer_housekeeping, set(want), "{line:?} on {version:?}");
+    }
+}

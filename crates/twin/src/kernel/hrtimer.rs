@@ -178,6 +178,11 @@ impl<F: Copy> HrtimerCpuBase<F> {
         }
     }
 
+    /// The expiry the device is programmed for (`cpu_base->expires_next`; `NEVER` when none).
+    pub(crate) fn expires_next(&self) -> Time {
+        self.expires_next
+    }
+
     /// Registers a timer (setup time only; `hrtimer_init`). Panics past the capacity, which is
     /// a model-construction bug, never an input error.
     pub(crate) fn init(&mut self, base: ClockBase, func: F) -> TimerId {

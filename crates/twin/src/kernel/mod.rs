@@ -12,6 +12,8 @@
 //!   knows `nohz_full_aggressive`.
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
 //!   `on_tick_stop`), staleness statistics.
+//! * `timer_migration` — where an unpinned timer is queued when armed (the nohz timer
+//!   target, the hrtimer's remote check, the wheel's pull model).
 //! * [`timer_wheel`] — the timer wheel; [`cpuidle`] — idle states and governors; [`idle`] —
 //!   the idle loop's tick rule when no cpuidle driver is registered.
 //! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
@@ -38,4 +40,5 @@ pub(crate) mod rcu;
 pub(crate) mod sched;
 pub mod tick;
 pub mod timekeeping;
+pub(crate) mod timer_migration;
 pub mod timer_wheel;

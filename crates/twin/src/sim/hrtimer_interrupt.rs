@@ -79,10 +79,14 @@ impl<O: Observer> Sim<O> {
         );
         match func {
             TimerFn::Tick => now = self.tick_sched_timer(c, id, now),
+            TimerFn::FrameWake(w) if self.cpus[c].frame != w => {
+                // The sleeper was queued here by timer migration; the worker runs elsewhere.
+                now += self.costs.hrtimer_callback_ns;
+                now = self.wake_frame_remote(c, w as usize, now);
+            }
             TimerFn::FrameWake(w) => {
                 now += self.costs.hrtimer_callback_ns;
                 let cpu = &mut self.cpus[c];
-                debug_assert_eq!(cpu.frame, w);
                 if !cpu.frame_runnable {
                     cpu.frame_runnable = true;
                     cpu.rq.enqueue(SchedClass::Fifo);

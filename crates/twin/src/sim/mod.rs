@@ -112,6 +112,31 @@ pub(crate) enum TimerFn {
     FrameWake(u32),
 }
 
+/// The inputs of [`crate::kernel::timer_migration::TimerMigration`], owned by the run.
+#[derive(Debug, Clone)]
+pub(crate) struct TimerMigrationState {
+    /// `timers_migration_enabled`.
+    pub enabled: bool,
+    /// Kernel release.
+    pub version: (u32, u32),
+    /// Per CPU, in `HK_TYPE_TIMER`.
+    pub timer_housekeeping: Vec<bool>,
+    /// Per CPU, attached to the scheduling domains.
+    pub in_domains: Vec<bool>,
+}
+
+impl TimerMigrationState {
+    /// The rule's view of this state.
+    pub(crate) fn rule(&self) -> crate::kernel::timer_migration::TimerMigration<'_> {
+        crate::kernel::timer_migration::TimerMigration {
+            enabled: self.enabled,
+            version: self.version,
+            timer_housekeeping: &self.timer_housekeeping,
+            in_domains: &self.in_domains,
+        }
+    }
+}
+
 /// `Cpu::frame` of a CPU without a frame worker.
 const NO_FRAME: u32 = u32::MAX;
 
@@ -338,6 +363,8 @@ pub struct Sim<O: Observer = NoTimeline> {
     observer: O,
     /// Context tracking: the cost of user/kernel transitions by CPU, for this kernel.
     ct: ContextTracking,
+    /// Where unpinned timers armed by a task go (`kernel::timer_migration`).
+    timer_migration: TimerMigrationState,
     /// How long a busy nohz_full CPU may defer its tick (1 s before 4.17, `None` after).
     busy_tick_max_deferment: Option<u64>,
     /// The syscall loop, if the workload has one.

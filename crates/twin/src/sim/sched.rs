@@ -154,14 +154,72 @@ impl<O: Observer> Sim<O> {
         cpu.frame_runnable = false;
         cpu.rq.dequeue(SchedClass::Fifo);
         cpu.slots[SLOT_TASK] = NEVER;
-        // clock_nanosleep(TIMER_ABSTIME) to the next start, slack 0 (RT task).
+        // clock_nanosleep(TIMER_ABSTIME) to the next start, slack 0 (RT task). The sleeper is
+        // an unpinned hrtimer: armed on a CPU outside the timers' housekeeping it is queued
+        // on the nohz timer target (`kernel::timer_migration`).
         let mut now = t + self.costs.syscall_ns;
         if more {
-            cpu.hrt.start(timer, next_start, 0);
-            now = self.reprogram(c, now);
+            let on = self.sleeper_cpu(w, next_start);
+            if on == c {
+                self.cpus[c].hrt.start(timer, next_start, 0);
+                now = self.reprogram(c, now);
+            } else if let Some(id) = self.workers[w].remote_timers[on] {
+                // The target's device already fires no later (the rule's remote check).
+                self.cpus[on].hrt.start(id, next_start, 0);
+            }
         }
         now = self.dequeue_rt(c, now);
         Some(now)
+    }
+
+    /// The CPU whose hrtimer base takes worker `w`'s sleep to `expires`: its own unless the
+    /// timer-migration rule moves it to a CPU the worker has a timer on.
+    fn sleeper_cpu(&self, w: usize, expires: Time) -> usize {
+        let worker = &self.workers[w];
+        let c = worker.cpu as usize;
+        if worker.remote_timers.is_empty() {
+            return c;
+        }
+        let cpus = &self.cpus;
+        let on = self.timer_migration.rule().hrtimer_cpu(
+            c,
+            false,
+            expires,
+            |x| x != c && cpus[x].idle_for_wakeup(),
+            |x| cpus[x].hrt.expires_next(),
+        );
+        if on != c && worker.remote_timers[on].is_none() {
+            debug_assert!(false, "worker {w}: no timer on CPU {on}");
+            return c;
+        }
+        on
+    }
+
+    /// Worker `w`'s sleeper fired on CPU `h`, not its own: `hrtimer_wakeup` wakes it on its
+    /// CPU, which a reschedule IPI tells (arriving after `Costs::ipi_ns`).
+    pub(super) fn wake_frame_remote(&mut self, h: usize, w: usize, now: Time) -> Time {
+        let c = self.workers[w].cpu as usize;
+        debug_assert_ne!(c, h);
+        let cpu = &mut self.cpus[c];
+        if cpu.frame_runnable {
+            return now;
+        }
+        cpu.frame_runnable = true;
+        cpu.rq.enqueue(SchedClass::Fifo);
+        if cpu.slots[SLOT_IPI] == NEVER && !cpu.ipi_waking {
+            cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
+        }
+        let now = self.enqueue_rt(c, now);
+        self.sync(c);
+        let frame = self.workers[w].k;
+        self.emit(
+            now,
+            Event::FrameStarted {
+                cpu: c as u32,
+                frame,
+            },
+        );
+        now
     }
 
     /// The short task on `c` finished.

@@ -3,7 +3,9 @@
 
 use super::observe::{Event, NoTimeline, Observer};
 use super::stats::WindowStats;
-use super::{Cpu, NO_FRAME, NSLOTS, Running, SLOT_TASK, Sim, SourceRt, TimerFn};
+use super::{
+    Cpu, NO_FRAME, NSLOTS, Running, SLOT_TASK, Sim, SourceRt, TimerFn, TimerMigrationState,
+};
 use crate::engine::rng::{Stream, delivery_streams, streams};
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::clockevents::ClockEventDevice;
@@ -82,7 +84,63 @@ const HRTIMER_CAPACITY: usize = 16;
 /// hrtimers a CPU needs: the usual room plus one per hrtimer background source (at most
 /// `ticklab_schema::validate::MAX_BACKGROUND_SOURCES`), so that no scenario fills the slab.
 fn hrtimer_capacity(scenario: &Scenario) -> usize {
-    HRTIMER_CAPACITY + background_timers_per_cpu(scenario, TimerKind::Hrtimer)
+    HRTIMER_CAPACITY
+        + background_timers_per_cpu(scenario, TimerKind::Hrtimer)
+        + frame_workers(scenario)
+}
+
+/// Frame workers of the scenario: each may queue its sleeper on any timer-housekeeping CPU
+/// (`remote_frame_timers`), so every CPU has room for one timer per worker.
+fn frame_workers(scenario: &Scenario) -> usize {
+    scenario
+        .workload
+        .groups
+        .iter()
+        .map(|g| match g {
+            TaskGroup::Frames { cpus, .. } => cpus.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The timer-migration state of a boot: on while dyntick idle is active (`nohz=off` or a
+/// periodic build never enables `timers_migration_enabled`).
+fn timer_migration_state(
+    cfg: &TickConfig,
+    version: (u32, u32),
+    nohz_idle: bool,
+    nr: u32,
+) -> TimerMigrationState {
+    TimerMigrationState {
+        enabled: nohz_idle,
+        version,
+        timer_housekeeping: (0..nr)
+            .map(|c| cfg.timer_housekeeping.contains(c))
+            .collect(),
+        in_domains: (0..nr).map(|c| !cfg.isolated_domain.contains(c)).collect(),
+    }
+}
+
+/// Gives every frame worker whose CPU is not a timer-housekeeping CPU a sleeper timer on
+/// each timer-housekeeping CPU, where `kernel::timer_migration` may queue its sleeps.
+fn remote_frame_timers(tm: &TimerMigrationState, workers: &mut [FrameWorker], cpus: &mut [Cpu]) {
+    if !tm.enabled {
+        return;
+    }
+    for (w, worker) in workers.iter_mut().enumerate() {
+        if tm.timer_housekeeping[worker.cpu as usize] {
+            continue;
+        }
+        worker.remote_timers = (0..cpus.len())
+            .map(|h| {
+                (h != worker.cpu as usize && tm.timer_housekeeping[h]).then(|| {
+                    cpus[h]
+                        .hrt
+                        .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32))
+                })
+            })
+            .collect();
+    }
 }
 
 /// Timers of `kind` the background sources may need on one CPU: one per source, or for a
@@ -169,10 +227,12 @@ impl<O: Observer> Sim<O> {
         let Workload {
             hog_cpus,
             frame_groups,
-            workers,
+            mut workers,
             syscall,
             bsp,
         } = place_workload(scenario, &cfg, &housekeeping, &ct, &mut cpus)?;
+        let timer_migration = timer_migration_state(&cfg, version, nohz_idle, nr);
+        remote_frame_timers(&timer_migration, &mut workers, &mut cpus);
         let warmup = scenario.run.warmup_ns;
 
         let fanout = k.rcu_leaf_fanout();
@@ -230,6 +290,7 @@ impl<O: Observer> Sim<O> {
             stats: WindowStats::new(nr as usize, nr_states, nr_sources, leaves, warmup),
             observer,
             ct,
+            timer_migration,
             busy_tick_max_deferment: busy_tick_max_deferment(version, k.hz, tick_nsec),
             syscall,
             noise: None,
@@ -769,6 +830,7 @@ fn place_workload(
                         group: frame_groups.len(),
                         cpu: c,
                         timer,
+                        remote_timers: Vec::new(),
                         k: 0,
                         start: group.start(0),
                         rem: group.first_remainder(),

@@ -128,8 +128,12 @@ pub(crate) struct FrameWorker {
     pub group: usize,
     /// Its CPU.
     pub cpu: u32,
-    /// The hrtimer it sleeps on.
+    /// The hrtimer it sleeps on, on its own CPU.
     pub timer: TimerId,
+    /// Per CPU, the worker's sleeper timer in that CPU's slab when the worker's CPU is not a
+    /// timer-housekeeping CPU and its sleeps may be queued there (`kernel::timer_migration`);
+    /// empty otherwise (every sleep stays on the worker's CPU). Allocated at setup.
+    pub remote_timers: Vec<Option<TimerId>>,
     /// Index of the current (or next) frame.
     pub k: u64,
     /// Nominal start of frame `k` (`FrameGroup::start(k)`), advanced frame by frame.
