@@ -102,6 +102,7 @@ pub(crate) const EXAMPLES: &[(&str, &[&str])] = &[
         "plot",
         &[
             "ticklab plot e1 -D 5s -o figures/",
+            "ticklab plot e2 -D 60s --bars -o figures/    # the jitter distributions as cyclictest-style bars",
             "ticklab plot sweep.jsonl --metric irq_per_s --x workload -o irq.svg",
         ],
     ),
