@@ -699,8 +699,18 @@ pub fn sweep_html(
             .partial_cmp(&key(b))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+    // The x parameter, then those that vary; one-valued ones are said in the titles.
+    let varies = |k: &ParamKey| {
+        fn value<'a>(p: &'a SweepSummary, k: &ParamKey) -> Option<&'a str> {
+            p.params
+                .iter()
+                .find(|q| &q.key == k)
+                .map(|q| q.value.as_str())
+        }
+        points.iter().any(|p| value(p, k) != value(first, k))
+    };
     let mut columns: Vec<&ParamKey> = vec![x];
-    columns.extend(others.iter().copied());
+    columns.extend(others.iter().copied().filter(|k| varies(k)));
     let figs = metrics
         .iter()
         .map(|&m| plot::sweep::figure(rows, m, x))
@@ -732,12 +742,10 @@ pub fn sweep_html(
                     let mut row: Vec<Cell> = columns
                         .iter()
                         .map(|k| {
-                            Cell::Text(
-                                p.params
-                                    .iter()
-                                    .find(|q| &q.key == *k)
-                                    .map_or_else(|| "-".into(), |q| q.value.clone()),
-                            )
+                            Cell::Text(p.params.iter().find(|q| &q.key == *k).map_or_else(
+                                || "-".into(),
+                                |q| plot::sweep::shown_value(&q.value).to_string(),
+                            ))
                         })
                         .collect();
                     row.push(Cell::Num(p.seeds.len().to_string()));
@@ -762,9 +770,11 @@ pub fn sweep_html(
             table(&head, &body)
         })
         .collect();
-    let title = match &first.setup {
-        Some(setup) => format!("Sweep on {}, kernel {}", setup.machine, setup.kernel),
-        None => format!("Sweep {}", first.sweep),
+    let on = plot::sweep::setup_words(&points);
+    let title = if on.is_empty() {
+        format!("Sweep {}", first.sweep)
+    } else {
+        format!("Sweep on {}", on.join(", "))
     };
     Ok(page(
         &title,

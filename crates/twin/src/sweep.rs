@@ -152,7 +152,8 @@ pub fn run_grid_each(
             seed: r.seed,
             setup: Some(SweepSetup {
                 machine: s.machine.name.clone(),
-                kernel: format!("{} HZ={}", s.kernel.version, s.kernel.hz),
+                kernel: s.kernel.version.clone(),
+                hz: s.kernel.hz,
             }),
             metrics: Metrics::from_report(&report),
         };

@@ -16,7 +16,34 @@
 //! axis from 0 to at most 100.
 
 use super::{Axis, Chart, Figure, PlotError, Point, Series, Stroke};
-use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSummary};
+use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSetup, SweepSummary};
+
+/// What the sweep ran on, for titles: the machine preset, `kernel <version>` and `HZ=<hz>`,
+/// each said once when every point shares it and as `<what> varies` when not (swept); empty
+/// for rows written before they carried their setup.
+pub fn setup_words(points: &[SweepSummary]) -> Vec<String> {
+    let setups: Vec<&SweepSetup> = points.iter().filter_map(|p| p.setup.as_ref()).collect();
+    let Some(s0) = setups.first() else {
+        return Vec::new();
+    };
+    let common = |f: &dyn Fn(&SweepSetup) -> String, what: &str| {
+        if setups.iter().all(|s| f(s) == f(s0)) {
+            f(s0)
+        } else {
+            format!("{what} varies")
+        }
+    };
+    vec![
+        common(&|s| s.machine.clone(), "machine"),
+        common(&|s| format!("kernel {}", s.kernel), "kernel"),
+        common(&|s| format!("HZ={}", s.hz), "HZ"),
+    ]
+}
+
+/// A parameter's value as a legend or title shows it (`""` for an empty command line).
+pub fn shown_value(value: &str) -> &str {
+    if value.is_empty() { "\"\"" } else { value }
+}
 
 /// The figure of `metric` against `x` (see the module documentation). Errors name what is
 /// missing: rows, the parameter (with the swept ones), or any value of the metric.
@@ -49,7 +76,7 @@ pub fn figure(rows: &[SweepRow], metric: Metric, x: &ParamKey) -> Result<Figure,
         .params
         .iter()
         .filter(|q| &q.key != x && !varies(&q.key))
-        .map(|q| format!("{}={}", q.key.name(), q.value))
+        .map(|q| format!("{}={}", q.key.name(), shown_value(&q.value)))
         .collect();
     let scale = if metric.is_fraction() { 100.0 } else { 1.0 };
     let mut categories: Vec<String> = Vec::new();
@@ -70,7 +97,7 @@ pub fn figure(rows: &[SweepRow], metric: Metric, x: &ParamKey) -> Result<Figure,
             .params
             .iter()
             .filter(|q| &q.key != x && varies(&q.key))
-            .map(|q| format!("{}={}", q.key.name(), q.value))
+            .map(|q| format!("{}={}", q.key.name(), shown_value(&q.value)))
             .collect();
         let label = if label.is_empty() {
             metric.label().to_string()
@@ -103,21 +130,7 @@ pub fn figure(rows: &[SweepRow], metric: Metric, x: &ParamKey) -> Result<Figure,
             }
         })
         .collect();
-    let setups: Vec<_> = points.iter().filter_map(|p| p.setup.as_ref()).collect();
-    let common =
-        |f: fn(&ticklab_schema::sweep::SweepSetup) -> &str, what: &str| match setups.first() {
-            None => None,
-            Some(s0) if setups.iter().all(|s| f(s) == f(s0)) => Some(f(s0).to_string()),
-            Some(_) => Some(format!("{what} varies")),
-        };
-    let on: Vec<String> = [
-        common(|s| s.machine.as_str(), "machine"),
-        common(|s| s.kernel.as_str(), "kernel"),
-    ]
-    .into_iter()
-    .flatten()
-    .chain(fixed)
-    .collect();
+    let on: Vec<String> = setup_words(&points).into_iter().chain(fixed).collect();
     let chart = Chart {
         title: if on.is_empty() {
             format!("{} against {}", metric.label(), x.name())
@@ -318,7 +331,8 @@ pub(crate) mod tests {
                     seed,
                     setup: Some(ticklab_schema::sweep::SweepSetup {
                         machine: "xps13-7390".into(),
-                        kernel: "6.3 HZ=1000".into(),
+                        kernel: "6.3".into(),
+                        hz: 1000,
                     }),
                     metrics: m,
                 });
@@ -396,7 +410,7 @@ pub(crate) mod tests {
         );
         assert_eq!(
             f.title,
-            "local timer irq/s against hz — xps13-7390, 6.3 HZ=1000, workload=idle"
+            "local timer irq/s against hz — xps13-7390, kernel 6.3, HZ=1000, workload=idle"
         );
         assert!(!f.svg.contains("0123abcd"), "no sweep hash in the figure");
     }

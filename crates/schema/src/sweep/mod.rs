@@ -170,8 +170,10 @@ pub struct SweepRow {
 pub struct SweepSetup {
     /// Machine preset name (`xps13-7390`).
     pub machine: String,
-    /// Kernel version and HZ (`6.3 HZ=1000`).
+    /// Kernel version (`6.3`).
     pub kernel: String,
+    /// CONFIG_HZ.
+    pub hz: u32,
 }
 
 /// One CPU's metrics over the seeds of a point.
