@@ -870,7 +870,6 @@ mod tests {
         let order: Vec<&str> = html
             .match_indices("<figure")
             .chain(html.match_indices("<table"))
-            .map(|(i, t)| (i, t))
             .collect::<std::collections::BTreeMap<_, _>>()
             .into_values()
             .collect();

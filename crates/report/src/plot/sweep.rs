@@ -304,11 +304,11 @@ pub(crate) mod tests {
         }
     }
 
+    /// A test point: its params as (key, value, number), a metric and its value.
+    type TestPoint<'a> = (Vec<(ParamKey, &'a str, Option<f64>)>, Metric, f64);
+
     /// One row per (point, seed): `params` as (key, value, number), the metric's value.
-    fn sweep_rows(
-        points: &[(Vec<(ParamKey, &str, Option<f64>)>, Metric, f64)],
-        seeds: u64,
-    ) -> Vec<SweepRow> {
+    fn sweep_rows(points: &[TestPoint<'_>], seeds: u64) -> Vec<SweepRow> {
         let mut out = Vec::new();
         for (point, (params, metric, v)) in points.iter().enumerate() {
             for seed in 1..=seeds {
@@ -424,7 +424,7 @@ pub(crate) mod tests {
         let f = figure(&rows, Metric::TickStoppedFraction, &ParamKey::Hz).unwrap();
         let ticks = Parsed::of(&f.svg).y_ticks();
         let top = ticks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        assert!(top <= 100.0 && top >= 90.0, "{ticks:?}");
+        assert!((90.0..=100.0).contains(&top), "{ticks:?}");
         assert!(
             f.svg.contains("tick stopped (% of CPU time)"),
             "the axis says percent"
