@@ -11,7 +11,7 @@
 //! (`cmdline=nohz_full=all`; a parameter with one value is said once, in the subtitle).
 //!
 //! The title names the metric and what the sweep ran on (machine preset, kernel and HZ, from
-//! the rows' [`SweepSetup`](ticklab_schema::sweep::SweepSetup); `machine varies` when the
+//! the rows' [`SweepSetup`]; `machine varies` when the
 //! machine is swept), not the sweep's hash. A fraction (0..1) is drawn in percent on an
 //! axis from 0 to at most 100.
 
