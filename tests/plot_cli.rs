@@ -78,7 +78,7 @@ fn a_sweep_is_plotted_and_reported() {
     ]));
     let html = std::fs::read_to_string(&page).expect("page");
     assert!(
-        html.contains("<h2>Points</h2>") && html.contains("<svg"),
+        html.contains("<h2>Figures and their numbers</h2>") && html.contains("<svg"),
         "{html}"
     );
 }

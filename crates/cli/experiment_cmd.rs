@@ -37,6 +37,11 @@ pub(crate) struct ExperimentArgs {
     /// E3: context switches per configuration (the published benchmark ran 2 000 000).
     #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..=ticklab_schema::validate::MAX_WORKLOAD_COUNT))]
     pub(crate) switches: u64,
+    /// Print the per-CPU tables too (E2: a frame table and a wake-up table per group and
+    /// configuration, 240 rows each). On by default only on machines of at most 8 CPUs; E2's
+    /// has 64.
+    #[arg(long)]
+    pub(crate) per_cpu: bool,
     /// Run even when the estimated compute of all points is above the limit
     /// (docs/validation.md).
     #[arg(long)]
@@ -56,6 +61,7 @@ impl ExperimentArgs {
             seed: 1,
             json: false,
             ablate: false,
+            per_cpu: false,
             switches: ticklab_schema::experiment::e3::SWITCHES,
             yes: false,
             trace: TraceArgs {
@@ -234,7 +240,12 @@ fn experiment_e2(a: &ExperimentArgs) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&ticklab_report::e2::json(&results)?)?
         );
     } else {
-        print!("{}", ticklab_report::e2_report(&results));
+        let per_cpu = a.per_cpu
+            || results
+                .outcomes
+                .iter()
+                .all(|o| o.report.cpus.len() <= ticklab_report::PER_CPU_DEFAULT_MAX_CPUS);
+        print!("{}", ticklab_report::e2_report(&results, per_cpu));
     }
     // The twin's speed goes to stderr (after the output, so that a closed stdout ends
     // quietly): stdout stays byte-identical for a seed.

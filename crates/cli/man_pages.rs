@@ -44,6 +44,7 @@ pub(crate) const EXAMPLES: &[(&str, &[&str])] = &[
             "ticklab experiment e1 --duration 60s",
             "ticklab experiment e1 --json",
             "ticklab experiment e2 --duration 10m    # frame jitter on 64 CPUs, with and without skew_tick",
+            "ticklab experiment e2 -D 60s --per-cpu    # the summary and verdicts first, then the per-CPU tables",
             "ticklab experiment e3    # futex ping-pong in a KVM guest",
             "ticklab experiment e4    # what NO_HZ_FULL costs getpid() on three servers",
             "ticklab experiment e2 --ablate    # E2's 3.0-era mechanisms switched off one at a time",
@@ -108,6 +109,7 @@ pub(crate) const EXAMPLES: &[(&str, &[&str])] = &[
         "plot",
         &[
             "ticklab plot e1 -D 5s -o figures/",
+            "ticklab plot e2 -D 60s --bars -o figures/    # the jitter distributions as cyclictest-style bars",
             "ticklab plot sweep.jsonl --metric irq_per_s --x workload -o irq.svg",
         ],
     ),

@@ -48,6 +48,10 @@ pub(crate) struct PlotArgs {
     /// `e1-irq.svg`), a file for a sweep's one figure (default: standard output).
     #[arg(short = 'o', long, value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    /// E2: frames per jitter bucket as cyclictest-style bars instead of the exceedance
+    /// curves (share of frames at or above each jitter, 1 − CDF).
+    #[arg(long)]
+    pub(crate) bars: bool,
 }
 
 /// `ticklab report` arguments.
@@ -175,6 +179,7 @@ pub(crate) fn plot(a: &PlotArgs) -> anyhow::Result<()> {
     let source = a.source.load()?;
     let figures: Vec<Figure> = match &source {
         Source::E1(r) => plot::e1::figures(r)?,
+        Source::E2(r) if a.bars => plot::e2::figures_as(r, plot::e2::Style::Bars)?,
         Source::E2(r) => plot::e2::figures(r)?,
         Source::E3(r) => plot::e3::figures(r)?,
         Source::E4(r) => plot::e4::figures(r)?,

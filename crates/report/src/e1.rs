@@ -11,15 +11,15 @@
 //! -------------------------------------------------------------------------------------------
 //! idle   | ...                                       (one line per load of `e1::LOADS`)
 //!
+//! Acceptance bands:   (the verdicts, right under the table they judge)
+//!   ok   <what>  <value>  target <target>  <band>    (FAIL instead of ok when outside)
+//! <n> of <m> checks inside their bands
+//!
 //! What aggressive costs (twin):
 //! load   |  max jiffies gap   max stale at irq  mean coarse stale    hangs      max irq
 //! idle   | ...                                       (one line per aggressive row)
 //! (nohz_full for reference: max jiffies gap <ms> ms)
 //! hrtimer hang back-off ("hrtimer: interrupt took N ns"): <not reached in any point | N hangs>
-//!
-//! Acceptance bands:
-//!   ok   <what>  <value>  target <target>  <band>    (FAIL instead of ok when outside)
-//! <n> of <m> checks inside their bands
 //! ```
 //!
 //! Rates have one decimal, watts three, gaps and staleness one (means two), band values three.
@@ -37,8 +37,8 @@ pub fn e1_report(r: &Results) -> String {
     let mut s = String::new();
     header(&mut s, r);
     published_table(&mut s, r);
-    costs(&mut s, r);
     bands(&mut s, r);
+    costs(&mut s, r);
     s
 }
 

@@ -1,23 +1,31 @@
 //! The E2 report: frame-scheduler jitter on the 64-CPU server in the four configurations
 //! (a)–(d), and the ablation table.
 //!
-//! Layout of [`e2_report`]:
+//! Layout of [`e2_report`]: the answer first (the summary and its verdicts), then the
+//! details.
 //!
 //! ```text
 //! E2 — frame-scheduler jitter on a 64-CPU 2012 server (...), MAXSMP rcu leaf fan-out <n>
 //! twin: <s> simulated s per configuration after <s> s warm-up, seed <seed>; jitter budget <us> us
 //! jitter counts from the worker's start; wake-up latency (programmed start -> running) apart
 //!
-//! (a) <description> — cmdline "<cmdline>"
-//! <frame_table of each group, then its wakeup_table>  (see [`frame_table`], [`wakeup_table`])
-//! ... (b), (c), (d)
+//! (a) <description> — cmdline "<cmdline>"           (one line per configuration)
 //!
 //! Per-group summary (us):
-//! config group | max avg sigma p99.9 | fliers overruns | wake max wake avg wake p99.9 | lock wait
+//! config group | max avg sigma p99.9 | budget | fliers overruns | wake max wake avg wake p99.9 | lock wait
 //! (a)    A     | ...                                 (one line per configuration and group)
+//!
+//! Verdicts (largest jitter of any group against the <us> us budget):
+//!   FAIL (a) worst group B: max 68.07 us, over the budget
+//!   ...
+//!   (b) against (a): worst max 68.07 -> 16.07 us (-76.4 %)   (each later configuration)
 //!
 //! Shared locks and lines (twin):
 //!   (a)    <lock_lines of the report>                 (see [`lock_lines`])
+//!
+//! Per-CPU frame tables: (with `per_cpu`; else one line naming `--per-cpu`)
+//! (a) <description>
+//! <frame_table of each group, then its wakeup_table>  (see [`frame_table`], [`wakeup_table`])
 //! ```
 //!
 //! [`ablation_report`] prints, per configuration and group, the full model and the model with
@@ -26,28 +34,97 @@
 //! twin's speed, which the CLI prints on stderr so that stdout stays byte-identical for a seed.
 
 use crate::cpu::lock_lines;
+use crate::format::column_decimals;
 use crate::frames::{frame_table, wakeup_table};
 use std::fmt::Write;
 use ticklab_schema::experiment::e2::{
-    Ablation, BUDGET_US, MAXSMP_RCU_FANOUT, Outcome, Results, WARMUP_NS, config_name, summary,
+    Ablation, BUDGET_US, GroupSummary, MAXSMP_RCU_FANOUT, Outcome, Results, WARMUP_NS, config_name,
+    summary,
 };
 use ticklab_schema::report::REPORT_SCHEMA_VERSION;
 
-/// The E2 tables as plain text (see the module documentation for the layout).
-pub fn e2_report(r: &Results) -> String {
+/// The E2 tables as plain text (see the module documentation for the layout); the per-CPU
+/// frame tables (20 rows per group and configuration) only when `per_cpu` is set.
+pub fn e2_report(r: &Results, per_cpu: bool) -> String {
     let mut s = String::new();
     header(&mut s, r.duration_ns, r.seed);
     for o in &r.outcomes {
-        frame_tables(&mut s, o);
+        let _ = writeln!(
+            s,
+            "{} {} — cmdline {:?}",
+            config_name(o.config),
+            o.config.describe(),
+            o.config.cmdline()
+        );
     }
+    s.push('\n');
     group_summaries(&mut s, &r.outcomes);
+    verdicts(&mut s, &r.outcomes);
     s.push_str("\nShared locks and lines (twin):\n");
     for o in &r.outcomes {
         for line in lock_lines(&o.report) {
             let _ = writeln!(s, "  {:<6} {}", config_name(o.config), line);
         }
     }
+    if per_cpu {
+        s.push_str("\nPer-CPU frame tables:\n");
+        for o in &r.outcomes {
+            frame_tables(&mut s, o);
+        }
+    } else {
+        s.push_str("\nPer-CPU frame tables: --per-cpu\n");
+    }
     s
+}
+
+/// The largest jitter of any of the outcome's groups and that group's name.
+fn worst_group(o: &Outcome) -> Option<(String, f64)> {
+    o.groups()
+        .into_iter()
+        .map(|g| {
+            let g = summary(g);
+            (g.group, g.max_us)
+        })
+        .reduce(|a, b| if b.1 > a.1 { b } else { a })
+}
+
+/// One verdict per configuration (its worst group against [`BUDGET_US`]), then each later
+/// configuration's worst maximum against the first's.
+fn verdicts(s: &mut String, outcomes: &[Outcome]) {
+    let _ = writeln!(
+        s,
+        "\nVerdicts (largest jitter of any group against the {BUDGET_US} us budget):"
+    );
+    for o in outcomes {
+        if let Some((group, max)) = worst_group(o) {
+            let ok = max <= BUDGET_US;
+            let _ = writeln!(
+                s,
+                "  {:<4} {} worst group {group}: max {max:.2} us, {} the budget",
+                if ok { "ok" } else { "FAIL" },
+                config_name(o.config),
+                if ok { "within" } else { "over" }
+            );
+        }
+    }
+    let Some((first, base)) = outcomes.first().and_then(|o| Some((o, worst_group(o)?.1))) else {
+        return;
+    };
+    for o in &outcomes[1..] {
+        if let Some((_, max)) = worst_group(o) {
+            let change = if base > 0.0 {
+                format!(" ({:+.1} %)", (max - base) / base * 100.0)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "  {} against {}: worst max {base:.2} -> {max:.2} us{change}",
+                config_name(o.config),
+                config_name(first.config)
+            );
+        }
+    }
 }
 
 fn header(s: &mut String, duration_ns: u64, seed: u64) {
@@ -186,13 +263,7 @@ pub fn events_line(outcomes: &[Outcome], wall_s: f64, threads: usize) -> String 
 }
 
 fn frame_tables(s: &mut String, o: &Outcome) {
-    let _ = writeln!(
-        s,
-        "{} {} — cmdline {:?}",
-        config_name(o.config),
-        o.config.describe(),
-        o.config.cmdline()
-    );
+    let _ = writeln!(s, "{} {}", config_name(o.config), o.config.describe());
     for g in o.groups() {
         s.push_str(&frame_table(g));
         s.push_str(&wakeup_table(g));
@@ -204,13 +275,14 @@ fn group_summaries(s: &mut String, outcomes: &[Outcome]) {
     s.push_str("Per-group summary (us):\n");
     let _ = writeln!(
         s,
-        "{:<6} {:<5} | {:>8} {:>8} {:>8} {:>8} | {:>9} {:>8} | {:>9} {:>9} {:>10} | {:>9}",
+        "{:<6} {:<5} | {:>8} {:>8} {:>8} {:>8} | {:<6} | {:>9} {:>8} | {:>9} {:>9} {:>10} | {:>9}",
         "config",
         "group",
         "max",
         "avg",
         "sigma",
         "p99.9",
+        "budget",
         "fliers",
         "overruns",
         "wake max",
@@ -218,27 +290,47 @@ fn group_summaries(s: &mut String, outcomes: &[Outcome]) {
         "wake p99.9",
         "lock wait"
     );
-    for o in outcomes {
-        for g in o.groups() {
-            let g = summary(g);
-            let _ = writeln!(
-                s,
-                "{:<6} {:<5} | {:>8.2} {:>8.4} {:>8.4} {:>8.2} | {:>9} {:>8} | {:>9.2} {:>9.4} \
-                 {:>10.2} | {:>9.2}",
-                config_name(o.config),
-                g.group,
-                g.max_us,
-                g.avg_us,
-                g.sigma_us,
-                g.p999_us,
-                g.fliers,
-                g.overruns,
-                g.wakeup_max_us,
-                g.wakeup_avg_us,
-                g.wakeup_p999_us,
-                g.max_lock_wait_us
-            );
-        }
+    let rows: Vec<(String, GroupSummary)> = outcomes
+        .iter()
+        .flat_map(|o| {
+            o.groups()
+                .into_iter()
+                .map(|g| (config_name(o.config), summary(g)))
+        })
+        .collect();
+    // One precision per column, from its largest value.
+    let d = |f: fn(&GroupSummary) -> f64| column_decimals(rows.iter().map(|(_, g)| f(g)));
+    let (dmax, davg, dsigma, dp999) = (
+        d(|g| g.max_us),
+        d(|g| g.avg_us),
+        d(|g| g.sigma_us),
+        d(|g| g.p999_us),
+    );
+    let (dwmax, dwavg, dwp999, dlock) = (
+        d(|g| g.wakeup_max_us),
+        d(|g| g.wakeup_avg_us),
+        d(|g| g.wakeup_p999_us),
+        d(|g| g.max_lock_wait_us),
+    );
+    for (config, g) in &rows {
+        let _ = writeln!(
+            s,
+            "{:<6} {:<5} | {:>8.dmax$} {:>8.davg$} {:>8.dsigma$} {:>8.dp999$} | {:<6} | {:>9} {:>8} \
+             | {:>9.dwmax$} {:>9.dwavg$} {:>10.dwp999$} | {:>9.dlock$}",
+            config,
+            g.group,
+            g.max_us,
+            g.avg_us,
+            g.sigma_us,
+            g.p999_us,
+            if g.max_us <= BUDGET_US { "ok" } else { "FAIL" },
+            g.fliers,
+            g.overruns,
+            g.wakeup_max_us,
+            g.wakeup_avg_us,
+            g.wakeup_p999_us,
+            g.max_lock_wait_us
+        );
     }
 }
 
@@ -327,7 +419,39 @@ pub(crate) mod tests {
 
     #[test]
     fn e2_report_snapshot() {
-        insta::assert_snapshot!(e2_report(&results()));
+        insta::assert_snapshot!(e2_report(&results(), false));
+    }
+
+    #[test]
+    fn e2_report_starts_with_the_summary_and_keeps_per_cpu_tables_for_the_flag() {
+        let short = e2_report(&results(), false);
+        let long = e2_report(&results(), true);
+        let at =
+            |text: &str, what: &str| text.find(what).unwrap_or_else(|| panic!("{what}: {text}"));
+        assert!(at(&short, "Per-group summary") < at(&short, "Verdicts"));
+        assert!(at(&short, "Verdicts") < at(&short, "Shared locks"));
+        assert!(!short.contains("Cpu Frames"), "{short}");
+        assert!(long.contains("Cpu Frames"), "{long}");
+        assert!(long.starts_with(&short[..at(&short, "Per-CPU frame tables")]));
+        assert!(at(&long, "Shared locks") < at(&long, "Per-CPU frame tables:\n"));
+        assert!(long.len() > short.len());
+    }
+
+    #[test]
+    fn verdicts_name_the_worst_group_against_the_budget() {
+        let text = e2_report(&results(), false);
+        assert!(
+            text.contains("  FAIL (a) worst group B: max 68.07 us, over the budget"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  ok   (b) worst group B: max 16.07 us, within the budget"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  (b) against (a): worst max 68.07 -> 16.07 us (-76.4 %)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The E3 report: the futex ping-pong in a KVM guest under every idle path, beside the
 //! published figures of the 2017 proposal's later revision.
 //!
-//! Layout of [`e3_report`]:
+//! Layout of [`e3_report`] (the verdicts right under the table, then how they come about):
 //!
 //! ```text
 //! E3 — context switches in a KVM guest (contextswitch, futex), twin: <n> switches per row
@@ -10,14 +10,12 @@
 //! ...                          (one line per configuration, published "-" when none;
 //!                               host idle: the commonest host C-state of blocked vCPUs)
 //!
-//! Costs (ns):
-//!   <name>  <ns>             (one line per cost)
-//!
-//! Assumptions:
-//!   - <sentence>
-//!
 //! HLT-versus-polling difference against the published rows:
 //!   ok   <what>  <value>  target <target>  <band>    (FAIL when outside)
+//! <n> of <m> checks inside their bands
+//!
+//! Absolute rows against the published figures (ns/switch):
+//!   ok   <label>  <value>  target <published>  ±25 %    (FAIL when outside)
 //! <n> of <m> checks inside their bands
 //!
 //! Other reading of the baseline (host halt_poll_ns=0), shown, not the verdict:
@@ -28,9 +26,11 @@
 //!     <+ns>  <term, with its source tag>
 //!     <total>  in all
 //!
-//! Absolute rows against the published figures (ns/switch):
-//!   ok   <label>  <value>  target <published>  ±25 %    (FAIL when outside)
-//! <n> of <m> checks inside their bands
+//! Costs (ns):
+//!   <name>  <ns>             (one line per cost)
+//!
+//! Assumptions:
+//!   - <sentence>
 //!
 //! Critical path per switch, every row (ns/switch, share of the row, source):
 //!   <label>: <ns> ns/switch[, published <p> (<+d> %)]
@@ -98,16 +98,12 @@ pub fn e3_report(r: &Results) -> String {
             row.published_cpu.as_deref().unwrap_or("-"),
         );
     }
-    s.push_str("\nCosts (ns):\n");
-    for c in &r.costs {
-        let _ = writeln!(s, "  {:<46} {:>6}", c.name, c.ns);
-    }
-    s.push_str("\nAssumptions:\n");
-    for a in &r.assumptions {
-        let _ = writeln!(s, "  - {a}");
-    }
     s.push_str("\nHLT-versus-polling difference against the published rows:\n");
     crate::format::band_checks(&mut s, &r.checks, 48, 8, 1);
+    if !r.absolute.is_empty() {
+        s.push_str("\nAbsolute rows against the published figures (ns/switch):\n");
+        crate::format::band_checks(&mut s, &r.absolute, 48, 8, 1);
+    }
     if !r.other_reading.is_empty() {
         s.push_str(
             "\nOther reading of the baseline (host halt_poll_ns=0), shown, not the verdict:\n",
@@ -124,9 +120,13 @@ pub fn e3_report(r: &Results) -> String {
             let _ = writeln!(s, "    {:>6}  in all", d.total());
         }
     }
-    if !r.absolute.is_empty() {
-        s.push_str("\nAbsolute rows against the published figures (ns/switch):\n");
-        crate::format::band_checks(&mut s, &r.absolute, 48, 8, 1);
+    s.push_str("\nCosts (ns):\n");
+    for c in &r.costs {
+        let _ = writeln!(s, "  {:<46} {:>6}", c.name, c.ns);
+    }
+    s.push_str("\nAssumptions:\n");
+    for a in &r.assumptions {
+        let _ = writeln!(s, "  - {a}");
     }
     if r.rows.iter().any(|row| !row.path.is_empty()) {
         s.push_str(

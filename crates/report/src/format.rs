@@ -6,7 +6,11 @@
 //! * percentages: one decimal, no `%` sign in cells (the header says `%`);
 //! * watts: three decimals (`0.502`), like the published turbostat figures;
 //! * durations: [`duration`] picks ns / us / ms / s;
-//! * anything unknown or not computable (missing counter, zero-length window, NaN): `-`.
+//! * anything unknown or not computable (missing counter, zero-length window, NaN): `-`;
+//! * a column whose values span magnitudes (the `compare` table, sweep tables and CSV):
+//!   one precision for the whole column, from its largest magnitude ([`column_decimals`]:
+//!   four significant digits there, at most three decimals), so that a column reads down
+//!   and no cell claims digits the others lack.
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
@@ -30,6 +34,23 @@ pub fn fixed(v: f64, decimals: usize) -> String {
 /// An optional value with [`fixed`], `-` when absent.
 pub fn opt_fixed(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| MISSING.to_string(), |v| fixed(v, decimals))
+}
+
+/// The decimals of a column holding `values`: four significant digits for the largest
+/// magnitude, between 0 and 3 decimals (`64283`, `234.4`, `17.20`, `1.010`, `0.502`); 0 for
+/// an empty or all-zero column. Non-finite values are ignored.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let largest = values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    if largest == 0.0 {
+        return 0;
+    }
+    // Digits before the point of the largest value (1 for values below 10, ...).
+    let int_digits = largest.log10().floor() as i64 + 1;
+    (4 - int_digits).clamp(0, 3) as usize
 }
 
 /// `part / whole` as a percentage, `None` when `whole` is zero.
@@ -118,6 +139,26 @@ mod tests {
         ];
         for (v, d, want) in cases {
             assert_eq!(fixed(*v, *d), *want, "{v} {d}");
+        }
+    }
+
+    #[test]
+    fn column_decimals_table() {
+        let cases: &[(&[f64], usize)] = &[
+            (&[], 0),
+            (&[0.0, 0.0], 0),
+            (&[64283.4, 126271.1], 0),
+            (&[1000.0], 0),
+            (&[999.9], 1),
+            (&[234.359, 0.5], 1),
+            (&[17.2, -3.0], 2),
+            (&[9.405], 3),
+            (&[0.502], 3),
+            (&[0.0001], 3),
+            (&[f64::NAN, 12.0], 2),
+        ];
+        for (values, want) in cases {
+            assert_eq!(column_decimals(values.iter().copied()), *want, "{values:?}");
         }
     }
 

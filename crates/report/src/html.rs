@@ -8,10 +8,15 @@
 //! to a mail or archived with a run. Like every renderer here it is a pure function of its
 //! input: the same results give the same bytes.
 //!
-//! Layout: a title, then `<section>`s — "Scenario" (a definition list), the experiment's
-//! tables, "Figures" (one `<figure>` per plot with its caption) and, where the experiment
-//! has them, "Acceptance bands". Numbers follow the text reports' formats
+//! Layout: a title, then `<section>`s — "Scenario" (a definition list), the answer (the
+//! acceptance bands or the summary against the budget), then each figure followed by the
+//! table it was drawn from, then the details. Numbers follow the text reports' formats
 //! ([`crate::format`]).
+//!
+//! The pages fit a 1400-pixel window: the body is at most 82rem wide, cells never wrap
+//! (`white-space: nowrap`), and the sweep page gives every metric its own narrow table under
+//! its figure instead of one table with a column per metric; its rows are in the order of
+//! the swept parameter the figures plot against.
 
 use crate::format::{fixed, opt_fixed};
 use crate::plot::{self, Figure, PlotError};
@@ -21,17 +26,18 @@ use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSummary};
 
 /// The page's style sheet (inline; no web font, system sans-serif).
 const CSS: &str = "\
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:62rem;\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:82rem;\
 padding:0 1rem;color:#1b1b1b;line-height:1.45}\
 h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.15rem;margin-top:2rem;\
 border-bottom:1px solid #ddd;padding-bottom:.2rem}\
 p.sub{color:#555;margin-top:0}\
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}\
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}\
-th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .6rem;text-align:left;vertical-align:top}\
+table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}\
+th,td{border-bottom:1px solid #e3e3e3;padding:.2rem .5rem;text-align:left;vertical-align:top;\
+white-space:nowrap}\
 th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 td.pub{color:#555;font-style:italic}td.ok{color:#05703a}td.fail{color:#b00020;font-weight:600}\
-figure{margin:1rem 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+figure{margin:1rem 0 .3rem}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
 figcaption{color:#555;font-size:.85rem}footer{margin-top:2rem;color:#777;font-size:.8rem}";
 
 /// `s` with `&`, `<`, `>`, `"` and `'` escaped for text and attribute values.
@@ -105,6 +111,17 @@ fn figures(figs: &[Figure]) -> String {
             f.svg.trim_end(),
             escape(&f.title)
         );
+    }
+    s
+}
+
+/// Each figure followed by its table (the numbers it was drawn from).
+fn figures_with_tables(figs: &[Figure], tables: &[String]) -> String {
+    debug_assert_eq!(figs.len(), tables.len(), "one table per figure");
+    let mut s = String::new();
+    for (f, t) in figs.iter().zip(tables) {
+        s += &figures(std::slice::from_ref(f));
+        s += t;
     }
     s
 }
@@ -198,18 +215,22 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
             "the 2023 nohz_full_aggressive RFC, 5-minute averages (docs/experiments.md E1)".into(),
         ),
     ]);
-    let mut rows = Vec::new();
+    let mut irq = Vec::new();
+    let mut watts = Vec::new();
     for load in e1::LOADS {
         if let (Some(n), Some(g)) = (
             r.row(e1::Mode::NohzFull, load),
             r.row(e1::Mode::Aggressive, load),
         ) {
-            rows.push(vec![
+            irq.push(vec![
                 Cell::Text(e1::load_label(load)),
                 Cell::Num(fixed(n.irq_per_s, 1)),
                 Cell::Pub(fixed(n.published_irq_per_s, 1)),
                 Cell::Num(fixed(g.irq_per_s, 1)),
                 Cell::Pub(fixed(g.published_irq_per_s, 1)),
+            ]);
+            watts.push(vec![
+                Cell::Text(e1::load_label(load)),
                 Cell::Num(fixed(n.watts, 3)),
                 Cell::Pub(fixed(n.published_watts, 3)),
                 Cell::Num(fixed(g.watts, 3)),
@@ -217,19 +238,25 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
             ]);
         }
     }
-    let main = table(
+    let irq = table(
         &[
             "load",
             "irq/s nohz_full",
             "published",
             "irq/s aggressive",
             "published",
+        ],
+        &irq,
+    );
+    let watts = table(
+        &[
+            "load",
             "W nohz_full",
             "published",
             "W aggressive",
             "published",
         ],
-        &rows,
+        &watts,
     );
     let costs: Vec<Vec<Cell>> = r
         .rows
@@ -263,10 +290,12 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
          proposal, idle to 8 hogs: the twin beside the published table.",
         &[
             ("Scenario", scenario),
-            ("Twin beside published", main),
-            ("What aggressive costs (twin)", costs),
-            ("Figures", figures(&plot::e1::figures(r)?)),
             ("Acceptance bands", bands(&r.checks, 3)),
+            (
+                "Twin beside published",
+                figures_with_tables(&plot::e1::figures(r)?, &[irq, watts]),
+            ),
+            ("What aggressive costs (twin)", costs),
         ],
     ))
 }
@@ -373,9 +402,48 @@ pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
         &[
             ("Scenario", scenario),
             ("Jitter per group (twin)", summary),
-            ("Figures", figures(&plot::e2::figures(r)?)),
+            ("Jitter distributions", e2_distributions(r)?),
         ],
     ))
+}
+
+/// Each group's exceedance figure followed by its numbers: per bucket edge, the share of the
+/// group's frames at or above it in every configuration (%).
+fn e2_distributions(r: &e2::Results) -> Result<String, PlotError> {
+    let figs = plot::e2::figures(r)?;
+    let mut tables = Vec::new();
+    for f in &figs {
+        let name = f.id.trim_start_matches("e2-");
+        let curves: Vec<(String, Vec<(f64, f64)>)> = r
+            .outcomes
+            .iter()
+            .filter_map(|o| {
+                let g = o.groups().into_iter().find(|g| g.group == name)?;
+                let h = g.jitter_histogram.as_ref()?;
+                Some((e2::config_name(o.config), plot::e2::exceedance(h)))
+            })
+            .collect();
+        let mut head = vec!["jitter ≥ (µs)".to_string()];
+        head.extend(curves.iter().map(|(c, _)| format!("{c} frames %")));
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let edges = curves.first().map_or(0, |(_, e)| e.len());
+        let rows: Vec<Vec<Cell>> = (0..edges)
+            .map(|i| {
+                let mut row = vec![Cell::Num(plot::tick(curves[0].1[i].0))];
+                row.extend(curves.iter().map(|(_, e)| {
+                    let share = e.get(i).map_or(0.0, |p| p.1) * 100.0;
+                    Cell::Num(if share == 0.0 {
+                        "0".into()
+                    } else {
+                        format!("{share:.4}")
+                    })
+                }));
+                row
+            })
+            .collect();
+        tables.push(table(&head, &rows));
+    }
+    Ok(figures_with_tables(&figs, &tables))
 }
 
 /// The E3 page: scenario, every configuration beside the published figure, the costs, the
@@ -438,13 +506,15 @@ pub fn e3_html(r: &e3::Results) -> Result<String, PlotError> {
          published figures.",
         &[
             ("Scenario", scenario),
-            ("Twin beside published", main),
-            ("Figures", figures(&plot::e3::figures(r)?)),
+            ("HLT-versus-polling difference", bands(&r.checks, 1)),
+            (
+                "Twin beside published",
+                figures_with_tables(&plot::e3::figures(r)?, &[main]),
+            ),
             (
                 "Costs and assumptions",
                 table(&["cost", "ns"], &costs) + &assumptions,
             ),
-            ("HLT-versus-polling difference", bands(&r.checks, 1)),
         ],
     ))
 }
@@ -512,8 +582,7 @@ pub fn e4_html(r: &e4::Results) -> Result<String, PlotError> {
         "A getpid() loop on three servers in four kernel configurations, unpinned and pinned.",
         &[
             ("Scenario", scenario),
-            ("Twin", main),
-            ("Figures", figures(&plot::e4::figures(r)?)),
+            ("Twin", figures_with_tables(&plot::e4::figures(r)?, &[main])),
         ],
     ))
 }
@@ -606,57 +675,118 @@ pub fn sweep_html(
         ),
         ("plotted against", x.name()),
     ]);
-    let mut head: Vec<String> = keys.iter().map(ParamKey::name).collect();
-    head.push("seeds".into());
-    head.extend(metrics.iter().map(|m| m.label().to_string()));
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let body: Vec<Vec<Cell>> = points
-        .iter()
-        .map(|p| {
-            let mut row: Vec<Cell> = keys
+    // Rows in the order of the x parameter (its number, else its first appearance), then
+    // of the other parameters' first appearance: the order the figure's lines run.
+    let position = |p: &SweepSummary, k: &ParamKey| -> (f64, usize) {
+        let q = p.params.iter().find(|q| &q.key == k);
+        let first_seen = q.map_or(0, |q| {
+            points
                 .iter()
-                .map(|k| {
-                    Cell::Text(
-                        p.params
-                            .iter()
-                            .find(|q| &q.key == k)
-                            .map_or_else(|| "-".into(), |q| q.value.clone()),
-                    )
-                })
-                .collect();
-            row.push(Cell::Num(p.seeds.len().to_string()));
-            row.extend(metrics.iter().map(|m| {
-                Cell::Num(p.aggregate.get(m).map_or_else(
-                    || "-".into(),
-                    |s| {
-                        if s.n > 1 {
-                            format!(
-                                "{} [{} – {}]",
-                                plot::tick(s.mean),
-                                plot::tick(s.min),
-                                plot::tick(s.max)
-                            )
-                        } else {
-                            plot::tick(s.mean)
-                        }
-                    },
-                ))
-            }));
-            row
-        })
-        .collect();
+                .position(|o| o.params.iter().any(|o| &o.key == k && o.value == q.value))
+                .unwrap_or(0)
+        });
+        (q.and_then(|q| q.number).unwrap_or(0.0), first_seen)
+    };
+    let mut order: Vec<&SweepSummary> = points.iter().collect();
+    let others: Vec<&ParamKey> = keys.iter().filter(|k| *k != x).collect();
+    order.sort_by(|a, b| {
+        let key = |p: &SweepSummary| -> Vec<(f64, usize)> {
+            std::iter::once(position(p, x))
+                .chain(others.iter().map(|k| position(p, k)))
+                .collect()
+        };
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    // The x parameter, then those that vary; one-valued ones are said in the titles.
+    let varies = |k: &ParamKey| {
+        fn value<'a>(p: &'a SweepSummary, k: &ParamKey) -> Option<&'a str> {
+            p.params
+                .iter()
+                .find(|q| &q.key == k)
+                .map(|q| q.value.as_str())
+        }
+        points.iter().any(|p| value(p, k) != value(first, k))
+    };
+    let mut columns: Vec<&ParamKey> = vec![x];
+    columns.extend(others.iter().copied().filter(|k| varies(k)));
     let figs = metrics
         .iter()
         .map(|&m| plot::sweep::figure(rows, m, x))
         .collect::<Result<Vec<_>, _>>()?;
+    let tables: Vec<String> = metrics
+        .iter()
+        .map(|m| {
+            let values: Vec<f64> = order
+                .iter()
+                .filter_map(|p| p.aggregate.get(m))
+                .flat_map(|s| [s.mean, s.min, s.max])
+                .collect();
+            let d = crate::format::column_decimals(values);
+            let num = |v: f64| fixed(v, d);
+            let mut head: Vec<String> = columns.iter().map(|k| k.name()).collect();
+            head.extend(
+                [
+                    "seeds",
+                    &format!("{} (mean)", m.label()),
+                    "min – max",
+                    "95 % interval",
+                ]
+                .map(String::from),
+            );
+            let head: Vec<&str> = head.iter().map(String::as_str).collect();
+            let body: Vec<Vec<Cell>> = order
+                .iter()
+                .map(|p| {
+                    let mut row: Vec<Cell> = columns
+                        .iter()
+                        .map(|k| {
+                            Cell::Text(p.params.iter().find(|q| &q.key == *k).map_or_else(
+                                || "-".into(),
+                                |q| plot::sweep::shown_value(&q.value).to_string(),
+                            ))
+                        })
+                        .collect();
+                    row.push(Cell::Num(p.seeds.len().to_string()));
+                    match p.aggregate.get(m) {
+                        Some(s) => {
+                            row.push(Cell::Num(num(s.mean)));
+                            row.push(Cell::Num(if s.n > 1 {
+                                format!("{} – {}", num(s.min), num(s.max))
+                            } else {
+                                "-".into()
+                            }));
+                            row.push(Cell::Num(match (s.ci95_low, s.ci95_high) {
+                                (Some(lo), Some(hi)) => format!("{} – {}", num(lo), num(hi)),
+                                _ => "-".into(),
+                            }));
+                        }
+                        None => row.extend((0..3).map(|_| Cell::Num("-".into()))),
+                    }
+                    row
+                })
+                .collect();
+            table(&head, &body)
+        })
+        .collect();
+    let on = plot::sweep::setup_words(&points);
+    let title = if on.is_empty() {
+        format!("Sweep {}", first.sweep)
+    } else {
+        format!("Sweep on {}", on.join(", "))
+    };
     Ok(page(
-        &format!("Sweep {}", first.sweep),
-        "Every point of the grid over its seeds: the mean, and the smallest and largest seed's \
-         value in brackets (the error bars of the figures).",
+        &title,
+        "Every point of the grid over its seeds: each figure, then its numbers — the mean, the \
+         smallest and largest seed's value (the error bars) and the 95 % interval of the mean, \
+         in the order of the parameter on the x axis.",
         &[
             ("Scenario", scenario),
-            ("Points", table(&head, &body)),
-            ("Figures", figures(&figs)),
+            (
+                "Figures and their numbers",
+                figures_with_tables(&figs, &tables),
+            ),
         ],
     ))
 }
@@ -720,9 +850,48 @@ mod tests {
             assert!(html.matches("<svg").count() >= 1);
         }
         assert!(
-            sweep.contains("1046 [1044 – 1048]"),
+            sweep.contains("<td class=\"n\">1046</td><td class=\"n\">1044 – 1048</td>"),
             "{}",
             without_svg(&sweep)
+        );
+    }
+
+    #[test]
+    fn sweep_page_puts_each_table_under_its_figure_in_x_order_without_wrapping() {
+        let rows = crate::plot::sweep::tests::rows();
+        let html = sweep_html(
+            &rows,
+            &[Metric::IrqPerS, Metric::Watts],
+            &ParamKey::Workload,
+        )
+        .unwrap();
+        assert!(CSS.contains("white-space:nowrap"));
+        // figure, table, figure, table.
+        let order: Vec<&str> = html
+            .match_indices("<figure")
+            .chain(html.match_indices("<table"))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_values()
+            .collect();
+        assert_eq!(
+            order[order.len() - 4..],
+            ["<figure", "<table", "<figure", "<table"]
+        );
+        // The irq/s table under the first figure: x (workload) first, rows by its value.
+        let t = &html[html.find("<table><thead><tr><th>workload").unwrap()..];
+        let t = &t[..t.find("</table>").unwrap()];
+        let workloads: Vec<&str> = t
+            .split("<tr><td>")
+            .skip(1)
+            .map(|r| &r[..r.find("</td>").unwrap()])
+            .collect();
+        assert_eq!(
+            workloads,
+            ["idle", "idle", "hogs:1", "hogs:1", "hogs:2", "hogs:2"]
+        );
+        assert!(
+            html.contains("<h1>Sweep e1-grid</h1>"),
+            "no setup in the rows: the id"
         );
     }
 

@@ -78,6 +78,10 @@ pub use compare::{compare_table, workload_label};
 pub use comparison::comparison_tables;
 pub use cpu::cpu_table;
 pub use e1::e1_report;
+
+/// Machines with at most this many CPUs get their per-CPU tables without `--per-cpu`: a
+/// screen holds them beside the summary.
+pub const PER_CPU_DEFAULT_MAX_CPUS: usize = 8;
 pub use e2::{ablation_report, e2_report};
 pub use e3::e3_report;
 pub use e4::e4_report;

@@ -11,9 +11,12 @@
 //!   `_max`, `_ci95_low`, `_ci95_high` per machine-wide metric (the per-CPU statistics are in
 //!   the JSON lines only).
 //!
-//! A metric a row does not have is an empty cell. Numbers are written in Rust's shortest
-//! round-trip form, so the columns depend only on the set of rows: shards merged back give the
-//! same bytes as one run. Values are quoted as RFC 4180 says when they hold a comma, a quote
+//! A metric a row does not have is an empty cell. Numbers are rounded to
+//! [`CSV_SIGNIFICANT_DIGITS`] significant digits (a twin's figure or a host measurement has
+//! no more meaning than that; the binary noise of sums such as `34.91760000000002` goes) and
+//! written in Rust's shortest form of the rounded value; the JSON lines keep full precision.
+//! Each cell depends only on its own value, computed from the rows' JSON values, so shards
+//! merged back give the same bytes as one run. Values are quoted as RFC 4180 says when they hold a comma, a quote
 //! or a line break (`hogs:2@1,3`).
 
 use std::fmt::Write;
@@ -126,8 +129,22 @@ pub fn summaries_csv(s: &[SweepSummary]) -> String {
 }
 
 /// A number in its shortest round-trip form, or an empty cell.
+/// Significant digits of a CSV number (module docs).
+pub const CSV_SIGNIFICANT_DIGITS: usize = 6;
+
+/// A CSV cell: `v` rounded to [`CSV_SIGNIFICANT_DIGITS`] digits, empty when absent.
 fn num(v: Option<f64>) -> String {
-    v.map_or_else(String::new, |v| format!("{v}"))
+    v.map_or_else(String::new, |v| {
+        if !v.is_finite() {
+            return format!("{v}");
+        }
+        // The decimal rounding in scientific notation, read back: the shortest form of
+        // the double nearest to it prints exactly those digits.
+        let rounded: f64 = format!("{v:.*e}", CSV_SIGNIFICANT_DIGITS - 1)
+            .parse()
+            .unwrap_or(v);
+        format!("{}", rounded + 0.0)
+    })
 }
 
 /// One CSV line, cells quoted where RFC 4180 requires it.
@@ -185,6 +202,7 @@ mod tests {
                 },
             ],
             seed,
+            setup: None,
             metrics: m,
         }
     }
@@ -221,5 +239,22 @@ mod tests {
     fn empty_sweep_is_a_header() {
         assert_eq!(rows_csv(&[]), "run,point,seed\n");
         assert_eq!(summaries_csv(&[]), "point,seeds\n");
+    }
+
+    #[test]
+    fn csv_numbers_keep_six_significant_digits() {
+        let cases: &[(f64, &str)] = &[
+            (34.91760000000002, "34.9176"),
+            (1036.6789, "1036.68"),
+            (0.000324123456, "0.000324123"),
+            (2.0, "2"),
+            (1234567.0, "1234570"),
+            (-0.0, "0"),
+            (0.1 + 0.2, "0.3"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(num(Some(*v)), *want, "{v}");
+        }
+        assert_eq!(num(None), "");
     }
 }

@@ -424,6 +424,76 @@ pub struct Percentiles {
     pub p999_us: f64,
 }
 
+/// A percentile read from a histogram, kept inside the exact extremes of the same samples.
+///
+/// A histogram answers a percentile with an edge of the bucket that holds it (HdrHistogram:
+/// the bucket's highest equivalent value), which can lie a few ns beyond the largest (or below
+/// the smallest) sample the exact running statistics saw. The true percentile lies both in
+/// that bucket and in `[min_us, max_us]`, so the bounded value is still a value of the bucket:
+/// no less precise, and no longer contradicting the row's maximum. `min_us > max_us` (no
+/// samples) leaves `v` as it is.
+pub fn within_extremes(v: f64, min_us: f64, max_us: f64) -> f64 {
+    if min_us <= max_us {
+        v.clamp(min_us, max_us)
+    } else {
+        v
+    }
+}
+
+impl Percentiles {
+    /// Each percentile through [`within_extremes`].
+    pub fn within_extremes(self, min_us: f64, max_us: f64) -> Percentiles {
+        let b = |v| within_extremes(v, min_us, max_us);
+        let p = Percentiles {
+            p50_us: b(self.p50_us),
+            p99_us: b(self.p99_us),
+            p999_us: b(self.p999_us),
+        };
+        debug_assert!(
+            min_us > max_us || (min_us <= p.p50_us && p.p50_us <= p.p999_us && p.p999_us <= max_us),
+            "{p:?} outside [{min_us}, {max_us}]"
+        );
+        p
+    }
+}
+
+impl FrameGroupReport {
+    /// The smallest and largest jitter of any CPU with frames (µs), `None` without frames.
+    pub fn jitter_extremes_us(&self) -> Option<(f64, f64)> {
+        let rows = || self.rows.iter().filter(|r| r.frames > 0);
+        Some((
+            rows().map(|r| r.min_us).reduce(f64::min)?,
+            rows().map(|r| r.max_us).reduce(f64::max)?,
+        ))
+    }
+
+    /// The smallest and largest wake-up latency of any CPU (µs), `None` when not measured.
+    pub fn wakeup_extremes_us(&self) -> Option<(f64, f64)> {
+        let rows = || self.rows.iter().filter_map(|r| r.wakeup.as_ref());
+        Some((
+            rows().map(|w| w.min_us).reduce(f64::min)?,
+            rows().map(|w| w.max_us).reduce(f64::max)?,
+        ))
+    }
+
+    /// The group's percentiles kept inside its rows' exact extremes ([`within_extremes`]):
+    /// what the producers call once the rows are filled in.
+    pub fn bound_percentiles(&mut self) {
+        if let Some((min, max)) = self.jitter_extremes_us() {
+            let p = Percentiles {
+                p50_us: self.p50_us,
+                p99_us: self.p99_us,
+                p999_us: self.p999_us,
+            }
+            .within_extremes(min, max);
+            (self.p50_us, self.p99_us, self.p999_us) = (p.p50_us, p.p99_us, p.p999_us);
+        }
+        if let (Some(w), Some((min, max))) = (self.wakeup, self.wakeup_extremes_us()) {
+            self.wakeup = Some(w.within_extremes(min, max));
+        }
+    }
+}
+
 /// One CPU's row of the frame table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FrameRow {

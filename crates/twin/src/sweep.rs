@@ -11,7 +11,7 @@ use crate::sim::simulate;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use ticklab_schema::sweep::grid::Point;
-use ticklab_schema::sweep::{Metrics, SWEEP_SCHEMA_VERSION, Shard, SweepRow};
+use ticklab_schema::sweep::{Metrics, SWEEP_SCHEMA_VERSION, Shard, SweepRow, SweepSetup};
 
 /// Maps `f` over `items` on up to `threads` threads, preserving order.
 /// `progress(done)` is called after each item completes.
@@ -150,6 +150,11 @@ pub fn run_grid_each(
             point: r.point.index,
             params: r.point.params.clone(),
             seed: r.seed,
+            setup: Some(SweepSetup {
+                machine: s.machine.name.clone(),
+                kernel: s.kernel.version.clone(),
+                hz: s.kernel.hz,
+            }),
             metrics: Metrics::from_report(&report),
         };
         on_row(&row)?;

@@ -24,7 +24,7 @@ use super::os;
 use super::pingpong::PingPongOutput;
 use super::plan::RunConfig;
 use super::sample::{self, ExpectedBusy, Snapshot};
-use super::stats::{LatencySummary, merged, percentile_ns};
+use super::stats::{LatencySummary, merged};
 use super::stop::Stop;
 use super::syscall::SyscallOutput;
 use super::watchdog::{WATCHDOG_GRACE_NS, WatchdogOutcome};
@@ -831,9 +831,9 @@ fn frame_group(
         .collect();
     policies.sort();
     policies.dedup();
-    let q = |p| percentile_ns(&jitter, p) as f64 / 1e3;
     // Percentiles from the merged histograms; minimum and maximum exact, from the workers'
-    // rows: the same numbers the frame table shows (one maximum per quantity).
+    // rows: the same numbers the frame table shows (one maximum per quantity), and the
+    // percentiles kept between them.
     let mut wake_summary = LatencySummary::from_histogram(&wakeup);
     let worker_wakeups: Vec<LatencySummary> = outs
         .iter()
@@ -866,16 +866,18 @@ fn frame_group(
         jitter_summary.min_us = min as f64 / 1e3;
         jitter_summary.max_us = max as f64 / 1e3;
     }
-    let report = FrameGroupReport {
+    wake_summary.bound_percentiles();
+    jitter_summary.bound_percentiles();
+    let mut report = FrameGroupReport {
         jitter_histogram: None,
         group: name.to_string(),
         frequency_hz,
         loop_units,
         flier_threshold_us,
         rows: outs.iter().map(|o| o.stats.row(o.cpu)).collect(),
-        p50_us: q(50.0),
-        p99_us: q(99.0),
-        p999_us: q(99.9),
+        p50_us: jitter_summary.p50_us,
+        p99_us: jitter_summary.p99_us,
+        p999_us: jitter_summary.p999_us,
         policy: (!policies.is_empty()).then(|| policies.join("; ")),
         wakeup: Some(Percentiles {
             p50_us: wake_summary.p50_us,
@@ -887,6 +889,7 @@ fn frame_group(
             .filter_map(|o| o.stats.histograms().cloned())
             .collect(),
     };
+    report.bound_percentiles();
     let details = FrameGroupDetails {
         group: name.to_string(),
         wakeup: wake_summary,

@@ -207,6 +207,24 @@ impl LatencySummary {
     }
 }
 
+impl LatencySummary {
+    /// Keeps every percentile inside `[min_us, max_us]` once those hold the exact extremes
+    /// ([`ticklab_schema::report::within_extremes`]: a histogram's bucket edge may lie beyond
+    /// them).
+    pub(crate) fn bound_percentiles(&mut self) {
+        let (min, max) = (self.min_us, self.max_us);
+        for p in [
+            &mut self.p25_us,
+            &mut self.p50_us,
+            &mut self.p75_us,
+            &mut self.p99_us,
+            &mut self.p999_us,
+        ] {
+            *p = ticklab_schema::report::within_extremes(*p, min, max);
+        }
+    }
+}
+
 /// The value at percentile `p` (0–100) of a histogram of nanoseconds: the smallest recorded
 /// value such that at least `p` % of samples are at or below it (within the histogram's
 /// 3-digit precision). 0 for an empty histogram.

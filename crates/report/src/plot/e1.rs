@@ -76,6 +76,7 @@ fn chart(r: &Results, q: Quantity) -> Chart {
         y_label: y_label.into(),
         x_axis: Axis::Linear,
         y_axis: Axis::Linear,
+        y_max: None,
         x_categories: Vec::new(),
         series,
     }

@@ -110,6 +110,7 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
         y_label: "ns per context switch".into(),
         x_axis: Axis::Log10,
         y_axis: Axis::Linear,
+        y_max: None,
         x_categories: Vec::new(),
         series,
     };

@@ -50,6 +50,7 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
         y_label: "ns per call".into(),
         x_axis: Axis::Linear,
         y_axis: Axis::Linear,
+        y_max: None,
         x_categories: Case::ALL
             .iter()
             .map(|c| {

@@ -22,10 +22,16 @@
 //!   the category names;
 //! * non-finite values are left out; a chart with nothing left is an error
 //!   ([`PlotError`]), never an empty picture;
-//! * the legend goes in a corner of the plot where it hides no line, or above the lines
-//!   when no corner is free (`legend_place`);
+//! * the legend goes under the plot, never over it: the plot area keeps the same share of
+//!   the canvas whatever the legend holds, and the canvas grows by the legend's lines;
 //! * series colours come from a fixed colour-blind-safe palette (Okabe and Ito), in series
-//!   order; [`Stroke::Dashed`] marks published figures.
+//!   order, and every series has its own marker shape (circle, square, triangle, cross);
+//!   [`Stroke::Dashed`] marks published figures;
+//! * series that coincide (same points, within half a percent of the axes) would hide one
+//!   another: each gets its own dash pattern, and the legend ends with a note
+//!   `n series coincide: ...` naming them ([`coinciding`]);
+//! * [`Chart::y_max`] bounds the value axis (100 for a percentage): the axis runs to the
+//!   data with 5 % of room, never past the bound.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -37,8 +43,12 @@ pub mod e3;
 pub mod e4;
 pub mod sweep;
 
-/// Width and height of every figure, pixels.
+/// Width and height of every figure without its legend, pixels (the legend's lines add
+/// [`LEGEND_LINE_PX`] each to the height).
 pub const SIZE: (u32, u32) = (760, 440);
+
+/// Height of one legend line, pixels.
+pub const LEGEND_LINE_PX: u32 = 18;
 
 /// One plotted point, with its spread (low, high) when several seeds gave it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,6 +105,8 @@ pub struct Chart {
     pub x_axis: Axis,
     /// Scale of y.
     pub y_axis: Axis,
+    /// Upper bound of the value axis (100 for a percentage), `None` for none.
+    pub y_max: Option<f64>,
     /// Names of the categories when x is categorical (points sit at their index); empty
     /// for a numeric x.
     pub x_categories: Vec<String>,
@@ -226,6 +238,122 @@ fn span(values: impl Iterator<Item = f64>, from_zero: bool) -> Option<(f64, f64)
     ))
 }
 
+/// Groups of series that coincide: series with the same number of shown points, each within
+/// half a percent of the plotted ranges of the other's. Each group is listed once, by series
+/// index, in series order; series that coincide with none are in no group.
+pub fn coinciding(
+    segs: &[Vec<Segment>],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Vec<Vec<usize>> {
+    let (dx, dy) = (0.005 * (x1 - x0).abs(), 0.005 * (y1 - y0).abs());
+    let same = |a: &[Segment], b: &[Segment]| {
+        let (pa, pb): (Vec<_>, Vec<_>) =
+            (a.iter().flatten().collect(), b.iter().flatten().collect());
+        !pa.is_empty()
+            && pa.len() == pb.len()
+            && pa
+                .iter()
+                .zip(&pb)
+                .all(|(p, q)| (p.0 - q.0).abs() <= dx && (p.1 - q.1).abs() <= dy)
+    };
+    let mut group_of: Vec<Option<usize>> = vec![None; segs.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..segs.len() {
+        if group_of[i].is_some() {
+            continue;
+        }
+        let members: Vec<usize> = (i..segs.len())
+            .filter(|&j| group_of[j].is_none() && (j == i || same(&segs[i], &segs[j])))
+            .collect();
+        if members.len() > 1 {
+            for &j in &members {
+                group_of[j] = Some(groups.len());
+            }
+            groups.push(members);
+        }
+    }
+    groups
+}
+
+/// How one series is drawn: its line (dash pattern) and marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Look {
+    /// `None` solid, else (dash, gap) in pixels.
+    dash: Option<(u32, u32)>,
+    /// Marker shape, 0 circle, 1 square, 2 triangle, 3 cross.
+    marker: usize,
+    /// Hollow marker (published figures).
+    hollow: bool,
+}
+
+/// Dash patterns of the members of a group of coinciding series, in member order.
+const COINCIDE_DASHES: [Option<(u32, u32)>; 4] = [None, Some((10, 5)), Some((3, 4)), Some((16, 4))];
+
+fn looks(chart: &Chart, groups: &[Vec<usize>]) -> Vec<Look> {
+    chart
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let base = match s.stroke {
+                Stroke::Solid => None,
+                Stroke::Dashed => Some((7, 5)),
+            };
+            let dash = groups
+                .iter()
+                .find_map(|g| g.iter().position(|&j| j == i))
+                .map_or(base, |k| COINCIDE_DASHES[k % COINCIDE_DASHES.len()]);
+            Look {
+                dash,
+                marker: i % 4,
+                hollow: s.stroke == Stroke::Dashed,
+            }
+        })
+        .collect()
+}
+
+/// The legend laid out under the plot: each line a list of (series index, x pixel), then
+/// the notes (one line each).
+struct Legend {
+    lines: Vec<Vec<(usize, i32)>>,
+    notes: Vec<String>,
+}
+
+impl Legend {
+    fn new(chart: &Chart, groups: &[Vec<usize>]) -> Legend {
+        let width = SIZE.0 as i32 - 24;
+        let mut lines: Vec<Vec<(usize, i32)>> = Vec::new();
+        let mut x = width;
+        for (i, s) in chart.series.iter().enumerate() {
+            // About 6.5 px a character at 12 px, 34 px of swatch and 16 of gap.
+            let w = 34 + (s.label.chars().count() as f64 * 6.5) as i32 + 16;
+            if x + w > width || lines.is_empty() {
+                lines.push(Vec::new());
+                x = 0;
+            }
+            if let Some(line) = lines.last_mut() {
+                line.push((i, x));
+            }
+            x += w;
+        }
+        let notes = groups
+            .iter()
+            .map(|g| {
+                let names: Vec<&str> = g.iter().map(|&i| chart.series[i].label.as_str()).collect();
+                format!("{} series coincide: {}", g.len(), names.join("; "))
+            })
+            .collect();
+        Legend { lines, notes }
+    }
+
+    /// Height in pixels (with 8 px of margin when not empty).
+    fn height(&self) -> u32 {
+        let n = (self.lines.len() + self.notes.len()) as u32;
+        if n == 0 { 0 } else { n * LEGEND_LINE_PX + 8 }
+    }
+}
+
 /// Draws `chart` as an SVG document (see the module documentation for the rules).
 pub fn svg(chart: &Chart) -> Result<String, PlotError> {
     let categorical = !chart.x_categories.is_empty();
@@ -251,8 +379,13 @@ pub fn svg(chart: &Chart) -> Result<String, PlotError> {
             .into_iter()
             .flatten()
     });
-    let (y0, y1) = span(y_values, chart.y_axis == Axis::Linear).ok_or_else(nothing)?;
-    let (legend, y1) = legend_place(chart, &segs, (x0, x1), (y0, y1));
+    let (y0, mut y1) = span(y_values, chart.y_axis == Axis::Linear).ok_or_else(nothing)?;
+    if let Some(max) = chart.y_max.and_then(|m| place(m, chart.y_axis)) {
+        y1 = y1.min(max).max(y0 + f64::EPSILON);
+    }
+    let groups = coinciding(&segs, (x0, x1), (y0, y1));
+    let looks = looks(chart, &groups);
+    let legend = Legend::new(chart, &groups);
     let whole_x = placed().all(|p| p.0.fract() == 0.0);
     let x_labels = if categorical {
         Some(chart.x_categories.len() + 1)
@@ -263,79 +396,24 @@ pub fn svg(chart: &Chart) -> Result<String, PlotError> {
 
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let size = (SIZE.0, SIZE.1 + legend.height());
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         let layout = Layout {
             x: (x0, x1),
             y: (y0, y1),
             x_axis,
             x_labels,
             y_labels,
-            legend,
         };
-        draw(&root, chart, &segs, &layout)
-            .map_err(|e| PlotError(format!("{}: {e}", chart.title)))?;
-        root.present()
-            .map_err(|e| PlotError(format!("{}: {e}", chart.title)))?;
+        let err =
+            |e: DrawingAreaErrorKind<std::io::Error>| PlotError(format!("{}: {e}", chart.title));
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, below) = root.split_vertically(SIZE.1);
+        draw(&plot, chart, &segs, &looks, &layout).map_err(err)?;
+        draw_legend(&below, chart, &looks, &legend).map_err(err)?;
+        root.present().map_err(err)?;
     }
     Ok(out)
-}
-
-/// Where the legend goes: of upper right, upper left, lower right, lower left (in that order
-/// of preference), the corner whose legend-sized box covers none of the lines' points and
-/// of 16 samples along each of their segments; when every corner covers some, the y axis
-/// grows by the legend's height and the legend goes upper right, above the lines. Returns
-/// the position and the (possibly raised) top of the y axis. Coordinates are the plotted
-/// ones, `(x0, x1)` × `(y0, y1)`.
-fn legend_place(
-    chart: &Chart,
-    segs: &[Vec<Segment>],
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> (SeriesLabelPosition, f64) {
-    let longest = chart
-        .series
-        .iter()
-        .map(|s| s.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    // The box as a fraction of the plot area (about 6.5 px a character at 12 px, 40 px of
-    // swatch and margins, 17 px a line; the plot area is about 670 × 330 px).
-    let w = ((longest as f64 * 6.5 + 40.0) / 670.0).min(1.0);
-    let h = ((chart.series.len() as f64 * 17.0 + 16.0) / 330.0).min(0.8);
-    let mut samples = Vec::new();
-    for seg in segs.iter().flatten() {
-        for pair in seg.windows(2) {
-            let ((ax, ay, _), (bx, by, _)) = (pair[0], pair[1]);
-            for k in 0..16 {
-                let t = f64::from(k) / 16.0;
-                samples.push((ax + t * (bx - ax), ay + t * (by - ay)));
-            }
-        }
-        samples.extend(seg.iter().flat_map(|&(x, y, spread)| {
-            [Some((x, y)), spread.map(|s| (x, s.1))]
-                .into_iter()
-                .flatten()
-        }));
-    }
-    let norm = |(x, y): (f64, f64)| ((x - x0) / (x1 - x0), (y - y0) / (y1 - y0));
-    let free = |right: bool, upper: bool| {
-        !samples.iter().map(|&p| norm(p)).any(|(u, v)| {
-            (if right { u >= 1.0 - w } else { u <= w })
-                && (if upper { v >= 1.0 - h } else { v <= h })
-        })
-    };
-    [
-        (SeriesLabelPosition::UpperRight, true, true),
-        (SeriesLabelPosition::UpperLeft, false, true),
-        (SeriesLabelPosition::LowerRight, true, false),
-        (SeriesLabelPosition::LowerLeft, false, false),
-    ]
-    .into_iter()
-    .find(|&(_, right, upper)| free(right, upper))
-    .map_or_else(
-        || (SeriesLabelPosition::UpperRight, y0 + (y1 - y0) / (1.0 - h)),
-        |(pos, _, _)| (pos, y1),
-    )
 }
 
 /// How many tick labels an axis over `lo..hi` asks plotters for: one a decade on a log axis
@@ -352,27 +430,26 @@ fn label_count(lo: f64, hi: f64, axis: Axis, whole: bool) -> Option<usize> {
 
 type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
-/// What [`svg`] decided before drawing: the plotted ranges, the x scale, the tick label
-/// counts and the legend's corner.
+/// What [`svg`] decided before drawing: the plotted ranges, the x scale and the tick label
+/// counts.
 struct Layout {
     x: (f64, f64),
     y: (f64, f64),
     x_axis: Axis,
     x_labels: Option<usize>,
     y_labels: Option<usize>,
-    legend: SeriesLabelPosition,
 }
 
 fn draw(
     root: &DrawingArea<SVGBackend<'_>, Shift>,
     chart: &Chart,
     segs: &[Vec<Segment>],
+    looks: &[Look],
     layout: &Layout,
 ) -> DrawResult {
     let ((x0, x1), (y0, y1), x_axis) = (layout.x, layout.y, layout.x_axis);
-    root.fill(&WHITE)?;
     let mut c = ChartBuilder::on(root)
-        .caption(&chart.title, ("sans-serif", 18))
+        .caption(&chart.title, ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
@@ -412,46 +489,104 @@ fn draw(
     }
     mesh.draw()?;
 
-    for (s, segs) in chart.series.iter().zip(segs) {
+    for ((s, segs), &look) in chart.series.iter().zip(segs).zip(looks) {
         let col = color(s.color);
-        for (i, seg) in segs.iter().enumerate() {
+        for seg in segs {
             let line = seg.iter().map(|&(x, y, _)| (x, y));
-            let drawn = match s.stroke {
-                Stroke::Solid => c.draw_series(LineSeries::new(line, col.stroke_width(2)))?,
-                Stroke::Dashed => {
-                    c.draw_series(DashedLineSeries::new(line, 7, 5, col.stroke_width(2)))?
+            match look.dash {
+                None => {
+                    c.draw_series(LineSeries::new(line, col.stroke_width(2)))?;
+                }
+                Some((dash, gap)) => {
+                    c.draw_series(DashedLineSeries::new(line, dash, gap, col.stroke_width(2)))?;
+                }
+            }
+            let style = if look.hollow {
+                col.stroke_width(1)
+            } else {
+                col.filled()
+            };
+            let at = seg.iter().map(|&(x, y, _)| (x, y));
+            match look.marker {
+                1 => c.draw_series(
+                    at.map(|p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], style)),
+                )?,
+                2 => c.draw_series(
+                    at.map(|p| EmptyElement::at(p) + TriangleMarker::new((0, 0), 4, style)),
+                )?,
+                3 => c.draw_series(
+                    at.map(|p| EmptyElement::at(p) + Cross::new((0, 0), 3, col.stroke_width(2))),
+                )?,
+                _ => {
+                    c.draw_series(at.map(|p| EmptyElement::at(p) + Circle::new((0, 0), 3, style)))?
                 }
             };
-            if i == 0 {
-                let stroke = s.stroke;
-                drawn.label(s.label.as_str()).legend(move |(x, y)| {
-                    let style = col.stroke_width(2);
-                    match stroke {
-                        Stroke::Solid => {
-                            PathElement::new(vec![(x, y), (x + 22, y)], style).into_dyn()
-                        }
-                        Stroke::Dashed => {
-                            PathElement::new(vec![(x, y), (x + 8, y)], style).into_dyn()
-                        }
-                    }
-                });
-            }
-            let marker = |&(x, y, _): &(f64, f64, Option<(f64, f64)>)| match s.stroke {
-                Stroke::Solid => Circle::new((x, y), 3, col.filled()).into_dyn(),
-                Stroke::Dashed => Circle::new((x, y), 3, col.stroke_width(1)).into_dyn(),
-            };
-            c.draw_series(seg.iter().map(marker))?;
             c.draw_series(seg.iter().filter_map(|&(x, y, spread)| {
                 spread.map(|(lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, col.stroke_width(1), 8))
             }))?;
         }
     }
-    c.configure_series_labels()
-        .position(layout.legend.clone())
-        .label_font(("sans-serif", 12))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(190, 190, 190))
-        .draw()?;
+    Ok(())
+}
+
+/// The legend under the plot: per series a swatch (its line and marker) and its label, then
+/// the notes.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &Chart,
+    looks: &[Look],
+    legend: &Legend,
+) -> DrawResult {
+    let left = 76;
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    let mut y = 4 + LEGEND_LINE_PX as i32 / 2;
+    for line in &legend.lines {
+        for &(i, x) in line {
+            let (s, look) = (&chart.series[i], looks[i]);
+            let col = color(s.color);
+            let (a, b) = ((left + x, y), (left + x + 26, y));
+            match look.dash {
+                None => area.draw(&PathElement::new(vec![a, b], col.stroke_width(2)))?,
+                Some((dash, gap)) => {
+                    // Dashes of the swatch as separate strokes (the backend draws no pattern).
+                    let mut from = a.0;
+                    while from < b.0 {
+                        let to = (from + dash as i32).min(b.0);
+                        area.draw(&PathElement::new(
+                            vec![(from, y), (to, y)],
+                            col.stroke_width(2),
+                        ))?;
+                        from = to + gap as i32;
+                    }
+                }
+            }
+            let style = if look.hollow {
+                col.stroke_width(1)
+            } else {
+                col.filled()
+            };
+            let m = (left + x + 13, y);
+            match look.marker {
+                1 => area.draw(&Rectangle::new(
+                    [(m.0 - 3, m.1 - 3), (m.0 + 3, m.1 + 3)],
+                    style,
+                ))?,
+                2 => area.draw(&TriangleMarker::new(m, 4, style))?,
+                3 => area.draw(&Cross::new(m, 3, col.stroke_width(2)))?,
+                _ => area.draw(&Circle::new(m, 3, style))?,
+            }
+            area.draw(&Text::new(
+                s.label.clone(),
+                (left + x + 34, y - 6),
+                font.clone(),
+            ))?;
+        }
+        y += LEGEND_LINE_PX as i32;
+    }
+    for note in &legend.notes {
+        area.draw(&Text::new(note.clone(), (left, y - 6), font.clone()))?;
+        y += LEGEND_LINE_PX as i32;
+    }
     Ok(())
 }
 
@@ -512,6 +647,7 @@ mod tests {
             y_label: "y".into(),
             x_axis: Axis::Linear,
             y_axis: Axis::Log10,
+            y_max: None,
             x_categories: Vec::new(),
             series: vec![Series {
                 label: "s".into(),
@@ -538,6 +674,7 @@ mod tests {
             y_label: "local timer irq/s".into(),
             x_axis: Axis::Linear,
             y_axis: Axis::Linear,
+            y_max: None,
             x_categories: vec!["nohz_full=all".into(), "nohz_full=all aggr".into()],
             series: vec![Series {
                 label: "hogs:1".into(),

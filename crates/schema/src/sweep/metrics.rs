@@ -92,6 +92,15 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Whether the metric is a share in 0..1 (its interval: [`super::Stats::of_fraction`];
+    /// its figures: a 0–100 % axis).
+    pub fn is_fraction(self) -> bool {
+        matches!(
+            self,
+            Metric::TickStoppedFraction | Metric::BusyFraction | Metric::PackageIdleFraction
+        )
+    }
+
     /// Every metric, in column order.
     pub const ALL: [Metric; 32] = [
         Metric::IrqPerS,
@@ -239,6 +248,14 @@ pub enum CpuMetric {
 }
 
 impl CpuMetric {
+    /// Whether the metric is a share in 0..1 (its interval: [`super::Stats::of_fraction`]).
+    pub fn is_fraction(self) -> bool {
+        matches!(
+            self,
+            CpuMetric::TickStoppedFraction | CpuMetric::BusyFraction
+        )
+    }
+
     /// Every per-CPU metric, in column order.
     pub const ALL: [CpuMetric; 5] = [
         CpuMetric::IrqPerS,

@@ -157,8 +157,23 @@ pub struct SweepRow {
     pub params: Vec<SweepParam>,
     /// The run's seed.
     pub seed: u64,
+    /// The machine and kernel the run simulated, for figure titles (absent in rows written
+    /// before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SweepSetup>,
     /// What the run produced.
     pub metrics: Metrics,
+}
+
+/// What a sweep run ran on, in words a figure title can carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SweepSetup {
+    /// Machine preset name (`xps13-7390`).
+    pub machine: String,
+    /// Kernel version (`6.3`).
+    pub kernel: String,
+    /// CONFIG_HZ.
+    pub hz: u32,
 }
 
 /// One CPU's metrics over the seeds of a point.
@@ -185,6 +200,9 @@ pub struct SweepSummary {
     pub params: Vec<SweepParam>,
     /// The seeds folded, in run order.
     pub seeds: Vec<u64>,
+    /// The setup of the point's first row ([`SweepRow::setup`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<SweepSetup>,
     /// Machine-wide statistics per metric (metrics no seed produced are absent).
     pub aggregate: BTreeMap<Metric, Stats>,
     /// Per-CPU statistics, in CPU order (CPUs of the first seed's run).
@@ -222,7 +240,12 @@ impl SweepSummary {
                     .iter()
                     .filter_map(|r| r.metrics.aggregate.get(&m).copied())
                     .collect();
-                Stats::of(&xs).map(|s| (m, s))
+                if m.is_fraction() {
+                    Stats::of_fraction(&xs)
+                } else {
+                    Stats::of(&xs)
+                }
+                .map(|s| (m, s))
             })
             .collect();
         let cpus = first
@@ -241,7 +264,12 @@ impl SweepSummary {
                             .filter_map(|r| r.metrics.cpus.get(i))
                             .filter_map(|c| c.values.get(&m).copied())
                             .collect();
-                        Stats::of(&xs).map(|s| (m, s))
+                        if m.is_fraction() {
+                            Stats::of_fraction(&xs)
+                        } else {
+                            Stats::of(&xs)
+                        }
+                        .map(|s| (m, s))
                     })
                     .collect(),
             })
@@ -252,6 +280,7 @@ impl SweepSummary {
             point: first.point,
             params: first.params.clone(),
             seeds: rows.iter().map(|r| r.seed).collect(),
+            setup: first.setup.clone(),
             aggregate,
             cpus,
         }
@@ -301,6 +330,7 @@ mod tests {
                 number: Some(100.0),
             }],
             seed,
+            setup: None,
             metrics: m,
         }
     }

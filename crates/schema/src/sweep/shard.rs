@@ -169,6 +169,7 @@ mod tests {
             point: run,
             params: Vec::new(),
             seed: 1,
+            setup: None,
             metrics: Metrics::default(),
         }
     }

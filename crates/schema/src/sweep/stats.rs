@@ -1,5 +1,11 @@
 //! Statistics of one metric over the seeds of a sweep point: mean, extremes and the 95 %
 //! confidence interval of the mean (Student's t, the seeds taken as independent samples).
+//!
+//! A fraction (tick-stopped share, busy share, package idle: 0..1) gets its interval on the
+//! logit scale ([`Stats::of_fraction`]): t on `ln(p / (1 − p))` of each seed, mapped back, so
+//! that the interval stays inside (0, 1) and narrows towards a bound the way a proportion's
+//! does. Wilson's interval would need a count of trials; a seed's fraction is a share of
+//! time, not a count, so the seeds' own spread is the scale's input here.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +54,32 @@ impl Stats {
             ci95_low: lo,
             ci95_high: hi,
         })
+    }
+}
+
+impl Stats {
+    /// The statistics of `xs`, fractions in 0..1: mean, extremes and [`Stats::of`]'s, but the
+    /// interval computed on the logit scale (see the module docs) when every value lies
+    /// strictly inside (0, 1), else the t interval cut to [0, 1] (a seed at a bound: no
+    /// logit). The interval always lies in [0, 1] and holds the mean.
+    pub fn of_fraction(xs: &[f64]) -> Option<Stats> {
+        let mut s = Stats::of(xs)?;
+        if xs.len() >= 2 && xs.iter().all(|&x| x > 0.0 && x < 1.0) {
+            let logits: Vec<f64> = xs.iter().map(|&x| (x / (1.0 - x)).ln()).collect();
+            let l = Stats::of(&logits)?;
+            let back = |v: f64| 1.0 / (1.0 + (-v).exp());
+            s.ci95_low = l.ci95_low.map(back).map(|v| v.min(s.mean));
+            s.ci95_high = l.ci95_high.map(back).map(|v| v.max(s.mean));
+        } else {
+            s.ci95_low = s.ci95_low.map(|v| v.clamp(0.0, 1.0));
+            s.ci95_high = s.ci95_high.map(|v| v.clamp(0.0, 1.0));
+        }
+        debug_assert!(
+            s.ci95_low.is_none_or(|v| (0.0..=1.0).contains(&v))
+                && s.ci95_high.is_none_or(|v| (0.0..=1.0).contains(&v)),
+            "{s:?}"
+        );
+        Some(s)
     }
 }
 
@@ -126,5 +158,39 @@ mod tests {
         // No spread, no width.
         let flat = Stats::of(&[7.0, 7.0]).unwrap_or_else(|| unreachable!());
         assert_eq!((flat.ci95_low, flat.ci95_high), (Some(7.0), Some(7.0)));
+    }
+
+    #[test]
+    fn fraction_intervals_stay_inside_zero_and_one() {
+        // Plain t would reach above 1: mean 0.98, s ≈ 0.0265, half-width 12.706 · s / √2.
+        let plain = Stats::of(&[0.999, 0.961]).unwrap_or_else(|| unreachable!());
+        assert!(plain.ci95_high.unwrap_or(0.0) > 1.0, "{plain:?}");
+        let cases: &[&[f64]] = &[
+            &[0.999, 0.961],
+            &[0.001, 0.2, 0.05],
+            &[0.0, 0.3],
+            &[1.0, 0.7, 0.95],
+            &[0.5, 0.5],
+            &[0.0, 0.0],
+        ];
+        for xs in cases {
+            let s = Stats::of_fraction(xs).unwrap_or_else(|| unreachable!());
+            let (lo, hi) = (s.ci95_low.unwrap_or(-1.0), s.ci95_high.unwrap_or(-1.0));
+            assert!(
+                (0.0..=1.0).contains(&lo) && (0.0..=1.0).contains(&hi),
+                "{xs:?}: {s:?}"
+            );
+            assert!(lo <= s.mean && s.mean <= hi, "{xs:?}: {s:?}");
+            assert_eq!(
+                (s.n, s.min, s.max),
+                (plain_of(xs).n, plain_of(xs).min, plain_of(xs).max)
+            );
+        }
+        let one = Stats::of_fraction(&[0.3]).unwrap_or_else(|| unreachable!());
+        assert_eq!((one.ci95_low, one.ci95_high), (None, None));
+    }
+
+    fn plain_of(xs: &[f64]) -> Stats {
+        Stats::of(xs).unwrap_or_else(|| unreachable!())
     }
 }

@@ -161,7 +161,7 @@ pub(crate) fn group_report(
 ) -> FrameGroupReport {
     let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
     let w = |p: f64| g.wake_hist.value_at_quantile(p) as f64 / 1e3;
-    FrameGroupReport {
+    let mut report = FrameGroupReport {
         jitter_histogram: Some(jitter_histogram(
             g.hist
                 .iter_recorded()
@@ -197,7 +197,10 @@ pub(crate) fn group_report(
             .iter()
             .filter_map(|&i| workers[i].histograms.clone())
             .collect(),
-    }
+    };
+    // The histogram's bucket edges may lie beyond the exact extremes of the rows.
+    report.bound_percentiles();
+    report
 }
 
 #[cfg(test)]
