@@ -424,13 +424,17 @@ fn a_closed_stdout_is_141_everywhere() {
         vec!["host", "irqs", "-D", "100ms"],
     ];
     for args in &commands {
-        let mut child = bin()
+        // The read end is closed before the spawn: closed after it, a child that another test
+        // thread forks in between inherits it for a moment, and a short output then fits in
+        // the pipe and succeeds (a flake seen under load).
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let child = bin()
             .args(args)
-            .stdout(Stdio::piped())
+            .stdout(writer)
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        drop(child.stdout.take());
         let out = child.wait_with_output().expect("wait");
         assert_eq!(out.status.code(), Some(141), "{args:?}: {}", stderr(&out));
         assert!(out.stderr.is_empty(), "{args:?}: {}", stderr(&out));
