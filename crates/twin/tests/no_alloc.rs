@@ -2,20 +2,36 @@
 //! heap and the scratch vectors once), stepping the simulation performs zero heap allocations.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 use ticklab_schema::scenario::Run;
 use ticklab_twin::Sim;
 use ticklab_twin::experiments::{e1, e2, e4};
 
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// Allocations made by this thread. Per thread, so that the test harness's own threads
+    /// (its "has been running for over 60 seconds" notice on a slow machine) are not counted:
+    /// a global counter made this test fail under load. A `const` initialiser without a
+    /// destructor, so reading it from inside the allocator allocates nothing.
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts one allocation of the calling thread.
+fn count() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+/// The calling thread's allocations so far.
+fn allocs() -> u64 {
+    ALLOCS.with(Cell::get)
+}
 
 // SAFETY: every method forwards to the system allocator with the caller's arguments unchanged,
 // so `Counting` upholds `GlobalAlloc`'s contract exactly as `System` does; it only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller guarantees `layout` has a non-zero size (`GlobalAlloc::alloc`).
         unsafe { System.alloc(layout) }
     }
@@ -24,7 +40,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: `ptr` came from `System` with `layout`, and the caller guarantees `new_size`
         // is non-zero and fits `isize` when rounded to the alignment.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -38,10 +54,10 @@ static GLOBAL: Counting = Counting;
 /// least `min_events` events and no heap allocation.
 fn assert_steps_without_allocating(mut sim: Sim, warmup_ns: u64, min_events: u64, what: &str) {
     while sim.now() < warmup_ns && sim.step() {}
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     let events_before = sim.events();
     while sim.step() {}
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocs() - before;
     let events = sim.events() - events_before;
     assert!(events > min_events, "{events} events ({what})");
     assert_eq!(
@@ -50,10 +66,14 @@ fn assert_steps_without_allocating(mut sim: Sim, warmup_ns: u64, min_events: u64
     );
 }
 
-/// One test, not several: the allocation counter is global, and tests in parallel threads
-/// would count each other's setup.
+/// One test, not several: the counter is per thread, so several would also work, but one
+/// keeps the scenarios' setup out of each other's way on a small machine.
 #[test]
 fn stepping_does_not_allocate() {
+    // The counter sees this thread's allocations (else every check below would pass).
+    let b = allocs();
+    drop(std::hint::black_box(vec![1u8; 16]));
+    assert!(allocs() > b, "the per-thread counter counts");
     for (mode, hogs) in [
         (e1::Mode::NohzFull, 0),
         (e1::Mode::Aggressive, 2),
