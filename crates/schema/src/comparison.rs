@@ -545,8 +545,13 @@ mod tests {
             (0.0, 9.9, Some(true)),
             (5.0, 15.5, Some(false)),
             (19.9, 30.0, Some(false)),
-            (20.0, 90.0, None),
-            (99.9, 0.0, None),
+            // Between 20 and 100 LOC/s: ±25 % or ±5 LOC/s, whichever is wider.
+            (20.0, 25.0, Some(true)),
+            (20.0, 25.1, Some(false)),
+            (80.0, 100.0, Some(true)),
+            (80.0, 100.1, Some(false)),
+            (20.0, 90.0, Some(false)),
+            (99.9, 0.0, Some(false)),
         ];
         for (k, t, within) in cases {
             assert_eq!(loc_band_vm(k).within(k, t), within, "{k} vs {t}");
