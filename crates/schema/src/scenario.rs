@@ -290,6 +290,13 @@ pub struct BackgroundSource {
     /// (every instance stays on its CPU); written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub follows_task: bool,
+    /// The woken task sleeps `period_ns` counted from the end of its run (a relative sleep,
+    /// `HRTIMER_MODE_REL`, as in a `sleep(period)` loop), not on a fixed grid: each period is
+    /// the sleep plus the run, so the source's phase drifts against the tick grid instead of
+    /// keeping the phase it started with. Needs `wakes_task`, `period_ns` and an hrtimer.
+    /// Absent in older scenario files, meaning false; written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relative: bool,
     /// Where the numbers come from.
     pub provenance: String,
     /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
@@ -528,6 +535,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            relative: false,
             provenance:
                 "C: watchdog_thresh=10 s, sample period 2/5 of it (docs/kernel-behaviour.md §4.5)"
                     .into(),
@@ -544,6 +552,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            relative: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
                 .into(),
             cpus: None,
@@ -561,6 +570,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            relative: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
             cpus: None,
         },
@@ -576,6 +586,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 50_000,
             wakes_task: true,
             follows_task: false,
+            relative: false,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
                 .into(),
             cpus: None,

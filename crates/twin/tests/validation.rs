@@ -122,6 +122,7 @@ fn source() -> impl Strategy<Value = BackgroundSource> {
                 slack_ns,
                 wakes_task: place == 0,
                 follows_task: false,
+                relative: false,
                 provenance: "proptest".into(),
                 cpus: cpus.and_then(|c| ticklab_cmdline::parse_cpulist(&c, u32::MAX).ok()),
             },
@@ -222,6 +223,7 @@ fn issue_17_panics_are_errors_of_simulate() {
                 slack_ns: 0,
                 wakes_task: false,
                 follows_task: false,
+                relative: false,
                 provenance: "test".into(),
                 cpus: None,
             });

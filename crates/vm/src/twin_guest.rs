@@ -175,6 +175,7 @@ fn kernel_wheel(
         slack_ns: 0,
         wakes_task,
         follows_task: false,
+        relative: false,
         provenance: provenance.into(),
         cpus: None,
     }
@@ -255,6 +256,8 @@ pub fn guest_background(
         slack_ns: 50_000,
         wakes_task: true,
         follows_task: false,
+        // It waits until its own clock reading plus the poll, taken after each wake-up.
+        relative: true,
         provenance: "C: host run's coordinator poll (COORDINATOR_POLL_NS, \
                      COORDINATOR_POLL_COUNTED_NS in crates/host/src/harness/run.rs)"
             .into(),
@@ -302,6 +305,52 @@ fn syscall_as_run(workload: &mut Workload, machine: &mut Machine, guest: &Report
     }
 }
 
+/// How long a woken background task ran in the guest, per wake-up: the busy time the guest
+/// measured on the coordinator's CPU over the task wake-ups the twin's background makes there
+/// in the window (the coordinator's polls, plus every per-CPU source that wakes a task).
+/// `None` when the guest has no busy time for that CPU, a workload task runs there, or the CPU
+/// was busy for more than half of the gaps between wake-ups (then it was not idle in between,
+/// and its busy time says nothing about one wake-up).
+///
+/// Like the syscall loop's speed ([`syscall_as_run`]), this is the emulator's speed taken as
+/// run, not fitted: under TCG a wake-up keeps the coordinator's vCPU out of idle for two to
+/// three milliseconds where the preset says 30 µs, and a CPU that leaves idle restarts its
+/// tick, so the longer it stays out the likelier a tick falls inside (docs/vm-validation.md,
+/// "The coordinator's CPU"). The busy time also holds the handling of that CPU's other
+/// interrupts, which the twin charges on its own; it is not subtracted (the guest's other
+/// CPUs give no clean price for one interrupt: their busy time holds kworker runs too), so
+/// the run taken is an upper bound and the twin errs high on that CPU.
+fn background_task_as_run(
+    guest: &Report,
+    cpu: u32,
+    workload: &Workload,
+    background: &[BackgroundSource],
+    duration_ns: u64,
+) -> Option<u64> {
+    if busy_cpus(workload).contains(cpu) || duration_ns == 0 {
+        return None;
+    }
+    let busy_ns = guest.cpus.iter().find(|c| c.cpu == cpu)?.busy_ns?;
+    let per_s: f64 = background
+        .iter()
+        .filter(|b| b.wakes_task)
+        .filter(|b| match &b.cpus {
+            Some(on) => on.contains(cpu),
+            None => matches!(b.placement, Placement::PerCpu),
+        })
+        .filter_map(|b| b.period_ns)
+        .filter(|&p| p > 0)
+        .map(|p| 1e9 / p as f64)
+        .sum();
+    let wakeups = per_s * duration_ns as f64 / 1e9;
+    if wakeups < 1.0 {
+        return None;
+    }
+    let run_ns = busy_ns as f64 / wakeups;
+    let gap_ns = 1e9 / per_s;
+    (run_ns < 0.5 * gap_ns).then(|| run_ns.round().max(1.0) as u64)
+}
+
 /// The twin scenario of one guest boot. Seed 1; a 1 s warm-up stands for the guest's settle
 /// time before the window.
 pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
@@ -320,11 +369,17 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
         .unwrap_or_default();
     let coordinator = observed_coordinator_cpu(p.guest, &workload, &nohz_full, &isolated)
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
+    let background = guest_background(&workload, p.config.hz, coordinator, &p.config.timers);
+    if let Some(run_ns) =
+        background_task_as_run(p.guest, coordinator, &workload, &background, p.duration_ns)
+    {
+        machine.costs.background_task_ns = run_ns;
+    }
     Scenario {
         name: format!("twin of the guest: {:?}", p.cmdline),
         machine,
         kernel: p.config.twin_kernel(p.cmdline),
-        background: guest_background(&workload, p.config.hz, coordinator, &p.config.timers),
+        background,
         workload,
         run: Run {
             duration_ns: p.duration_ns,
@@ -529,5 +584,90 @@ mod tests {
             period("syscall:getpid@0:n=1000"),
             Some(COORDINATOR_POLL_COUNTED_NS)
         );
+    }
+
+    #[test]
+    fn the_coordinator_runs_as_long_as_the_guest_shows() {
+        let cpu = |n: u32, loc: u64, busy: Option<u64>| ticklab_schema::report::CpuReport {
+            cpu: n,
+            role: ticklab_schema::report::CpuRole::Housekeeping,
+            loc,
+            res: None,
+            cal: None,
+            iwi: 0,
+            ticks: None,
+            tick_stopped_ns: None,
+            busy_ns: busy,
+            idle_states: Vec::new(),
+        };
+        const S5: u64 = 5_000_000_000;
+        // (workload, per CPU (LOC, busy ns), coordinator CPU, window) -> run per wake-up.
+        // 50 polls in 5 s.
+        type Case<'a> = (&'a str, &'a [(u64, Option<u64>)], u32, u64, Option<u64>);
+        let cases: &[Case] = &[
+            // 105 ms over 50 polls.
+            (
+                "idle",
+                &[(50, Some(25_000_000)), (125, Some(105_000_000))],
+                1,
+                S5,
+                Some(2_100_000),
+            ),
+            // The other CPU's hog changes nothing.
+            (
+                "hogs:1@0",
+                &[(1250, Some(S5)), (125, Some(105_000_000))],
+                1,
+                S5,
+                Some(2_100_000),
+            ),
+            // 5 ms polls with a counted workload: 1000 in 5 s.
+            (
+                "syscall:getpid@0:n=1000",
+                &[(1250, Some(S5)), (1000, Some(500_000_000))],
+                1,
+                S5,
+                Some(500_000),
+            ),
+            // A workload task on the coordinator's CPU: its busy time is the task's.
+            ("hogs:1@1", &[(50, Some(1)), (1250, Some(S5))], 1, S5, None),
+            // No busy time reported.
+            ("idle", &[(50, None), (125, None)], 1, S5, None),
+            // Busy for more than half of each 100 ms gap: not idle between the polls.
+            (
+                "idle",
+                &[(50, Some(25_000_000)), (125, Some(3_000_000_000))],
+                1,
+                S5,
+                None,
+            ),
+            // An empty window.
+            ("idle", &[(50, Some(1)), (125, Some(1))], 1, 0, None),
+        ];
+        for (spec, cpus, coordinator, window, want) in cases {
+            let w = Workload::parse(spec, 2).unwrap();
+            let mut g = guest_report(&[]);
+            g.cpus = cpus
+                .iter()
+                .enumerate()
+                .map(|(i, (loc, busy))| cpu(i as u32, *loc, *busy))
+                .collect();
+            let background = guest_background(&w, 250, *coordinator, &config().timers);
+            assert_eq!(
+                background_task_as_run(&g, *coordinator, &w, &background, *window),
+                *want,
+                "{spec}, {cpus:?}, coordinator on {coordinator}, window {window}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_coordinator_sleeps_relative_to_its_wake_up() {
+        let w = Workload::parse("idle", 2).unwrap();
+        let c = guest_background(&w, 250, 0, &config().timers)
+            .into_iter()
+            .find(|b| b.name.starts_with("ticklab coordinator"))
+            .unwrap();
+        assert!(c.relative && c.wakes_task && c.kind == TimerKind::Hrtimer);
     }
 }

@@ -26,6 +26,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
         slack_ns: 0,
         wakes_task: false,
         follows_task: false,
+        relative: false,
         provenance: "test".into(),
         cpus: None,
     }

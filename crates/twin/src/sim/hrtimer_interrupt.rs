@@ -105,16 +105,21 @@ impl<O: Observer> Sim<O> {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });
                 let src = &self.sources[s as usize];
-                let (period, mean, slack, wakes, follows) = (
+                let (period, mean, slack, wakes, follows, relative) = (
                     src.period_ns,
                     src.mean_ns,
                     src.slack_ns,
                     src.wakes_task,
                     src.follows_task,
+                    src.relative,
                 );
+                let run_ns = self.costs.background_task_ns;
                 let cpu = &mut self.cpus[c];
                 let soft = cpu.hrt.soft_expires(id);
                 let next = match period {
+                    // A relative sleeper re-arms when its run ends, taken as starting now: the
+                    // period grows by the run (setup checks that it wakes a task).
+                    Some(p) if relative => now + run_ns + p,
                     Some(p) => forward(soft, now, p).expires,
                     None => now + cpu.rng.exp_ns(mean),
                 };

@@ -176,6 +176,8 @@ struct SourceRt {
     wakes_task: bool,
     /// The woken task may run on another CPU, and its timer goes with it.
     follows_task: bool,
+    /// The woken task sleeps its period from the end of its run (`BackgroundSource::relative`).
+    relative: bool,
 }
 
 /// One modelled CPU.

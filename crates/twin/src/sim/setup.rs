@@ -594,6 +594,14 @@ fn arm_background(
             }
             _ => on,
         };
+        if src.relative
+            && !(src.wakes_task && src.period_ns.is_some() && src.kind == TimerKind::Hrtimer)
+        {
+            return Err(SimError::Config(format!(
+                "background source {:?}: relative needs wakes_task, period_ns and kind hrtimer (the woken task sleeps its period from the end of its run)",
+                src.name
+            )));
+        }
         if src.follows_task {
             if !src.wakes_task {
                 return Err(SimError::Config(format!(
@@ -665,6 +673,7 @@ fn arm_background(
             slack_ns: src.slack_ns,
             wakes_task: src.wakes_task,
             follows_task: src.follows_task,
+            relative: src.relative,
         });
     }
     Ok(sources)
@@ -704,6 +713,7 @@ fn arm_remote_ticks(scenario: &Scenario, cfg: &TickConfig, cpus: &mut [Cpu]) -> 
         slack_ns: 0,
         wakes_task: false,
         follows_task: false,
+        relative: false,
     })
 }
 
