@@ -356,6 +356,44 @@ impl<'b> Boot<'b> {
         (nohz_full_mask, isolated_domain)
     }
 
+    /// The entry points of the housekeeping parameters (`housekeeping_nohz_full_setup`,
+    /// `housekeeping_isolcpus_setup`): the kinds a parameter isolates, its CPU list and its
+    /// name; unknown `isolcpus=` flags are skipped with the kernel's message.
+    fn housekeeping_flags<'h>(
+        &mut self,
+        h: &'h HousekeepingArg,
+    ) -> (HkFlags, &'h CpulistArg, &'static str) {
+        match h {
+            HousekeepingArg::NohzFull(a) => (
+                HkFlags {
+                    tick: true,
+                    noise: true,
+                    ..HkFlags::default()
+                },
+                a,
+                "nohz_full",
+            ),
+            HousekeepingArg::Isolcpus(a) => {
+                for fl in &a.flags {
+                    if let IsolcpusFlag::Unknown(u) = fl {
+                        self.setup
+                            .push(format!("isolcpus: Skipped unknown flag {u}"));
+                    }
+                }
+                (
+                    HkFlags {
+                        tick: a.nohz(),
+                        domain: a.domain(),
+                        managed_irq: a.managed_irq(),
+                        ..HkFlags::default()
+                    },
+                    &a.list,
+                    "isolcpus",
+                )
+            }
+        }
+    }
+
     /// `housekeeping_setup` from 4.15: one staging mask per housekeeping kind once set
     /// (before 5.18 all kinds share one), the first parameter wins and a later one that
     /// does not match is dropped. Returns the nohz_full mask and the domain-isolated CPUs.
@@ -373,35 +411,7 @@ impl<'b> Boot<'b> {
         let mut set_flags = HkFlags::default();
         let mut masks: Vec<(HkFlags, CpuSet)> = Vec::new();
         for h in &cmdline.housekeeping {
-            let (flags, list, name) = match h {
-                HousekeepingArg::NohzFull(a) => (
-                    HkFlags {
-                        tick: true,
-                        noise: true,
-                        ..HkFlags::default()
-                    },
-                    a,
-                    "nohz_full",
-                ),
-                HousekeepingArg::Isolcpus(a) => {
-                    for fl in &a.flags {
-                        if let IsolcpusFlag::Unknown(u) = fl {
-                            self.setup
-                                .push(format!("isolcpus: Skipped unknown flag {u}"));
-                        }
-                    }
-                    (
-                        HkFlags {
-                            tick: a.nohz(),
-                            domain: a.domain(),
-                            managed_irq: a.managed_irq(),
-                            ..HkFlags::default()
-                        },
-                        &a.list,
-                        "isolcpus",
-                    )
-                }
-            };
+            let (flags, list, name) = self.housekeeping_flags(h);
             if flags.tick && !set_flags.tick && !full_build {
                 self.setup
                     .push("Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".into());

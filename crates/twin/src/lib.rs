@@ -14,7 +14,7 @@
 //!   seeded RNG with per-CPU streams.
 //! * [`kernel`] — one module per kernel concept, each owning its state and its rules (fields
 //!   private, invariants `debug_assert!`ed, table tests beside them): `kernel::hrtimer` (bases,
-//!   expiry order, the re-arm/retry/hang rule), [`kernel::tick`] (tick-sched: stop/restart on
+//!   expiry order, the re-arm/retry/hang rule), [`kernel::tick_sched`] (tick-sched: stop/restart on
 //!   the saved phase, `tick_nohz_next_event`, the idle-stop gate and `nohz_full_aggressive` in
 //!   one place), [`kernel::timekeeping`] (jiffies and the duty hand-over),
 //!   [`kernel::timer_wheel`], [`kernel::cpuidle`] (states and governors), `kernel::sched` (the

@@ -232,6 +232,70 @@ impl ChromeTrace {
     }
 }
 
+impl ChromeTrace {
+    /// An hrtimer callback starts: its slice is named for the callback, and the interrupt's
+    /// slice is renamed for what it turned out to serve (the tick, or another hrtimer).
+    fn hrtimer_entry(&mut self, cpu: u32, callback: Callback, at: Time) {
+        let n = &self.names;
+        let c = &mut self.cpus[cpu as usize];
+        let name = match callback {
+            Callback::Tick => {
+                c.irq_tick = true;
+                c.track.rename(Kind::Irq, &n.tick);
+                Arc::clone(&n.tick_sched_timer)
+            }
+            Callback::Source(s) => n
+                .sources
+                .get(s as usize)
+                .cloned()
+                .unwrap_or_else(|| Arc::clone(&n.hrtimer)),
+            Callback::FrameWake => Arc::clone(&n.hrtimer_wakeup),
+        };
+        if !c.irq_tick && !c.irq_callback {
+            c.track.rename(Kind::Irq, &n.hrtimer);
+        }
+        c.irq_callback = true;
+        self.w.begin(&mut c.track, Kind::Hrtimer, &name, at, None);
+    }
+
+    /// The duty moved: an instant on the CPU that took it (or, when nobody took it, on the
+    /// one that gave it up), naming both ends.
+    fn duty_changed(&mut self, to: Duty, at: Time) {
+        let (on, to_name) = match to {
+            Duty::Cpu(c) => (c, format!("CPU {c}")),
+            Duty::None => (self.duty.unwrap_or(0), "nobody".to_string()),
+        };
+        let from = self
+            .duty
+            .map_or_else(|| "nobody".to_string(), |c| format!("CPU {c}"));
+        self.duty = match to {
+            Duty::Cpu(c) => Some(c),
+            Duty::None => None,
+        };
+        if let Some(c) = self.cpus.get(on as usize) {
+            let arg = Arg::Str(Arc::from(format!("{from} -> {to_name}")));
+            self.w
+                .instant(&c.track, DUTY_MOVED, at, Some(("move", arg)));
+        }
+    }
+
+    /// A lock or shared line was taken after `wait_ns`: a wait slice naming the previous
+    /// taker (the holder it queued behind, or where the line came from).
+    fn lock_acquired(&mut self, cpu: u32, lock: LockId, wait_ns: u64, contended: bool, at: Time) {
+        let prev = self.taker_slot(lock).replace(cpu);
+        if wait_ns > 0 {
+            let name = self.names.lock(lock);
+            let arg = prev.filter(|&p| p != cpu).map(|p| {
+                let key = if contended { "holder" } else { "line from" };
+                (key, Arg::Str(Arc::from(format!("CPU {p}"))))
+            });
+            let c = &mut self.cpus[cpu as usize];
+            self.w.begin(&mut c.track, Kind::LockWait, &name, at, arg);
+            self.w.end(&mut c.track, Kind::LockWait, at + wait_ns);
+        }
+    }
+}
+
 impl Observer for ChromeTrace {
     fn on(&mut self, at: Time, ev: Event) {
         self.w.full(at);
@@ -274,27 +338,7 @@ impl Observer for ChromeTrace {
                 let c = &mut self.cpus[cpu as usize];
                 self.w.end(&mut c.track, Kind::Irq, at);
             }
-            Event::HrtimerExpireEntry { cpu, callback } => {
-                let c = &mut self.cpus[cpu as usize];
-                let name = match callback {
-                    Callback::Tick => {
-                        c.irq_tick = true;
-                        c.track.rename(Kind::Irq, &n.tick);
-                        Arc::clone(&n.tick_sched_timer)
-                    }
-                    Callback::Source(s) => n
-                        .sources
-                        .get(s as usize)
-                        .cloned()
-                        .unwrap_or_else(|| Arc::clone(&n.hrtimer)),
-                    Callback::FrameWake => Arc::clone(&n.hrtimer_wakeup),
-                };
-                if !c.irq_tick && !c.irq_callback {
-                    c.track.rename(Kind::Irq, &n.hrtimer);
-                }
-                c.irq_callback = true;
-                self.w.begin(&mut c.track, Kind::Hrtimer, &name, at, None);
-            }
+            Event::HrtimerExpireEntry { cpu, callback } => self.hrtimer_entry(cpu, callback, at),
             Event::HrtimerExpireExit { cpu } => {
                 let c = &mut self.cpus[cpu as usize];
                 self.w.end(&mut c.track, Kind::Hrtimer, at);
@@ -325,42 +369,13 @@ impl Observer for ChromeTrace {
                 self.w
                     .instant(&self.cpus[cpu as usize].track, TICK_RESTART, at, None);
             }
-            Event::DutyChanged { to } => {
-                let (on, to_name) = match to {
-                    Duty::Cpu(c) => (c, format!("CPU {c}")),
-                    Duty::None => (self.duty.unwrap_or(0), "nobody".to_string()),
-                };
-                let from = self
-                    .duty
-                    .map_or_else(|| "nobody".to_string(), |c| format!("CPU {c}"));
-                self.duty = match to {
-                    Duty::Cpu(c) => Some(c),
-                    Duty::None => None,
-                };
-                if let Some(c) = self.cpus.get(on as usize) {
-                    let arg = Arg::Str(Arc::from(format!("{from} -> {to_name}")));
-                    self.w
-                        .instant(&c.track, DUTY_MOVED, at, Some(("move", arg)));
-                }
-            }
+            Event::DutyChanged { to } => self.duty_changed(to, at),
             Event::LockAcquired {
                 cpu,
                 lock,
                 wait_ns,
                 contended,
-            } => {
-                let prev = self.taker_slot(lock).replace(cpu);
-                if wait_ns > 0 {
-                    let name = self.names.lock(lock);
-                    let arg = prev.filter(|&p| p != cpu).map(|p| {
-                        let key = if contended { "holder" } else { "line from" };
-                        (key, Arg::Str(Arc::from(format!("CPU {p}"))))
-                    });
-                    let c = &mut self.cpus[cpu as usize];
-                    self.w.begin(&mut c.track, Kind::LockWait, &name, at, arg);
-                    self.w.end(&mut c.track, Kind::LockWait, at + wait_ns);
-                }
-            }
+            } => self.lock_acquired(cpu, lock, wait_ns, contended, at),
             _ => {}
         }
     }

@@ -11,7 +11,7 @@ use ticklab_schema::workload::TaskGroup;
 use ticklab_twin::Sim;
 use ticklab_twin::experiments::e2::{self, Config, Mechanism};
 use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
-use ticklab_twin::kernel::tick::skew_offset;
+use ticklab_twin::kernel::tick_sched::skew_offset;
 use ticklab_twin::sim::{Event, LockId, Observer, SharedLine};
 
 fn short(duration_ms: u64) -> Run {

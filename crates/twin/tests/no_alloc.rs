@@ -68,6 +68,8 @@ fn assert_steps_without_allocating(mut sim: Sim, warmup_ns: u64, min_events: u64
 
 /// One test, not several: the counter is per thread, so several would also work, but one
 /// keeps the scenarios' setup out of each other's way on a small machine.
+// Over 100 lines: one scenario after another (E1, E2, frames, the syscall loop, ...), each a
+// few lines of setup and the same count; kept in one function for the reason above.
 #[test]
 fn stepping_does_not_allocate() {
     // The counter sees this thread's allocations (else every check below would pass).

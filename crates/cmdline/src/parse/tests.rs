@@ -448,6 +448,8 @@ fn setup_prefixes_ignore_the_rest() {
     assert!(p("nowatchdog_please").nowatchdog);
 }
 
+// Over 100 lines because it is one table: a row per refused value with the kernel's own
+// reaction, so that every error message is checked the same way.
 #[test]
 fn errors_say_what_the_kernel_does_at_boot() {
     /// (line, release or mainline, errno, what the boot does, words of the expectation)

@@ -33,6 +33,8 @@ const FULL_6_10: KernelBuild = KernelBuild {
     version: (6, 10),
     skew_tick_backport: false,
 };
+// Over 100 lines because it is one table: a row per (line, release) of the boot-CPU rule,
+// read top to bottom as the rule's history; split, the releases would no longer sit together.
 #[test]
 fn boot_cpu_rule_across_versions() {
     struct Case {
@@ -265,6 +267,7 @@ fn nohz_full_needs_the_build_and_the_version() {
     assert!(msgs[0].contains("arrived in 3.10"), "{msgs:?}");
 }
 
+// Over 100 lines because it is one table of lines and releases (rows, not steps).
 #[test]
 fn isolcpus_and_nohz_full_interplay() {
     let mismatch = "Housekeeping: nohz_full= must match isolcpus=";

@@ -80,6 +80,14 @@ impl NoDriverTick {
     }
 }
 
+/// The state a CPU without a cpuidle driver rests in (`default_idle_call`, the architecture's
+/// HLT or WFI) in a table of `nr_states`: state 1 when the table has one past POLL, else
+/// state 0 (nothing to index past it; an empty table has no state to enter either).
+#[inline]
+pub fn no_driver_state(nr_states: usize) -> usize {
+    nr_states.saturating_sub(1).min(1)
+}
+
 /// Where the idle loop stops the tick, by kernel version (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdleEntryTick {
@@ -120,6 +128,14 @@ impl IdleEntryTick {
 mod tests {
     use super::NoDriverTick::{AfterIdleTick, EveryEntry};
     use super::*;
+
+    #[test]
+    fn no_driver_state_table() {
+        // (states in the table, state rested in)
+        for (n, want) in [(0, 0), (1, 0), (2, 1), (4, 1), (10, 1)] {
+            assert_eq!(no_driver_state(n), want, "{n} states");
+        }
+    }
 
     #[test]
     fn rule_by_kernel_version() {

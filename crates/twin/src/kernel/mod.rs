@@ -7,7 +7,7 @@
 //!
 //! * `hrtimer` — per-CPU hrtimer bases, the expiry order, forwarding, and
 //!   `hrtimer_interrupt`'s re-arm/retry/hang decision (`HrtimerCpuBase::rearm`).
-//! * [`tick`] — tick-sched: `TickSched::stop` / `restart` (keeping the phase), the skew offset,
+//! * [`tick_sched`] — tick-sched (`kernel/time/tick-sched.c`): `TickSched::stop` / `restart` (keeping the phase), the skew offset,
 //!   `tick_nohz_next_event` and the idle-stop gate, both in `NohzMode`, the one place that
 //!   knows `nohz_full_aggressive`.
 //! * [`timekeeping`] — jiffies, the duty CPU and its hand-over (`take_duty_if_free`,
@@ -38,7 +38,7 @@ pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;
 pub(crate) mod rcu;
 pub(crate) mod sched;
-pub mod tick;
+pub mod tick_sched;
 pub mod timekeeping;
 pub(crate) mod timer_migration;
 pub mod timer_wheel;

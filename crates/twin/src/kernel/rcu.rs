@@ -23,8 +23,13 @@
 //! housekeeping CPUs' daemons are taken to have callbacks waiting every
 //! [`CALLBACK_INTERVAL_NS`] (E), so a new GP starts at the duty CPU's first tick after that
 //! once the previous one ended.
+//!
+//! [`RcuState::check_callbacks`] is the whole sequence one tick runs on its leaf lock (start a
+//! GP, then notice / report / force), with the lock's waits; it returns what happened as an
+//! [`RcuTick`] for the event loop to charge and report.
 
 use crate::engine::Time;
+use crate::hw::lock::{Acquired, ContendedLock, TransferCost};
 
 /// `RCU_JIFFIES_TILL_FORCE_QS` of 3.0: jiffies from a GP's start to the first forcing.
 pub(crate) const JIFFIES_TILL_FORCE_QS: u64 = 3;
@@ -48,6 +53,59 @@ pub(crate) enum RcuWork {
     Report,
     /// Force quiescent states (`force_quiescent_state`, leaf lock and a scan).
     ForceQs,
+}
+
+/// The leaf `rcu_node` of `cpu` when every leaf covers `fanout` CPUs (`CONFIG_RCU_FANOUT_LEAF`
+/// or `rcu_fanout_leaf=`): CPUs are numbered into leaves in order.
+#[inline]
+pub(crate) fn leaf_of(cpu: usize, fanout: u32) -> usize {
+    cpu / fanout as usize
+}
+
+/// The tick that runs RCU's work: on which CPU, when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RcuTickInput {
+    /// CPU number.
+    pub(crate) cpu: usize,
+    /// Its socket (for the lock line's transfer).
+    pub(crate) socket: u32,
+    /// A housekeeping CPU (its daemons post callbacks, so it may start a GP).
+    pub(crate) housekeeping: bool,
+    /// Jiffies at the tick.
+    pub(crate) jiffies: u64,
+    /// Arrival at RCU's work in the tick.
+    pub(crate) at: Time,
+}
+
+/// One leaf-lock step of a tick's RCU work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RcuLeafStep {
+    /// The leaf lock was taken by a CPU arriving at `at`.
+    Acquired {
+        /// Arrival at the lock.
+        at: Time,
+        /// The acquisition (its wait).
+        got: Acquired,
+    },
+    /// The trylock of a CPU arriving at `at` found the leaf held (it retries at its next tick).
+    TrylockFailed {
+        /// Arrival at the lock.
+        at: Time,
+    },
+}
+
+/// What RCU did in one tick (`rcu_check_callbacks`, then the RCU softirq), for the event
+/// loop to charge and report in this order: the GP start, then the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RcuTick {
+    /// A GP was started (`rcu_start_gp`) under the leaf lock: the arrival and acquisition.
+    pub(crate) gp_started: Option<(Time, Acquired)>,
+    /// The notice / report / forcing step, if the tick had one.
+    pub(crate) step: Option<RcuLeafStep>,
+    /// Time spent from the arrival at RCU's work to its end (waits included).
+    pub(crate) spent_ns: u64,
+    /// Of which waiting for the leaf lock.
+    pub(crate) wait_ns: u64,
 }
 
 /// Per-CPU RCU state (`struct rcu_data`, the fields the model uses).
@@ -186,6 +244,73 @@ impl RcuState {
         ended
     }
 
+    /// RCU's work in the tick `t` on its CPU's leaf lock `leaf`, held `hold_ns` per step: a housekeeping CPU starts a GP when callbacks wait
+    /// ([`RcuState::needs_gp`], under the lock: the root is the leaf with one node level);
+    /// then [`RcuState::work`] says whether it notices the GP (a trylock: on failure it only
+    /// read the lock word and tries again at its next tick), reports its QS, or forces
+    /// quiescent states (under the lock, reading each owing CPU's dynticks counter, one remote
+    /// line each, and reporting those for which `dyntick_idle` holds).
+    pub(crate) fn check_callbacks(
+        &mut self,
+        leaf: &mut ContendedLock,
+        t: RcuTickInput,
+        hold_ns: u64,
+        transfer: TransferCost,
+        dyntick_idle: impl Fn(usize) -> bool,
+    ) -> RcuTick {
+        let (c, cpu_id, socket, jiffies, at) = (t.cpu, t.cpu as u32, t.socket, t.jiffies, t.at);
+        let mut now = at;
+        let mut waited = 0;
+        let mut gp_started = None;
+        if t.housekeeping && self.needs_gp(now) {
+            let got = leaf.acquire(now, hold_ns, cpu_id, socket, transfer);
+            self.start_gp(c, jiffies, now);
+            gp_started = Some((now, got));
+            waited += got.wait_ns;
+            now += got.wait_ns + hold_ns;
+        }
+        let step = match self.work(c, jiffies) {
+            RcuWork::None => None,
+            RcuWork::Notice => match leaf.try_acquire(now, hold_ns, cpu_id, socket, transfer) {
+                Ok(got) => {
+                    self.noticed(c);
+                    let step = RcuLeafStep::Acquired { at: now, got };
+                    waited += got.wait_ns;
+                    now += got.wait_ns + hold_ns;
+                    Some(step)
+                }
+                Err(line) => {
+                    let step = RcuLeafStep::TrylockFailed { at: now };
+                    now += line;
+                    Some(step)
+                }
+            },
+            RcuWork::Report => {
+                let got = leaf.acquire(now, hold_ns, cpu_id, socket, transfer);
+                self.report(c);
+                let step = RcuLeafStep::Acquired { at: now, got };
+                waited += got.wait_ns;
+                now += got.wait_ns + hold_ns;
+                Some(step)
+            }
+            RcuWork::ForceQs => {
+                let scan = hold_ns + u64::from(self.owing()) * transfer.remote_ns;
+                let got = leaf.acquire(now, scan, cpu_id, socket, transfer);
+                self.force_qs(jiffies, dyntick_idle);
+                let step = RcuLeafStep::Acquired { at: now, got };
+                waited += got.wait_ns;
+                now += got.wait_ns + scan;
+                Some(step)
+            }
+        };
+        RcuTick {
+            gp_started,
+            step,
+            spent_ns: now - at,
+            wait_ns: waited,
+        }
+    }
+
     #[inline]
     fn check(&self) {
         debug_assert!(self.completed <= self.gpnum && self.gpnum <= self.completed + 1);
@@ -231,6 +356,70 @@ mod tests {
             RcuWork::None,
             "nothing owed for an ended GP"
         );
+    }
+
+    #[test]
+    fn one_tick_on_the_leaf_lock() {
+        let mut r = RcuState::new(2);
+        let mut leaf = ContendedLock::new();
+        let cost = TransferCost::new(50, 200, 1);
+        let hold = 100;
+        let tick = |cpu, housekeeping, at| RcuTickInput {
+            cpu,
+            socket: 0,
+            housekeeping,
+            jiffies: 7,
+            at,
+        };
+        // The housekeeping CPU starts the GP (untouched lock: no wait) and, as the starter
+        // has noticed, reports its QS in the same tick, after the start's hold.
+        let a = r.check_callbacks(
+            &mut leaf,
+            tick(0, true, CALLBACK_INTERVAL_NS),
+            hold,
+            cost,
+            |_| false,
+        );
+        let free = Acquired {
+            wait_ns: 0,
+            contended: false,
+        };
+        assert_eq!(a.gp_started, Some((CALLBACK_INTERVAL_NS, free)));
+        assert_eq!(
+            a.step,
+            Some(RcuLeafStep::Acquired {
+                at: CALLBACK_INTERVAL_NS + hold,
+                got: free
+            })
+        );
+        assert_eq!((a.spent_ns, a.wait_ns), (2 * hold, 0));
+        // CPU 1 arrives while CPU 0 holds the leaf: its trylock fails, costing the line.
+        let b = r.check_callbacks(
+            &mut leaf,
+            tick(1, false, CALLBACK_INTERVAL_NS + hold + 1),
+            hold,
+            cost,
+            |_| false,
+        );
+        assert_eq!(b.gp_started, None);
+        assert_eq!(
+            b.step,
+            Some(RcuLeafStep::TrylockFailed {
+                at: CALLBACK_INTERVAL_NS + hold + 1
+            })
+        );
+        assert_eq!((b.spent_ns, b.wait_ns), (50, 0));
+        assert_eq!(r.work(1, 7), RcuWork::Notice, "it notices at a later tick");
+        // Nothing to do for a CPU that is not housekeeping while no GP is owed by it.
+        let mut idle = RcuState::new(1);
+        let c = idle.check_callbacks(
+            &mut leaf,
+            tick(0, false, CALLBACK_INTERVAL_NS),
+            hold,
+            cost,
+            |_| false,
+        );
+        assert_eq!((c.gp_started, c.step, c.spent_ns), (None, None, 0));
     }
 
     #[test]

@@ -1,11 +1,20 @@
 //! The idle loop (`do_idle` / `cpuidle_idle_call`): ask the governor, decide the tick, enter
 //! a C-state (with the hardware's auto-demotion), leave it on an interrupt or a POLL timeout.
+//!
+//! The rules are the kernel modules' and the hardware's: the stay's `above`/`below` verdict
+//! is [`crate::kernel::cpuidle::stay_verdict`], the sleep length the governor is told is
+//! [`crate::kernel::tick_sched::get_sleep_length`], the no-driver tick rule is
+//! [`crate::kernel::idle`]'s, and the executed state is [`crate::hw::auto_demotion::demote`]'s.
+//! This file wires them and charges the time.
 
 use super::observe::{Event, Observer};
 use super::{IdleStay, Running, SLOT_POLL, Sim};
 use crate::engine::{NEVER, Time};
+use crate::hw::auto_demotion;
 use crate::hw::energy::Activity;
-use crate::kernel::cpuidle::{Governor, Reflect, SelectInput};
+use crate::kernel::cpuidle::{Governor, Reflect, SelectInput, stay_verdict};
+use crate::kernel::idle::no_driver_state;
+use crate::kernel::tick_sched::{SleepLengthInput, get_sleep_length};
 use ticklab_cmdline::IdleOverride;
 
 impl<O: Observer> Sim<O> {
@@ -18,13 +27,7 @@ impl<O: Observer> Sim<O> {
         cpu.slots[SLOT_POLL] = NEVER;
         let residency = t.saturating_sub(stay.since);
         let req = stay.requested as usize;
-        // cpuidle's `above`/`below`: too short for the state, or long enough for a deeper one.
-        let above = residency < self.states[req].target_residency_ns;
-        let below = !above
-            && self
-                .states
-                .get(req + 1)
-                .is_some_and(|deeper| residency >= deeper.target_residency_ns);
+        let verdict = stay_verdict(&self.states, req, residency);
         let woken_by_tick = cpu.ts.woke_at(&cpu.hrt, t);
         cpu.ts.idle_pass_ended(woken_by_tick);
         cpu.gov.reflect(
@@ -37,8 +40,7 @@ impl<O: Observer> Sim<O> {
             },
         );
         if self.auto_demotion.is_some() {
-            cpu.residencies[cpu.residency_idx % cpu.residencies.len()] = residency;
-            cpu.residency_idx += 1;
+            cpu.residencies.record(residency);
         }
         self.emit(
             t,
@@ -46,8 +48,8 @@ impl<O: Observer> Sim<O> {
                 cpu: c as u32,
                 state: stay.requested,
                 residency_ns: residency,
-                above,
-                below,
+                above: verdict.above,
+                below: verdict.below,
             },
         );
         // The exit latency is spent leaving the state (its energy is the state's wake energy);
@@ -63,26 +65,12 @@ impl<O: Observer> Sim<O> {
         exec
     }
 
-    /// The hardware's auto-demotion of a requested state.
-    pub(super) fn demote(&self, c: usize, requested: usize) -> usize {
-        let Some(d) = &self.auto_demotion else {
-            return requested;
-        };
-        if requested <= d.demote_to {
-            return requested;
-        }
-        let cpu = &self.cpus[c];
-        let window = (d.window as usize).min(cpu.residencies.len());
-        if cpu.residency_idx < window {
-            return requested;
-        }
-        let sum: u64 = (0..window)
-            .map(|k| cpu.residencies[(cpu.residency_idx - 1 - k) % cpu.residencies.len()])
-            .sum();
-        if sum / window as u64 <= d.min_mean_residency_ns {
-            d.demote_to
-        } else {
-            requested
+    /// The state the hardware executes for a request of `requested` on `c`.
+    #[inline]
+    fn demote(&self, c: usize, requested: usize) -> usize {
+        match &self.auto_demotion {
+            Some(spec) => auto_demotion::demote(spec, &self.cpus[c].residencies, requested),
+            None => requested,
         }
     }
 
@@ -100,68 +88,14 @@ impl<O: Observer> Sim<O> {
             );
         }
         if self.idle_mode == IdleOverride::Poll {
-            // idle=poll: restart the tick if stopped and spin; no C-state, no tick stop.
-            if self.cpus[c].ts.is_stopped() {
-                now = self.tick_restart(c, now);
-            }
-            self.cpus[c].idle = Some(IdleStay {
-                requested: 0,
-                actual: 0,
-                since: now,
-                polling: true,
-            });
-            self.emit(
-                now,
-                Event::IdleEntered {
-                    cpu: c as u32,
-                    state: 0,
-                    actual: 0,
-                    idle_poll: true,
-                },
-            );
-            self.cpus[c].busy_until(now);
+            self.idle_poll(c, now);
             return;
         }
-        let no_driver = self.cpuidle_off || self.states.len() <= 1;
         let gate = self.can_stop_idle_tick(c);
         // The next-event computation serves both the governor's sleep length and the stop
         // decision; the governor changes nothing it depends on.
         let ne = self.nohz.next_event(&self.next_event_input(c));
-        let (state, stop_tick) = if no_driver {
-            let ts = &self.cpus[c].ts;
-            let stop = self
-                .no_driver_tick
-                .stops_tick(ts.is_stopped(), ts.got_idle_tick());
-            (self.states.len().saturating_sub(1).min(1), stop)
-        } else {
-            let cpu = &self.cpus[c];
-            let tick = cpu.ts.sched_timer();
-            let stop_target = match ne {
-                Some(e) => e,
-                None => cpu.hrt.hard_expires(tick),
-            };
-            let other = cpu.hrt.next_hard_expiry_except(tick);
-            let delta_next = cpu.dev.next_event.saturating_sub(now);
-            // A CPU that may not stop its tick reports the time to its next programmed event.
-            let sleep_length = if gate {
-                stop_target.min(other).saturating_sub(now)
-            } else {
-                delta_next
-            };
-            let input = SelectInput {
-                sleep_length_ns: sleep_length,
-                delta_next_ns: delta_next,
-                tick_stopped: cpu.ts.is_stopped(),
-                latency_req_ns: u64::MAX,
-                tick_period_ns: self.tick_nsec,
-                // PELT utilisation is not modelled by the event loop: teo's util-awareness
-                // does not fire here (docs/model.md).
-                utilized: false,
-            };
-            let states = &self.states;
-            let sel = self.cpus[c].gov.select(states, &input);
-            (sel.state, sel.stop_tick)
-        };
+        let (state, stop_tick) = self.select_idle_state(c, now, gate, ne);
         if gate && (self.nohz.idle_stops_tick(stop_tick) || self.cpus[c].ts.is_stopped()) {
             now += self.costs.tick_stop_ns;
             if let Some(expires) = ne {
@@ -203,6 +137,73 @@ impl<O: Observer> Sim<O> {
             e.set(c, now, act);
         }
         self.cpus[c].busy_until(now);
+    }
+
+    /// `idle=poll` (`cpu_idle_poll`): restart the tick if stopped and spin; no C-state, no
+    /// tick stop.
+    fn idle_poll(&mut self, c: usize, mut now: Time) {
+        if self.cpus[c].ts.is_stopped() {
+            now = self.tick_restart(c, now);
+        }
+        self.cpus[c].idle = Some(IdleStay {
+            requested: 0,
+            actual: 0,
+            since: now,
+            polling: true,
+        });
+        self.emit(
+            now,
+            Event::IdleEntered {
+                cpu: c as u32,
+                state: 0,
+                actual: 0,
+                idle_poll: true,
+            },
+        );
+        self.cpus[c].busy_until(now);
+    }
+
+    /// The state to request and the governor's `stop_tick` wish at `now`: without a cpuidle
+    /// driver the idle loop's own rule ([`crate::kernel::idle`]); with one, the governor's
+    /// selection on the sleep length (`gate`: the idle-tick gate passed; `ne`: the next-event
+    /// computation's answer).
+    fn select_idle_state(
+        &mut self,
+        c: usize,
+        now: Time,
+        gate: bool,
+        ne: Option<Time>,
+    ) -> (usize, bool) {
+        if self.cpuidle_off || self.states.len() <= 1 {
+            let ts = &self.cpus[c].ts;
+            let stop = self
+                .no_driver_tick
+                .stops_tick(ts.is_stopped(), ts.got_idle_tick());
+            return (no_driver_state(self.states.len()), stop);
+        }
+        let cpu = &self.cpus[c];
+        let tick = cpu.ts.sched_timer();
+        let sleep = get_sleep_length(&SleepLengthInput {
+            now,
+            may_stop: gate,
+            next_event: ne,
+            tick_expires: cpu.hrt.hard_expires(tick),
+            next_other_timer: cpu.hrt.next_hard_expiry_except(tick),
+            next_programmed: cpu.dev.next_event,
+        });
+        let input = SelectInput {
+            sleep_length_ns: sleep.sleep_length_ns,
+            delta_next_ns: sleep.delta_next_ns,
+            tick_stopped: cpu.ts.is_stopped(),
+            latency_req_ns: u64::MAX,
+            tick_period_ns: self.tick_nsec,
+            // PELT utilisation is not modelled by the event loop: teo's util-awareness
+            // does not fire here (docs/model.md).
+            utilized: false,
+        };
+        let states = &self.states;
+        let sel = self.cpus[c].gov.select(states, &input);
+        (sel.state, sel.stop_tick)
     }
 
     pub(super) fn poll_timeout(&mut self, c: usize, t: Time) {

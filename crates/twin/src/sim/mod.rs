@@ -3,17 +3,18 @@
 //! Which file holds what (read this file first, then follow one interrupt through `irq.rs`):
 //! * `mod.rs` — the [`Sim`] and per-CPU `Cpu` types, [`Sim::step`] (dispatch of the earliest
 //!   event) and [`Sim::run`].
-//! * `setup.rs` — [`Sim::new`] as named steps: check the size, resolve the kernel, lay out the
-//!   CPUs, arm the background sources, place the workload, boot.
+//! * `setup/` — [`Sim::new`] as named steps, a file each: resolve the kernel (`kernel.rs`),
+//!   lay out the CPUs (`cpus.rs`), arm the background sources (`background.rs`), place the
+//!   workload (`workload.rs`); the size check, the assembly and the boot in `mod.rs`.
 //! * `irq.rs` — the device interrupt: leave the idle state, `irq_enter`, jiffies catch-up,
 //!   `hrtimer_interrupt`, the softirq, `irq_exit` and what runs next.
 //! * `hrtimer_interrupt.rs` — `hrtimer_interrupt` (the expiry loop; its re-arm/retry/hang
 //!   decision is `kernel::hrtimer`'s), the timer callbacks, `hrtimer_reprogram`.
 //! * `tick_sched.rs` — `tick_sched_timer` (duty, timekeeping seqlock, jiffies write, RCU
-//!   report), tick stop/restart, the nohz_full update at interrupt exit,
+//!   work, its sequence in `kernel::rcu`), tick stop/restart, the nohz_full update at interrupt exit,
 //!   `tick_nohz_idle_exit`, the idle-tick gate.
-//! * `idle.rs` — the idle loop: governor, tick decision, state entry (auto-demotion), wake-up
-//!   and POLL timeout.
+//! * `idle.rs` — the idle loop: governor, tick decision, state entry (auto-demotion, the rule
+//!   in `hw::auto_demotion`), wake-up and POLL timeout.
 //! * `softirq.rs` — the TIMER softirq (timer wheel expiry).
 //! * `sched.rs` — wake-ups, picking the next task, a task's end, the frame workers' cycle.
 //! * `observe.rs` — the observation seam: [`Event`]s and the [`Observer`] trait.
@@ -64,6 +65,7 @@ mod tick_sched;
 
 use crate::engine::rng::Stream;
 use crate::engine::{EventQueue, NEVER, Time, TournamentTree};
+use crate::hw::auto_demotion::ResidencyHistory;
 use crate::hw::clockevents::ClockEventDevice;
 use crate::hw::energy::EnergyMeter;
 use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
@@ -75,7 +77,7 @@ use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
 use crate::kernel::sched::RunQueue;
-use crate::kernel::tick::{NohzMode, TickSched};
+use crate::kernel::tick_sched::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
 use crate::workloads::frames::{FrameGroup, FrameWorker};
@@ -225,8 +227,7 @@ struct Cpu {
     /// Run time left of a background task preempted by the frame worker (0 = none).
     bg_remaining: u64,
     /// Recent idle residencies, kept only when the machine auto-demotes.
-    residencies: [u64; 16],
-    residency_idx: usize,
+    residencies: ResidencyHistory,
     rng: Stream,
     wheel_fns: Vec<u16>,
     expired: Vec<WheelTimerId>,
@@ -504,14 +505,6 @@ impl<O: Observer> Sim<O> {
         }
         progress(self.end);
     }
-
-    // ----- idle states -------------------------------------------------------------------
-
-    // ----- tick stop / restart -----------------------------------------------------------
-
-    // ----- interrupts ------------------------------------------------------------------
-
-    // ----- report --------------------------------------------------------------------------
 }
 
 /// Runs a scenario to completion and returns its report.

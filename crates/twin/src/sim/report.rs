@@ -1,100 +1,150 @@
-//! Report assembly at the end of a run.
+//! Report assembly at the end of a run: [`Sim::report`] gathers one section per part of the
+//! machine, each from the listener or the kernel module that counted it.
 
 use super::Sim;
 use super::observe::{Observer, SharedLine};
 use super::stats::{LockCounters, StateCounters};
+use crate::engine::Time;
 use crate::workloads::frames::group_report;
+use ticklab_schema::noise::NoiseReport;
 use ticklab_schema::report::{
     BackgroundReport, CpuReport, CpuRole, EnergyReport, HrtimerReport, IdleStateReport, LockName,
     LockReport, LocksReport, Report, Source, SyscallReport, TimekeepingReport, WorkloadResult,
 };
 
 impl<O: Observer> Sim<O> {
-    /// Builds the report at the end of the run.
+    /// Builds the report at the end of the run: per-CPU rows, energy, timekeeping, hrtimer
+    /// and lock counters, the workloads' results and the background sources' expiries.
     pub fn report(&mut self) -> Report {
         let end = self.end.max(self.now);
         if !self.window_open {
             self.open_window(self.window_start.min(end));
         }
         let duration_ns = end - self.window_start;
-        let mut cpus = Vec::with_capacity(self.cpus.len());
-        for c in 0..self.cpus.len() {
-            let cpu = &self.cpus[c];
-            let st = &self.stats.cpus[c];
-            let stopped = self.stats.tick_stopped_ns(c, end);
-            let busy = self.stats.busy_ns(c, end);
-            let mut cstates: Vec<StateCounters> = st.cstates.clone();
-            if let Some(stay) = cpu.idle {
-                cstates[stay.requested as usize].time_ns += end.saturating_sub(stay.since);
-            }
-            let role = if !cpu.housekeeping {
-                CpuRole::NohzFull
-            } else if self.tk.keeps_time(cpu.id) {
-                CpuRole::Timekeeping
-            } else {
-                CpuRole::Housekeeping
-            };
-            cpus.push(CpuReport {
-                cpu: cpu.id,
-                role,
-                loc: st.loc,
-                // Counted only where the twin sends reschedule IPIs: to wake a task whose
-                // timer follows it onto another CPU, or a frame worker whose sleeper another
-                // CPU's hrtimer base took; elsewhere it does not model them.
-                res: (self.sources.iter().any(|s| s.follows_task)
-                    || self.workers.iter().any(|w| !w.remote_timers.is_empty()))
-                .then_some(st.res),
-                cal: None,
-                iwi: st.iwi,
-                ticks: Some(st.ticks),
-                tick_stopped_ns: Some(stopped),
-                busy_ns: Some(busy),
-                idle_states: self
-                    .states
-                    .iter()
-                    .zip(&cstates)
-                    .map(|(s, k)| IdleStateReport {
-                        name: s.name.to_string(),
-                        usage: k.usage,
-                        time_ns: k.time_ns,
-                        above: k.above,
-                        below: k.below,
-                    })
-                    .collect(),
-            });
-        }
+        let cpus = (0..self.cpus.len())
+            .map(|c| self.cpu_report(c, end))
+            .collect();
         let secs = duration_ns as f64 * 1e-9;
         let energy = self
             .energy
             .as_mut()
             .map(|meter| energy_report(meter.finish(end), secs, self.power_limit_w));
+        let timekeeping = self.timekeeping_report(end);
+        let hrtimer = self.hrtimer_report();
+        let Outcomes {
+            workloads,
+            noise,
+            warnings,
+        } = self.outcomes(end);
+        let locks = self.locks_report();
+        let background = self
+            .sources
+            .iter()
+            .zip(&self.stats.source_expiries)
+            .filter(|&(_, &n)| n > 0)
+            .map(|(s, &n)| BackgroundReport {
+                name: s.name.clone(),
+                kind: s.kind,
+                expiries: n,
+            })
+            .collect();
+        Report {
+            cpus,
+            energy,
+            messages: self.messages.clone(),
+            timekeeping: Some(timekeeping),
+            hrtimer: Some(hrtimer),
+            locks: Some(locks),
+            background,
+            workloads,
+            warnings,
+            noise,
+            ..Report::new(
+                Source::Twin { seed: self.seed },
+                self.scenario_name.clone(),
+                self.machine_name.clone(),
+                self.cmdline.clone(),
+                self.hz,
+                duration_ns,
+            )
+        }
+    }
+
+    /// CPU `c`'s row at `end`: its role, interrupt counts, tick and busy time, idle states
+    /// (a stay still open at the end counted up to it).
+    fn cpu_report(&self, c: usize, end: Time) -> CpuReport {
+        let cpu = &self.cpus[c];
+        let st = &self.stats.cpus[c];
+        let stopped = self.stats.tick_stopped_ns(c, end);
+        let busy = self.stats.busy_ns(c, end);
+        let mut cstates: Vec<StateCounters> = st.cstates.clone();
+        if let Some(stay) = cpu.idle {
+            cstates[stay.requested as usize].time_ns += end.saturating_sub(stay.since);
+        }
+        let role = if !cpu.housekeeping {
+            CpuRole::NohzFull
+        } else if self.tk.keeps_time(cpu.id) {
+            CpuRole::Timekeeping
+        } else {
+            CpuRole::Housekeeping
+        };
+        CpuReport {
+            cpu: cpu.id,
+            role,
+            loc: st.loc,
+            // Counted only where the twin sends reschedule IPIs: to wake a task whose
+            // timer follows it onto another CPU, or a frame worker whose sleeper another
+            // CPU's hrtimer base took; elsewhere it does not model them.
+            res: (self.sources.iter().any(|s| s.follows_task)
+                || self.workers.iter().any(|w| !w.remote_timers.is_empty()))
+            .then_some(st.res),
+            cal: None,
+            iwi: st.iwi,
+            ticks: Some(st.ticks),
+            tick_stopped_ns: Some(stopped),
+            busy_ns: Some(busy),
+            idle_states: self
+                .states
+                .iter()
+                .zip(&cstates)
+                .map(|(s, k)| IdleStateReport {
+                    name: s.name.to_string(),
+                    usage: k.usage,
+                    time_ns: k.time_ns,
+                    above: k.above,
+                    below: k.below,
+                })
+                .collect(),
+        }
+    }
+
+    /// Jiffies gaps, catch-ups, reader staleness and duty hand-overs at `end`.
+    fn timekeeping_report(&self, end: Time) -> TimekeepingReport {
         let tks = *self.tk.stats();
-        let timekeeping = TimekeepingReport {
+        TimekeepingReport {
             max_jiffies_gap_ns: tks.max_gap_ns,
             max_jiffies_catch_up: tks.max_catch_up,
             max_reader_staleness_ns: tks.max_reader_staleness_ns,
             mean_coarse_staleness_ns: self.tk.mean_staleness(end),
             duty_handovers: tks.handovers,
-        };
-        let hrtimer = HrtimerReport {
-            nr_events: self.stats.cpus.iter().map(|c| c.nr_events).sum(),
-            nr_retries: self.stats.cpus.iter().map(|c| c.nr_retries).sum(),
-            nr_hangs: self.stats.cpus.iter().map(|c| c.nr_hangs).sum(),
-            max_hang_time_ns: self
-                .stats
-                .cpus
-                .iter()
-                .map(|c| c.max_hang_time)
-                .max()
-                .unwrap_or(0),
-            max_irq_ns: self
-                .stats
-                .cpus
-                .iter()
-                .map(|c| c.max_irq_ns)
-                .max()
-                .unwrap_or(0),
-        };
+        }
+    }
+
+    /// `hrtimer_interrupt`'s counters summed over the CPUs, and the worst hang and interrupt.
+    fn hrtimer_report(&self) -> HrtimerReport {
+        let cpus = &self.stats.cpus;
+        HrtimerReport {
+            nr_events: cpus.iter().map(|c| c.nr_events).sum(),
+            nr_retries: cpus.iter().map(|c| c.nr_retries).sum(),
+            nr_hangs: cpus.iter().map(|c| c.nr_hangs).sum(),
+            max_hang_time_ns: cpus.iter().map(|c| c.max_hang_time).max().unwrap_or(0),
+            max_irq_ns: cpus.iter().map(|c| c.max_irq_ns).max().unwrap_or(0),
+        }
+    }
+
+    /// The workloads' results at `end` (hogs, frame groups, a BSP job, the syscall loop), the
+    /// noise report, and the warnings of a loop the run cut short.
+    fn outcomes(&mut self, end: Time) -> Outcomes {
         let mut workloads = Vec::new();
         if !self.hog_cpus.is_empty() {
             workloads.push(WorkloadResult::Hogs {
@@ -138,6 +188,16 @@ impl<O: Observer> Sim<O> {
                 breakdown: Some(b),
             }));
         }
+        Outcomes {
+            workloads,
+            noise,
+            warnings,
+        }
+    }
+
+    /// The shared locks and lines: the timekeeping lock (named for its era), the leaf
+    /// `rcu_node` locks summed, every shared line touched, and the ticks' lock waits.
+    fn locks_report(&self) -> LocksReport {
         let stats = |lock: LockName, l: &LockCounters| LockReport {
             lock,
             acquisitions: l.acquisitions,
@@ -150,42 +210,35 @@ impl<O: Observer> Sim<O> {
             leaves.contended += l.contended;
             leaves.wait_ns += l.wait_ns;
         }
-        let locks = LocksReport {
-            locks: vec![
-                stats(
-                    if self.xtime_lock_era {
-                        LockName::XtimeLock
-                    } else {
-                        LockName::JiffiesLock
-                    },
-                    &self.stats.timekeeping_lock,
-                ),
-                stats(
-                    LockName::RcuNodeLeaves {
-                        leaves: self.rcu_leaves.len() as u32,
-                        fanout: self.rcu_fanout,
-                    },
-                    &leaves,
-                ),
+        let timekeeping_lock = if self.xtime_lock_era {
+            LockName::XtimeLock
+        } else {
+            LockName::JiffiesLock
+        };
+        let rcu_leaves = LockName::RcuNodeLeaves {
+            leaves: self.rcu_leaves.len() as u32,
+            fanout: self.rcu_fanout,
+        };
+        let lines = SharedLine::ALL
+            .iter()
+            .zip(&self.stats.lines)
+            .filter(|(_, l)| l.acquisitions > 0)
+            .map(|(&line, l)| {
+                let name = match line {
+                    SharedLine::CpupriVectors => LockName::CpupriVectors,
+                    SharedLine::NohzMasks => LockName::NohzMasks,
+                    SharedLine::NohzPicks => LockName::NohzPicks,
+                    SharedLine::CalcLoad => LockName::CalcLoad,
+                };
+                stats(name, l)
+            });
+        LocksReport {
+            locks: [
+                stats(timekeeping_lock, &self.stats.timekeeping_lock),
+                stats(rcu_leaves, &leaves),
             ]
             .into_iter()
-            .chain(
-                SharedLine::ALL
-                    .iter()
-                    .zip(&self.stats.lines)
-                    .filter(|(_, l)| l.acquisitions > 0)
-                    .map(|(&line, l)| {
-                        stats(
-                            match line {
-                                SharedLine::CpupriVectors => LockName::CpupriVectors,
-                                SharedLine::NohzMasks => LockName::NohzMasks,
-                                SharedLine::NohzPicks => LockName::NohzPicks,
-                                SharedLine::CalcLoad => LockName::CalcLoad,
-                            },
-                            l,
-                        )
-                    }),
-            )
+            .chain(lines)
             .collect(),
             tick_wait_ns: self.stats.cpus.iter().map(|c| c.lock_wait_ns).sum(),
             max_tick_wait_ns: self
@@ -195,39 +248,15 @@ impl<O: Observer> Sim<O> {
                 .map(|c| c.max_lock_wait_ns)
                 .max()
                 .unwrap_or(0),
-        };
-        let background = self
-            .sources
-            .iter()
-            .zip(&self.stats.source_expiries)
-            .filter(|&(_, &n)| n > 0)
-            .map(|(s, &n)| BackgroundReport {
-                name: s.name.clone(),
-                kind: s.kind,
-                expiries: n,
-            })
-            .collect();
-        Report {
-            cpus,
-            energy,
-            messages: self.messages.clone(),
-            timekeeping: Some(timekeeping),
-            hrtimer: Some(hrtimer),
-            locks: Some(locks),
-            background,
-            workloads,
-            warnings,
-            noise,
-            ..Report::new(
-                Source::Twin { seed: self.seed },
-                self.scenario_name.clone(),
-                self.machine_name.clone(),
-                self.cmdline.clone(),
-                self.hz,
-                duration_ns,
-            )
         }
     }
+}
+
+/// What the workloads produced, for [`Sim::report`].
+struct Outcomes {
+    workloads: Vec<WorkloadResult>,
+    noise: Option<NoiseReport>,
+    warnings: Vec<String>,
 }
 
 /// The report's energy section from the meter's totals over `secs` (RAPL PL1 applied).

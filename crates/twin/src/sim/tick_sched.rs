@@ -1,6 +1,6 @@
 //! tick-sched wiring (`kernel/time/tick-sched.c`): the tick callback `tick_sched_timer`, tick
 //! stop and restart, the nohz_full re-evaluation at interrupt exit, `tick_nohz_idle_exit`, and
-//! the jiffies write section. The rules themselves live in [`crate::kernel::tick`] and
+//! the jiffies write section. The rules themselves live in [`crate::kernel::tick_sched`] and
 //! [`crate::kernel::timekeeping`]; the shared lines of the 3.0 era the tick and the nohz
 //! transitions touch in [`crate::kernel::rcu`], [`crate::kernel::loadavg`] and
 //! [`crate::kernel::nohz_balance`], each switched by a [`Mechanism`] (docs/model.md "E2
@@ -16,9 +16,9 @@ use super::Sim;
 use super::observe::{Event, LockId, Observer, SharedLine};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
-use crate::kernel::rcu::RcuWork;
+use crate::kernel::rcu::{self, RcuLeafStep, RcuTickInput};
 use crate::kernel::sched::capped_tick_expiry;
-use crate::kernel::tick::{NextEventInput, TickAction, TickStop};
+use crate::kernel::tick_sched::{NextEventInput, TickAction, TickStop};
 use crate::kernel::timekeeping::RECHECK_NS;
 use ticklab_schema::experiment::e2::Mechanism;
 
@@ -217,64 +217,38 @@ impl<O: Observer> Sim<O> {
         now
     }
 
-    /// RCU's work in `c`'s tick at `now` (`rcu_check_callbacks` and the RCU softirq): a
-    /// housekeeping CPU starts a grace period when callbacks wait; then notice / report /
-    /// force per [`crate::kernel::rcu::RcuState::work`]. Returns the time spent and the wait.
+    /// RCU's work in `c`'s tick at `at` (`rcu_check_callbacks` and the RCU softirq): the
+    /// sequence on the leaf lock is [`crate::kernel::rcu::RcuState::check_callbacks`]'s; this
+    /// reports what it did. Returns the time spent and the wait.
     fn rcu_check_callbacks(&mut self, c: usize, at: Time) -> (u64, u64) {
-        let cpu_id = c as u32;
-        let socket = self.cpus[c].socket;
-        let leaf = c / self.rcu_fanout as usize;
-        let hold = self.costs.rcu_node_hold_ns;
-        let jiffies = self.tk.jiffies();
-        let mut now = at;
-        let mut waited = 0;
-        if self.cpus[c].housekeeping && self.rcu.needs_gp(now) {
-            // rcu_start_gp: under the (root = leaf with one node level) rcu_node lock.
-            let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
-            self.rcu_leaf_event(c, leaf, got, now);
-            self.rcu.start_gp(c, jiffies, now);
-            self.emit(now, Event::RcuGpStarted { cpu: cpu_id });
-            waited += got.wait_ns;
-            now += got.wait_ns + hold;
+        let leaf = rcu::leaf_of(c, self.rcu_fanout);
+        let tick = RcuTickInput {
+            cpu: c,
+            socket: self.cpus[c].socket,
+            housekeeping: self.cpus[c].housekeeping,
+            jiffies: self.tk.jiffies(),
+            at,
+        };
+        let cpus = &self.cpus;
+        let done = self.rcu.check_callbacks(
+            &mut self.rcu_leaves[leaf],
+            tick,
+            self.costs.rcu_node_hold_ns,
+            self.transfer,
+            |i| cpus[i].ts.is_stopped() && cpus[i].idle.is_some(),
+        );
+        if let Some((t, got)) = done.gp_started {
+            self.rcu_leaf_event(c, leaf, got, t);
+            self.emit(t, Event::RcuGpStarted { cpu: c as u32 });
         }
-        match self.rcu.work(c, jiffies) {
-            RcuWork::None => {}
-            RcuWork::Notice => {
-                match self.rcu_leaves[leaf].try_acquire(now, hold, cpu_id, socket, self.transfer) {
-                    Ok(got) => {
-                        self.rcu_leaf_event(c, leaf, got, now);
-                        self.rcu.noticed(c);
-                        waited += got.wait_ns;
-                        now += got.wait_ns + hold;
-                    }
-                    // Held: read the lock word, try again at the next tick.
-                    Err(transfer) => {
-                        self.emit(now, Event::RcuTrylockFailed { cpu: cpu_id });
-                        now += transfer;
-                    }
-                }
-            }
-            RcuWork::Report => {
-                let got = self.rcu_leaves[leaf].acquire(now, hold, cpu_id, socket, self.transfer);
-                self.rcu_leaf_event(c, leaf, got, now);
-                self.rcu.report(c);
-                waited += got.wait_ns;
-                now += got.wait_ns + hold;
-            }
-            RcuWork::ForceQs => {
-                // Under the leaf lock: read every owing CPU's dynticks counter (a remote line).
-                let scan = hold + u64::from(self.rcu.owing()) * self.transfer.remote_ns;
-                let got = self.rcu_leaves[leaf].acquire(now, scan, cpu_id, socket, self.transfer);
-                self.rcu_leaf_event(c, leaf, got, now);
-                let cpus = &self.cpus;
-                self.rcu.force_qs(jiffies, |i| {
-                    cpus[i].ts.is_stopped() && cpus[i].idle.is_some()
-                });
-                waited += got.wait_ns;
-                now += got.wait_ns + scan;
+        match done.step {
+            None => {}
+            Some(RcuLeafStep::Acquired { at, got }) => self.rcu_leaf_event(c, leaf, got, at),
+            Some(RcuLeafStep::TrylockFailed { at }) => {
+                self.emit(at, Event::RcuTrylockFailed { cpu: c as u32 });
             }
         }
-        (now - at, waited)
+        (done.spent_ns, done.wait_ns)
     }
 
     /// Reports `c`'s acquisition of leaf `leaf`, arriving at `at`.

@@ -346,6 +346,67 @@ impl GuestPingPong {
         }
     }
 
+    /// The IPI reaches vCPU `x`, halted since `hlt_at` (its idle step began at `step_at`),
+    /// sent at `t`: the host's halt poll sees it within its window, or the vCPU thread has
+    /// blocked and the host CPU wakes it (from its own idle state if it got there). Returns
+    /// when the woken task runs in the guest.
+    fn wake_from_halt(&mut self, x: usize, t: u64, step_at: u64, hlt_at: u64) -> u64 {
+        let kvm = self.setup.kvm;
+        let notice = self.setup.costs.cacheline_local_ns;
+        let irq = self.setup.costs.irq_entry_exit_ns;
+        let pending = t + kvm.icr_delivery_ns;
+        let in_host = hlt_at + kvm.exit_entry_ns / 2;
+        let window = if self.host_polling {
+            self.vcpus[x].host.window_ns()
+        } else {
+            0
+        };
+        let poll_end = in_host + window;
+        self.path.add(PathTerm::IcrDelivery, kvm.icr_delivery_ns);
+        let running = if pending <= poll_end {
+            // The host poller sees the pending interrupt one line transfer later.
+            let back = pending.max(in_host) + if window > 0 { notice } else { 0 };
+            self.path
+                .add(PathTerm::HltExitWait, in_host.saturating_sub(pending));
+            self.path
+                .add(PathTerm::HostPollNotice, back - pending.max(in_host));
+            self.vcpus[x].time.host_poll_ns += back - in_host;
+            if window > 0 {
+                self.host_polled_wakes += 1;
+            }
+            back
+        } else {
+            self.blocked_wakes += 1;
+            let blocked = poll_end + kvm.host_block_ns;
+            let cpu = &mut self.vcpus[x];
+            // The host CPU idles from the block until NEED_RESCHED reaches it.
+            let out_of_idle = if pending > blocked {
+                cpu.host_cpu.enter(blocked);
+                let w = cpu.host_cpu.wake(pending, &kvm);
+                self.host_ipis += u64::from(w.ipi);
+                let ipi_ns = if w.ipi { kvm.host_ipi_ns } else { 0 };
+                self.path.add(PathTerm::HostIpi, ipi_ns);
+                self.path.add(PathTerm::HostIdleExit, w.latency_ns - ipi_ns);
+                pending + w.latency_ns
+            } else {
+                self.path.add(PathTerm::HostBlockWait, blocked - pending);
+                blocked
+            };
+            self.path.add(PathTerm::HostSwitch, kvm.host_switch_ns);
+            cpu.blocked_ns += out_of_idle - blocked.min(out_of_idle);
+            cpu.time.host_poll_ns += window;
+            cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_switch_ns;
+            out_of_idle + kvm.host_switch_ns
+        };
+        self.vcpus[x].host.after_halt(running - in_host);
+        self.exit(x, ExitReason::Hlt, kvm.exit_entry_ns);
+        let r = running + kvm.exit_entry_ns / 2 + irq;
+        self.path.add(PathTerm::VmEntry, kvm.exit_entry_ns / 2);
+        self.path.add(PathTerm::GuestIrq, irq);
+        self.vcpus[x].idle.reflect(r - step_at, false);
+        r
+    }
+
     /// The waker on `w` reaches its wake point at `t`. Returns when the woken task on the
     /// other vCPU reaches its own wake point.
     fn wake(&mut self, w: usize, t: u64) -> u64 {
@@ -353,9 +414,8 @@ impl GuestPingPong {
         self.advance(x, t);
         let kvm = self.setup.kvm;
         let c = &self.setup.costs;
-        let (notice, irq, restart, half) = (
+        let (notice, restart, half) = (
             c.cacheline_local_ns,
-            c.irq_entry_exit_ns,
             c.tick_restart_ns,
             c.context_switch_ns / 2,
         );
@@ -403,59 +463,7 @@ impl GuestPingPong {
                 self.vcpus[x].idle.reflect(hlt_at - step_at, false);
                 hlt_at
             }
-            Phase::Halt { step_at, hlt_at } => {
-                let pending = t + kvm.icr_delivery_ns;
-                let in_host = hlt_at + kvm.exit_entry_ns / 2;
-                let window = if self.host_polling {
-                    self.vcpus[x].host.window_ns()
-                } else {
-                    0
-                };
-                let poll_end = in_host + window;
-                self.path.add(PathTerm::IcrDelivery, kvm.icr_delivery_ns);
-                let running = if pending <= poll_end {
-                    // The host poller sees the pending interrupt one line transfer later.
-                    let back = pending.max(in_host) + if window > 0 { notice } else { 0 };
-                    self.path
-                        .add(PathTerm::HltExitWait, in_host.saturating_sub(pending));
-                    self.path
-                        .add(PathTerm::HostPollNotice, back - pending.max(in_host));
-                    self.vcpus[x].time.host_poll_ns += back - in_host;
-                    if window > 0 {
-                        self.host_polled_wakes += 1;
-                    }
-                    back
-                } else {
-                    self.blocked_wakes += 1;
-                    let blocked = poll_end + kvm.host_block_ns;
-                    let cpu = &mut self.vcpus[x];
-                    // The host CPU idles from the block until NEED_RESCHED reaches it.
-                    let out_of_idle = if pending > blocked {
-                        cpu.host_cpu.enter(blocked);
-                        let w = cpu.host_cpu.wake(pending, &kvm);
-                        self.host_ipis += u64::from(w.ipi);
-                        let ipi_ns = if w.ipi { kvm.host_ipi_ns } else { 0 };
-                        self.path.add(PathTerm::HostIpi, ipi_ns);
-                        self.path.add(PathTerm::HostIdleExit, w.latency_ns - ipi_ns);
-                        pending + w.latency_ns
-                    } else {
-                        self.path.add(PathTerm::HostBlockWait, blocked - pending);
-                        blocked
-                    };
-                    self.path.add(PathTerm::HostSwitch, kvm.host_switch_ns);
-                    cpu.blocked_ns += out_of_idle - blocked.min(out_of_idle);
-                    cpu.time.host_poll_ns += window;
-                    cpu.time.host_sched_ns += kvm.host_block_ns + kvm.host_switch_ns;
-                    out_of_idle + kvm.host_switch_ns
-                };
-                self.vcpus[x].host.after_halt(running - in_host);
-                self.exit(x, ExitReason::Hlt, kvm.exit_entry_ns);
-                let r = running + kvm.exit_entry_ns / 2 + irq;
-                self.path.add(PathTerm::VmEntry, kvm.exit_entry_ns / 2);
-                self.path.add(PathTerm::GuestIrq, irq);
-                self.vcpus[x].idle.reflect(r - step_at, false);
-                r
-            }
+            Phase::Halt { step_at, hlt_at } => self.wake_from_halt(x, t, step_at, hlt_at),
         };
         // Idle exit on the target: restart a stopped tick, switch the task in.
         let mut run_from = resume;
@@ -608,213 +616,4 @@ impl GuestPingPong {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ticklab_schema::machine::xps13_7390;
-
-    fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
-        GuestPingPong::new(GuestSetup {
-            costs: xps13_7390().costs,
-            kvm: KvmCosts::skylake_2017(),
-            host_poll,
-            host_idle: HostIdleParams::skx_intel_idle_4x(),
-            idle,
-            tick_period_ns: 4_000_000,
-            no_driver_tick: NoDriverTick::EveryEntry,
-            idle_entry_tick: IdleEntryTick::PerPath,
-            idle_vcpus: 0,
-        })
-        .unwrap()
-    }
-
-    /// vCPU 1 goes idle at 0 through the 2017 path with a 10 µs threshold; vCPU 0 wakes it
-    /// at `t`. Returns (ICR exits, HLT exits, IPIs skipped).
-    fn wake_threshold_guest_at(t: u64) -> (u64, u64, u64) {
-        let mut g = guest(
-            GuestIdlePath::PollThenHlt {
-                threshold_ns: 10_000,
-            },
-            HostHaltPollParams::off(),
-        );
-        g.vcpus[1].phase = Phase::Running {
-            since: 0,
-            idle_at: 0,
-        };
-        g.wake(0, t);
-        (
-            g.exits[ExitReason::MsrIcr.index()],
-            g.exits[ExitReason::Hlt.index()],
-            g.ipis_skipped,
-        )
-    }
-
-    #[test]
-    fn ipi_is_skipped_exactly_while_the_target_polls() {
-        let c = xps13_7390().costs;
-        // The tick stop (work + TSC-deadline exit) comes first; polling starts after it.
-        let poll_from = c.tick_stop_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
-        let poll_end = poll_from + 10_000;
-        // (wake time, ICR exits, HLT exits, skipped)
-        let table = [
-            (0, 0, 0, 1),                 // during the tick stop: flag set, no IPI
-            (poll_from, 0, 0, 1),         // first instant of the spin
-            (poll_end - 1, 0, 0, 1),      // last instant of the spin
-            (poll_end, 1, 1, 0),          // the spin ran out: HLT executed, IPI needed
-            (poll_end + 50_000, 1, 1, 0), // long halted
-        ];
-        for (t, icr, hlt, skipped) in table {
-            assert_eq!(
-                wake_threshold_guest_at(t),
-                (icr, hlt, skipped),
-                "wake at {t} ns"
-            );
-        }
-    }
-
-    #[test]
-    fn host_polling_burns_host_cpu_not_guest_cpu() {
-        let n = 5_000;
-        // Without ticks: a tick can delay a sleep past the next wake, which would make the
-        // two runs differ for a reason other than host polling.
-        let no_ticks = |g: GuestPingPong| GuestPingPong {
-            setup: GuestSetup {
-                tick_period_ns: 1 << 62,
-                ..g.setup.clone()
-            },
-            ..g
-        };
-        let hlt = no_ticks(guest(GuestIdlePath::Hlt, HostHaltPollParams::off())).run(n, false);
-        let polled = no_ticks(guest(
-            GuestIdlePath::Hlt,
-            HostHaltPollParams::with_max(500_000),
-        ))
-        .run(n, false);
-        let busy = |o: &PingPongOutcome| o.host.iter().map(|h| h.guest_busy_ns).sum::<u64>();
-        let poll = |o: &PingPongOutcome| o.host.iter().map(|h| h.host_poll_ns).sum::<u64>();
-        assert_eq!(poll(&hlt), 0);
-        assert!(poll(&polled) > 0, "the host polled");
-        assert!(polled.host_polled_wakes > 0);
-        // The guest runs the same code either way: same busy time, same exits.
-        assert_eq!(busy(&hlt), busy(&polled));
-        assert_eq!(hlt.exits, polled.exits);
-        // Only each vCPU's first halt blocks: the window starts at 0, then grows.
-        assert!(polled.blocked_wakes <= 2, "{}", polled.blocked_wakes);
-        assert!(polled.host_cpu_pct() > hlt.host_cpu_pct());
-        // Per switch, the host-polled wake is cheaper by the block/wake it avoids.
-        assert!(polled.ns_per_switch() < hlt.ns_per_switch());
-    }
-
-    #[test]
-    fn ticks_land_only_where_the_tick_runs() {
-        let n = 20_000;
-        let hlt = guest(GuestIdlePath::Hlt, HostHaltPollParams::with_max(200_000)).run(n, false);
-        let ext = |o: &PingPongOutcome| o.exits[ExitReason::ExternalInterrupt.index()];
-        // HLT stops the tick at each idle entry: ticks land only in busy stretches, about
-        // busy share × run length / tick period of them.
-        let run_ticks = hlt.elapsed_ns / 4_000_000;
-        assert!(ext(&hlt) > 0 && ext(&hlt) <= 2 * run_ticks, "{}", ext(&hlt));
-        // idle=poll never stops it: every period of both vCPUs brings a tick.
-        let poll = guest(GuestIdlePath::IdlePoll, HostHaltPollParams::off()).run(n, false);
-        let expected = 2 * (poll.elapsed_ns / 4_000_000);
-        assert!(
-            ext(&poll) + 2 >= expected && ext(&poll) <= expected,
-            "{} vs {expected}",
-            ext(&poll)
-        );
-        // One vCPU switching alone keeps its tick: one per period.
-        let one = guest(GuestIdlePath::Hlt, HostHaltPollParams::off()).run(n, true);
-        assert_eq!(ext(&one), one.elapsed_ns / 4_000_000);
-    }
-
-    #[test]
-    fn haltpoll_driver_switches_host_polling_off() {
-        let p = ticklab_cmdline::HaltpollParams {
-            guest_halt_poll_ns: 0,
-            ..Default::default()
-        };
-        let o = guest(
-            GuestIdlePath::haltpoll(p),
-            HostHaltPollParams::with_max(500_000),
-        )
-        .run(1_000, false);
-        assert_eq!(
-            o.host_poll_pct(),
-            0.0,
-            "the poll-control MSR turned host polling off"
-        );
-        // Every wake but the first (its target was still on the way into HLT) blocked.
-        assert_eq!(o.blocked_wakes, o.switches - 1);
-        assert_eq!(o.exits[ExitReason::MsrIcr.index()], o.blocked_wakes);
-    }
-
-    #[test]
-    fn runs_the_host_labs_spec() {
-        let spec = |s: &str| {
-            ticklab_schema::workload::Workload::parse(s, 2)
-                .unwrap()
-                .groups[0]
-                .clone()
-        };
-        let g = || guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
-        let cross = g().run_group(&spec("pingpong:futex@0,1:n=1000")).unwrap();
-        assert_eq!(cross.switches, 2000);
-        assert!(cross.exits[ExitReason::Hlt.index()] > 0);
-        let one = g().run_group(&spec("pingpong:pipe@1,1:n=1000")).unwrap();
-        assert_eq!(one.exits[ExitReason::Hlt.index()], 0);
-        assert!(g().run_group(&spec("hogs:1")).is_err());
-    }
-
-    #[test]
-    fn accounting_adds_up() {
-        for idle in [
-            GuestIdlePath::Hlt,
-            GuestIdlePath::IdlePoll,
-            GuestIdlePath::PollThenHlt {
-                threshold_ns: 1_000,
-            },
-        ] {
-            let o = guest(idle.clone(), HostHaltPollParams::with_max(20_000)).run(2_000, false);
-            for h in &o.host {
-                assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
-            }
-            assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
-            assert!(o.guest_busy_pct() <= o.host_cpu_pct());
-            // The critical path is the whole run.
-            assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
-        }
-    }
-
-    #[test]
-    fn idle_poll_stops_the_tick_only_before_4_17() {
-        let run = |rule: IdleEntryTick| {
-            let mut g = guest(GuestIdlePath::IdlePoll, HostHaltPollParams::off());
-            g.setup.idle_entry_tick = rule;
-            g.setup.idle_vcpus = 8;
-            g.run(2_000, false)
-        };
-        let old = run(IdleEntryTick::LoopEntry);
-        let new = run(IdleEntryTick::PerPath);
-        let tsc = |o: &PingPongOutcome| o.exits_per_switch(ExitReason::MsrTscDeadline);
-        // Before 4.17 every idle entry stops the tick and the exit restarts it: two
-        // TSC-deadline writes per switch, the restart (work + exit) on the path.
-        assert!((tsc(&old) - 2.0).abs() < 1e-3, "{}", tsc(&old));
-        let restart = old.critical_path.ns(PathTerm::TickRestart)
-            + old.critical_path.ns(PathTerm::TickRestartExit);
-        let c = xps13_7390().costs;
-        let each = c.tick_restart_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
-        // Every wake but the rare one whose target was not asleep yet (no tick to restart).
-        assert!(restart <= old.switches * each, "{restart}");
-        assert!(restart >= (old.switches - 2) * each, "{restart}");
-        // From 4.17 idle=poll keeps the tick: only the ticks' own re-arms.
-        assert!(tsc(&new) < 0.01, "{}", tsc(&new));
-        assert!(old.ns_per_switch() - new.ns_per_switch() > each as f64 - 1.0);
-        // Neither needs an IPI: the polling flag is set throughout.
-        assert_eq!(old.exits[ExitReason::MsrIcr.index()], 0);
-        // The eight idle vCPUs spin too: 800 % on top of the two busy ones.
-        assert!(
-            (old.host_cpu_pct() - 1000.0).abs() < 1e-6,
-            "{}",
-            old.host_cpu_pct()
-        );
-    }
-}
+mod tests;

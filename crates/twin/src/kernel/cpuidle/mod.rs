@@ -148,6 +148,28 @@ pub struct Reflect {
     pub poll_timed_out: bool,
 }
 
+/// `cpuidle_enter_state`'s verdict on a stay in a state (the `above` and `below` counters of
+/// `struct cpuidle_state_usage`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StayVerdict {
+    /// Too short for the state: the residency fell below its target residency.
+    pub above: bool,
+    /// Long enough for a deeper one: the residency reached the next deeper state's target.
+    pub below: bool,
+}
+
+/// The verdict on `residency_ns` spent in state `entered` of `states` (the next deeper state
+/// is the next in the table; a stay is never both above and below).
+pub fn stay_verdict(states: &[IdleStateParams], entered: usize, residency_ns: u64) -> StayVerdict {
+    let above = residency_ns < states[entered].target_residency_ns;
+    let below = !above
+        && states
+            .get(entered + 1)
+            .is_some_and(|deeper| residency_ns >= deeper.target_residency_ns);
+    debug_assert!(!(above && below));
+    StayVerdict { above, below }
+}
+
 /// A cpuidle governor: one instance per CPU.
 pub trait Governor {
     /// The governor's name as in `available_governors`.
@@ -340,6 +362,29 @@ mod tests {
         }
         assert!(governor_by_name("performance", HaltpollParams::default()).is_none());
         assert!(governor_by_name("", HaltpollParams::default()).is_none());
+    }
+
+    #[test]
+    fn stay_verdict_table() {
+        let s = skx();
+        // (state, residency, above, below): C1E's target is 20 µs, C6's 600 µs.
+        let cases = [
+            (2, 19_999, true, false),
+            (2, 20_000, false, false),
+            (2, 599_999, false, false),
+            (2, 600_000, false, true),
+            (3, 599_999, true, false),
+            (3, 10_000_000, false, false), // the deepest state: never below
+            (0, 0, false, false),          // POLL: no target, C1 not reached
+            (0, 2_000, false, true),
+        ];
+        for (state, residency, above, below) in cases {
+            assert_eq!(
+                stay_verdict(&s, state, residency),
+                StayVerdict { above, below },
+                "state {state} residency {residency}"
+            );
+        }
     }
 
     #[test]

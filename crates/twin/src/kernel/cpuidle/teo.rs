@@ -168,6 +168,64 @@ impl Teo {
             "recent counts match the ring"
         );
     }
+
+    /// The intercepts correction of `teo_select`: when the CPU was woken before the
+    /// candidate `idx`'s bin often enough (by the intercepts or the recent ones, `sums` being
+    /// their totals below `idx`), walk to a shallower state whose bin holds the majority and
+    /// that the tick allows (`time_ok`). Returns the state and the duration now expected.
+    fn intercepts_pick(
+        &self,
+        states: &[IdleStateParams],
+        mut idx: usize,
+        mut duration: u64,
+        sums: BinSums,
+        time_ok: impl Fn(u64) -> bool,
+    ) -> (usize, u64) {
+        let alt_intercepts = 2 * sums.intercepts > self.total.saturating_sub(sums.hits);
+        let alt_recent = sums.recent > (NR_RECENT / 2) as u32;
+        if alt_recent || alt_intercepts {
+            let mut first_span = duration;
+            let mut first_idx = idx;
+            let (mut isum, mut rsum) = (0u32, 0u32);
+            for i in (0..idx).rev() {
+                isum += self.intercepts[i];
+                rsum += u32::from(self.recent[i]);
+                let span = Self::middle_of_bin(states, i);
+                if (!alt_recent || 2 * rsum > sums.recent)
+                    && (!alt_intercepts || 2 * isum > sums.intercepts)
+                {
+                    if time_ok(span) && !states[i].disabled {
+                        idx = i;
+                        duration = span;
+                    } else {
+                        idx = first_idx;
+                        duration = first_span;
+                    }
+                    break;
+                }
+                if states[i].disabled {
+                    continue;
+                }
+                if !time_ok(span) {
+                    if first_idx != idx {
+                        continue;
+                    }
+                    break;
+                }
+                first_span = span;
+                first_idx = i;
+            }
+        }
+        (idx, duration)
+    }
+}
+
+/// The intercepts, hits and recent intercepts of the bins below a candidate state.
+#[derive(Clone, Copy, Debug)]
+struct BinSums {
+    intercepts: u32,
+    hits: u32,
+    recent: u32,
 }
 
 impl Governor for Teo {
@@ -240,41 +298,12 @@ impl Governor for Teo {
                 duration = states[idx].target_residency_ns;
                 break 'pick idx;
             }
-            let alt_intercepts = 2 * idx_intercept_sum > self.total.saturating_sub(idx_hit_sum);
-            let alt_recent = idx_recent_sum > (NR_RECENT / 2) as u32;
-            if alt_recent || alt_intercepts {
-                let mut first_span = duration;
-                let mut first_idx = idx;
-                let (mut isum, mut rsum) = (0u32, 0u32);
-                for i in (0..idx).rev() {
-                    isum += self.intercepts[i];
-                    rsum += u32::from(self.recent[i]);
-                    let span = Self::middle_of_bin(states, i);
-                    if (!alt_recent || 2 * rsum > idx_recent_sum)
-                        && (!alt_intercepts || 2 * isum > idx_intercept_sum)
-                    {
-                        if time_ok(span) && !states[i].disabled {
-                            idx = i;
-                            duration = span;
-                        } else {
-                            idx = first_idx;
-                            duration = first_span;
-                        }
-                        break;
-                    }
-                    if states[i].disabled {
-                        continue;
-                    }
-                    if !time_ok(span) {
-                        if first_idx != idx {
-                            continue;
-                        }
-                        break;
-                    }
-                    first_span = span;
-                    first_idx = i;
-                }
-            }
+            let sums = BinSums {
+                intercepts: idx_intercept_sum,
+                hits: idx_hit_sum,
+                recent: idx_recent_sum,
+            };
+            (idx, duration) = self.intercepts_pick(states, idx, duration, sums, time_ok);
             if idx > constraint_idx {
                 idx = constraint_idx;
             }

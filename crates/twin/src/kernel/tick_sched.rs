@@ -1,4 +1,6 @@
-//! tick-sched: the per-CPU tick state and the rules that decide when the tick may stop.
+//! tick-sched (`kernel/time/tick-sched.c`): the per-CPU tick state and the rules that decide
+//! when the tick may stop, and what the idle loop tells the governor about the time ahead
+//! (`tick_nohz_get_sleep_length`, `get_sleep_length`).
 //!
 //! The tick is an hrtimer (the `sched_timer`) with period TICK_NSEC on a per-CPU phase (the
 //! jiffy grid plus the skew offset). The functions here are the rules, free of the rest of the
@@ -160,6 +162,50 @@ pub(crate) struct NextEventInput {
     pub(crate) was_last_holder: bool,
     /// `timekeeping_max_deferment()`.
     pub(crate) max_deferment: u64,
+}
+
+/// What `tick_nohz_get_sleep_length` looks at when the idle loop asks it at `now`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SleepLengthInput {
+    /// The time of the question.
+    pub(crate) now: Time,
+    /// The idle-tick gate passed ([`NohzMode::can_stop_idle_tick`]).
+    pub(crate) may_stop: bool,
+    /// [`NohzMode::next_event`]'s answer: `Some(expires)` if the tick may stop until then.
+    pub(crate) next_event: Option<Time>,
+    /// The tick's own hard expiry (where a tick that must keep running fires next).
+    pub(crate) tick_expires: Time,
+    /// The first hrtimer other than the tick (`hrtimer_next_event_without`).
+    pub(crate) next_other_timer: Time,
+    /// The event the clock event device is programmed for now (`dev->next_event`).
+    pub(crate) next_programmed: Time,
+}
+
+/// `tick_nohz_get_sleep_length`'s two answers, in ns from the question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SleepLength {
+    /// How long the CPU could sleep if the tick were stopped: to the stop target (or the
+    /// tick's own expiry when it may not stop) or the first other hrtimer, whichever is
+    /// first; a CPU the gate keeps ticking reports `delta_next` instead.
+    pub(crate) sleep_length_ns: u64,
+    /// To the event already programmed, the tick included if it keeps running.
+    pub(crate) delta_next_ns: u64,
+}
+
+/// `tick_nohz_get_sleep_length` (the governor's view of the time to the next event).
+#[inline]
+pub(crate) fn get_sleep_length(i: &SleepLengthInput) -> SleepLength {
+    let delta_next_ns = i.next_programmed.saturating_sub(i.now);
+    let sleep_length_ns = if i.may_stop {
+        let stop_target = i.next_event.unwrap_or(i.tick_expires);
+        stop_target.min(i.next_other_timer).saturating_sub(i.now)
+    } else {
+        delta_next_ns
+    };
+    SleepLength {
+        sleep_length_ns,
+        delta_next_ns,
+    }
 }
 
 /// What to do with the tick (the outcome of a tick-sched rule).
@@ -437,6 +483,80 @@ mod tests {
             }),
             Some(NEVER)
         );
+    }
+
+    #[test]
+    fn sleep_length_table() {
+        let base = SleepLengthInput {
+            now: 10_000_000,
+            may_stop: true,
+            next_event: Some(50_000_000),
+            tick_expires: 11_000_000,
+            next_other_timer: NEVER,
+            next_programmed: 11_000_000,
+        };
+        // (input, sleep length, delta_next)
+        let cases = [
+            // The tick may stop until 50 ms: 40 ms of sleep, the device still set for the tick.
+            (base, 40_000_000, 1_000_000),
+            // Another hrtimer first: it bounds the sleep.
+            (
+                SleepLengthInput {
+                    next_other_timer: 30_000_000,
+                    ..base
+                },
+                20_000_000,
+                1_000_000,
+            ),
+            // The tick must keep running: to its own expiry.
+            (
+                SleepLengthInput {
+                    next_event: None,
+                    ..base
+                },
+                1_000_000,
+                1_000_000,
+            ),
+            // Nothing at all: NEVER from now.
+            (
+                SleepLengthInput {
+                    next_event: Some(NEVER),
+                    ..base
+                },
+                NEVER - 10_000_000,
+                1_000_000,
+            ),
+            // The gate keeps the tick: the time to the programmed event, whatever else.
+            (
+                SleepLengthInput {
+                    may_stop: false,
+                    next_programmed: 10_400_000,
+                    ..base
+                },
+                400_000,
+                400_000,
+            ),
+            // A programmed event already past: zero, never negative.
+            (
+                SleepLengthInput {
+                    may_stop: false,
+                    next_programmed: 9_000_000,
+                    ..base
+                },
+                0,
+                0,
+            ),
+        ];
+        for (i, sleep, delta) in cases {
+            assert_eq!(
+                get_sleep_length(&i),
+                SleepLength {
+                    sleep_length_ns: sleep,
+                    delta_next_ns: delta
+                },
+                "{i:?}"
+            );
+        }
     }
 
     #[test]
