@@ -33,6 +33,11 @@ pub(crate) struct RunArgs {
     /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`; join groups with `+`).
     #[arg(long)]
     pub(crate) workload: String,
+    /// Frame period in microseconds, as cyclictest's `-i`: an alternative to the frame rate
+    /// of the frame groups (`--workload frames@1:loop=0 -i 1000` is `frames:1000@1:loop=0`);
+    /// a group that states a rate must state this one.
+    #[arg(short = 'i', long, value_name = "US")]
+    pub(crate) interval: Option<u32>,
     /// Run length (`500ms`, `10s`, `2m`): the window for idle, hogs and frames; a cap for a
     /// run of counted groups only (ping-pong, syscall), which ends when they finish — the
     /// report then says the window was shorter than asked, and why.
@@ -116,8 +121,25 @@ fn run_config(args: &RunArgs) -> RunConfig {
 
 /// Runs `host run`.
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
-        .map_err(|e| input_error(e.to_string()))?;
+    let workload = Workload::parse_with_interval(
+        &args.workload,
+        harness::os::possible_cpu_count(),
+        args.interval,
+    )
+    .map_err(|e| input_error(e.to_string()))?;
+    if let Some(us) = args.interval
+        && !workload
+            .groups
+            .iter()
+            .any(|g| matches!(g, ticklab_schema::workload::TaskGroup::Frames { .. }))
+    {
+        return Err(input_error(format!(
+            "--interval {us}: workload {} has no frame group (the interval is a frame period)",
+            workload.label()
+        )));
+    }
+    // The spec as parsed (the rate --interval gave written out), for the twin beside.
+    let spec = workload.label();
     check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
@@ -138,7 +160,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let beside = match &twin {
         Some((scenario, _)) => Some(crate::host_twin_cmd::beside(
             &run.report,
-            &args.workload,
+            &spec,
             scenario,
             args.histogram,
         )?),

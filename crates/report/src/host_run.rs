@@ -135,7 +135,7 @@ pub fn host_run_report(r: &Report, extras: &HostRunExtras) -> String {
     let mut frame_details = extras.frame_groups.iter();
     for w in &r.workloads {
         s.push('\n');
-        s += &workload_section(w, Some(&extras.pingpong_mode));
+        s += &workload_section(w, Some(&extras.pingpong_mode), r.cpu_dma_latency_us);
         match w {
             WorkloadResult::Frames(_) => {
                 if let Some(d) = frame_details.next() {

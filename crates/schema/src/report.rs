@@ -78,6 +78,11 @@ pub struct Report {
     /// when noise accounting is on); absent when not measured or modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<crate::noise::NoiseReport>,
+    /// The PM QoS CPU latency limit (µs) held for the whole run, as a process holding
+    /// `/dev/cpu_dma_latency` open sets it (cyclictest holds 0): no idle state whose exit
+    /// latency exceeds it is entered. `None` when none was held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 impl Report {
@@ -110,6 +115,7 @@ impl Report {
             workloads: Vec::new(),
             warnings: Vec::new(),
             noise: None,
+            cpu_dma_latency_us: None,
         }
     }
 

@@ -323,6 +323,7 @@ pub(crate) fn assemble(
             workloads: results,
             noise: None,
             warnings: warnings.texts(),
+            cpu_dma_latency_us,
         },
         host_run: RunDetails {
             interrupted,
