@@ -101,6 +101,10 @@ pub(crate) struct CalibrateArgs {
     /// Write the scenario file here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<std::path::PathBuf>,
+    /// Fit even from a phase other load contaminated (CPU busy beyond what the phase
+    /// explains, steal); without it such a run writes nothing and exits with code 4.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 fn run_config(args: &RunArgs) -> RunConfig {
@@ -206,10 +210,22 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             for n in notes.iter().chain(&report.warnings) {
                 writeln!(out, "  {n}")?;
             }
-            write!(out, "{}", ticklab_report::comparison_tables(rows))?;
+            write!(
+                out,
+                "{}",
+                ticklab_report::comparison_tables_beside(rows, &run.report.contamination)
+            )?;
         }
     }
     out.flush()?;
+    // Last on stderr, whatever the format: the figures above may show other load.
+    for c in &run.report.contamination {
+        eprintln!(
+            "ticklab: warning: {} (figures of CPU {} are suspect)",
+            c.text(),
+            c.cpu()
+        );
+    }
     if let Some(why) = &run.host_run.interrupted {
         return Err(interrupted(why, "the report above is partial"));
     }
@@ -235,8 +251,13 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     };
     // The KVM part inside calibrate pins guest_halt_poll_ns: first undo a killed run's.
     restore_leftover_params()?;
-    let result =
-        ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
+    let result = ticklab_host::calibrate::calibrate(
+        args.duration.as_std(),
+        &stop,
+        &sim,
+        &mut progress,
+        args.force,
+    );
     let calibration = calibrate_outcome(result, &stop)?;
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
@@ -277,6 +298,9 @@ fn calibrate_outcome<T>(
                 .map_or_else(|| "a stop".into(), StopReason::name),
             "calibration incomplete, nothing written",
         )),
+        Err(e @ CalibrateError::Contaminated(_)) => {
+            Err(crate::error::Contaminated(format!("host calibrate: {e}; nothing written")).into())
+        }
         Err(e) => Err(library_error(e)),
     }
 }
@@ -311,7 +335,17 @@ fn syscall_prediction(report: &Report) -> Option<HostPrediction> {
     };
     let nr = report.cpus.len() as u32;
     match e4::predict_host(nr, &version, hz, ns, cpu, calls) {
-        Ok(p) => Some(p),
+        Ok(mut p) => {
+            // A kernel built without CONFIG_NO_HZ_FULL has no nohz_full CPU whatever the
+            // boot line: say so on the prediction's line rather than print a number.
+            if ticklab_host::probe::inspect::probes::running_kernel_built_with("NO_HZ_FULL")
+                == Some(false)
+            {
+                p.nohz_full = None;
+                p.nohz_full_not_possible = Some("CONFIG_NO_HZ_FULL".into());
+            }
+            Some(p)
+        }
         Err(e) => {
             eprintln!("ticklab: no twin prediction: {e}");
             None

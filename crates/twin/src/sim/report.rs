@@ -61,6 +61,7 @@ impl<O: Observer> Sim<O> {
                         below: k.below,
                     })
                     .collect(),
+                steal_ns: None,
             });
         }
         let secs = duration_ns as f64 * 1e-9;
