@@ -256,7 +256,7 @@ mod tests {
             ("10s", Some(10_000_000_000)),
             ("500ms", Some(500_000_000)),
             ("2m", Some(120_000_000_000)),
-            ("10", None),
+            ("10", Some(10_000_000_000)), // a bare number is seconds (cyclictest, rtla)
             ("0s", None),
             ("10x", None),
             ("1h30m", Some(5_400_000_000_000)),
