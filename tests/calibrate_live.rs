@@ -40,7 +40,7 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
     let stop = Stop::new();
     let sim = |s: &Scenario| ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string());
     let mut progress = |line: &str| eprintln!("[{:5.1} s] {line}", started.elapsed().as_secs_f64());
-    let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress)
+    let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, false)
         .expect("calibration");
     eprintln!("{}", cal.file_text());
 

@@ -43,8 +43,11 @@ fn bad_input_exits_2_and_names_the_input() {
         // The ping-pong is modelled in a KVM guest only.
         (&["sim", "--workload", "pingpong:futex@0,1"], "kvm-guest-2"),
         // Every duration flag goes through the one parser, and its error names the flag.
-        (&["experiment", "e1", "--duration", "30"], "--duration"),
-        (&["experiment", "e1", "--duration", "30"], "duration \"30\""),
+        (&["experiment", "e1", "--duration", "0"], "--duration"),
+        (
+            &["experiment", "e1", "--duration", "0"],
+            "duration \"0\" (seconds)",
+        ),
         (&["bench", "--duration", "1x"], "unknown unit \"x\""),
         (&["host", "irqs", "--duration", "soon"], "--duration"),
         (&["sim", "--hz", "1001"], "100, 250, 300, 1000"),

@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::scenario::{CONFIG_HZ_CHOICES, check_hz};
-use ticklab_schema::units::parse_duration;
+use ticklab_schema::units::parse_cli_duration;
 
 /// A duration given on the command line (`10s`, `500ms`, `250us`, `2m`, `1h`, `1h30m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,15 +33,16 @@ impl DurationArg {
     }
 }
 
-/// The `value_parser` of every duration flag: [`ticklab_schema::units::parse_duration`], the
-/// project's one duration parser (a unit is required; more than zero, at most a week).
+/// The `value_parser` of every duration flag: [`ticklab_schema::units::parse_cli_duration`],
+/// the project's one duration parser with a bare number read as seconds (`-D 10`, as
+/// cyclictest and rtla read it); more than zero, at most a week.
 pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, String> {
-    parse_duration(s).map(|ns| DurationArg { ns })
+    parse_cli_duration(s).map(|ns| DurationArg { ns })
 }
 
-/// The `value_parser` of `--warmup`: a duration that may be `0s`.
+/// The `value_parser` of `--warmup`: a duration that may be `0s` (or `0`).
 pub(crate) fn parse_warmup_arg(s: &str) -> Result<DurationArg, String> {
-    ticklab_schema::units::parse_warmup(s).map(|ns| DurationArg { ns })
+    ticklab_schema::units::parse_cli_warmup(s).map(|ns| DurationArg { ns })
 }
 
 /// The `value_parser` of `--histogram`: a bucket count, checked by
@@ -255,7 +256,7 @@ mod tests {
             ("10s", Some(10_000_000_000)),
             ("500ms", Some(500_000_000)),
             ("2m", Some(120_000_000_000)),
-            ("10", None),
+            ("10", Some(10_000_000_000)), // a bare number is seconds (cyclictest, rtla)
             ("0s", None),
             ("10x", None),
             ("1h30m", Some(5_400_000_000_000)),

@@ -6,6 +6,7 @@
 //! | 1 | anything else failed (I/O, a tool missing, the host refused something, a full disk) |
 //! | 2 | bad input: a flag, a scenario file, a machine, a workload spec, a command line |
 //! | 3 | `host audit` ran and at least one check failed (the report is on stdout) |
+//! | 4 | the host was too loaded to measure: `host calibrate` refused to fit from a contaminated phase (without `--force`) |
 //! | 130 | interrupted by SIGINT or SIGTERM, after a partial report (one line on stderr says so) |
 //! | 141 | stdout was closed by the reader (`ticklab … \| head`): stop quietly, as a tool killed by SIGPIPE does |
 //!
@@ -29,6 +30,9 @@ pub(crate) const EXIT_INPUT: u8 = 2;
 /// Exit code of a `host audit` with a failed check: the audit itself worked, so neither 1
 /// (I/O) nor 2 (input).
 pub(crate) const EXIT_AUDIT_FAILED: u8 = 3;
+/// Exit code of a measurement refused because other load contaminated it (`host calibrate`
+/// without `--force`): neither the user's input (2) nor a failure to read or run (1).
+pub(crate) const EXIT_CONTAMINATED: u8 = 4;
 /// Exit code of a failure that is not the user's input.
 pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit code when the reader of stdout went away: 128 + SIGPIPE, what a shell reports for a
@@ -158,6 +162,19 @@ impl fmt::Display for AuditFailed {
 
 impl std::error::Error for AuditFailed {}
 
+/// A measurement refused because other load contaminated it: exit code
+/// [`EXIT_CONTAMINATED`].
+#[derive(Debug)]
+pub(crate) struct Contaminated(pub(crate) String);
+
+impl fmt::Display for Contaminated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Contaminated {}
+
 /// What `main` does with the end of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Exit {
@@ -190,6 +207,9 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
     for cause in e.chain() {
         if cause.downcast_ref::<AuditFailed>().is_some() {
             return Exit::Report(EXIT_AUDIT_FAILED);
+        }
+        if cause.downcast_ref::<Contaminated>().is_some() {
+            return Exit::Report(EXIT_CONTAMINATED);
         }
         if cause.downcast_ref::<Interrupted>().is_some() {
             // The partial report is above; one line says why it is partial.

@@ -29,7 +29,7 @@ pub(crate) struct NoiseArgs {
     #[arg(short = 'c', long, value_name = "CPULIST")]
     pub(crate) cpus: String,
     /// Run length: `10s`, `500ms`, `2m`; a bare number is seconds (as rtla's `-d`).
-    #[arg(short = 'D', short_alias = 'd', long, default_value = "10s", value_parser = parse_seconds)]
+    #[arg(short = 'D', short_alias = 'd', long, default_value = "10s", value_parser = ticklab_schema::units::parse_cli_duration)]
     pub(crate) duration: u64,
     /// A gap longer than this is a detour: `1us`, `500ns`; a bare number is microseconds (as
     /// rtla's `-T`). Default 1 us, rtla's.
@@ -57,15 +57,6 @@ pub(crate) struct NoiseArgs {
     /// (SCENARIO as for `host run --twin`).
     #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "")]
     pub(crate) twin: Option<String>,
-}
-
-/// `-D`: a duration, or a bare number of seconds.
-fn parse_seconds(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return parse_duration(&format!("{t}s"));
-    }
-    parse_duration(t)
 }
 
 /// `--threshold`: a duration, or a bare number of microseconds; at most 1 s.
@@ -351,10 +342,16 @@ mod tests {
 
     #[test]
     fn bare_numbers_take_the_rtla_units() {
-        assert_eq!(parse_seconds("10"), Ok(10_000_000_000));
-        assert_eq!(parse_seconds("500ms"), Ok(500_000_000));
-        assert!(parse_seconds("x").is_err());
-        assert!(parse_seconds("").is_err());
+        assert_eq!(
+            ticklab_schema::units::parse_cli_duration("10"),
+            Ok(10_000_000_000)
+        );
+        assert_eq!(
+            ticklab_schema::units::parse_cli_duration("500ms"),
+            Ok(500_000_000)
+        );
+        assert!(ticklab_schema::units::parse_cli_duration("x").is_err());
+        assert!(ticklab_schema::units::parse_cli_duration("").is_err());
         assert_eq!(parse_threshold("1us"), Ok(DEFAULT_THRESHOLD_NS));
         assert_eq!(parse_threshold("5"), Ok(5_000));
         assert_eq!(parse_threshold("500ns"), Ok(500));

@@ -33,6 +33,11 @@ pub(crate) struct RunArgs {
     /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`; join groups with `+`).
     #[arg(long)]
     pub(crate) workload: String,
+    /// Frame period in microseconds, as cyclictest's `-i`: an alternative to the frame rate
+    /// of the frame groups (`--workload frames@1:loop=0 -i 1000` is `frames:1000@1:loop=0`);
+    /// a group that states a rate must state this one.
+    #[arg(short = 'i', long, value_name = "US")]
+    pub(crate) interval: Option<u32>,
     /// Run length (`500ms`, `10s`, `2m`): the window for idle, hogs and frames; a cap for a
     /// run of counted groups only (ping-pong, syscall), which ends when they finish — the
     /// report then says the window was shorter than asked, and why.
@@ -96,6 +101,10 @@ pub(crate) struct CalibrateArgs {
     /// Write the scenario file here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<std::path::PathBuf>,
+    /// Fit even from a phase other load contaminated (CPU busy beyond what the phase
+    /// explains, steal); without it such a run writes nothing and exits with code 4.
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 fn run_config(args: &RunArgs) -> RunConfig {
@@ -116,8 +125,25 @@ fn run_config(args: &RunArgs) -> RunConfig {
 
 /// Runs `host run`.
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let workload = Workload::parse(&args.workload, harness::os::possible_cpu_count())
-        .map_err(|e| input_error(e.to_string()))?;
+    let workload = Workload::parse_with_interval(
+        &args.workload,
+        harness::os::possible_cpu_count(),
+        args.interval,
+    )
+    .map_err(|e| input_error(e.to_string()))?;
+    if let Some(us) = args.interval
+        && !workload
+            .groups
+            .iter()
+            .any(|g| matches!(g, ticklab_schema::workload::TaskGroup::Frames { .. }))
+    {
+        return Err(input_error(format!(
+            "--interval {us}: workload {} has no frame group (the interval is a frame period)",
+            workload.label()
+        )));
+    }
+    // The spec as parsed (the rate --interval gave written out), for the twin beside.
+    let spec = workload.label();
     check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
@@ -138,7 +164,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let beside = match &twin {
         Some((scenario, _)) => Some(crate::host_twin_cmd::beside(
             &run.report,
-            &args.workload,
+            &spec,
             scenario,
             args.histogram,
         )?),
@@ -184,10 +210,22 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             for n in notes.iter().chain(&report.warnings) {
                 writeln!(out, "  {n}")?;
             }
-            write!(out, "{}", ticklab_report::comparison_tables(rows))?;
+            write!(
+                out,
+                "{}",
+                ticklab_report::comparison_tables_beside(rows, &run.report.contamination)
+            )?;
         }
     }
     out.flush()?;
+    // Last on stderr, whatever the format: the figures above may show other load.
+    for c in &run.report.contamination {
+        eprintln!(
+            "ticklab: warning: {} (figures of CPU {} are suspect)",
+            c.text(),
+            c.cpu()
+        );
+    }
     if let Some(why) = &run.host_run.interrupted {
         return Err(interrupted(why, "the report above is partial"));
     }
@@ -213,8 +251,13 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     };
     // The KVM part inside calibrate pins guest_halt_poll_ns: first undo a killed run's.
     restore_leftover_params()?;
-    let result =
-        ticklab_host::calibrate::calibrate(args.duration.as_std(), &stop, &sim, &mut progress);
+    let result = ticklab_host::calibrate::calibrate(
+        args.duration.as_std(),
+        &stop,
+        &sim,
+        &mut progress,
+        args.force,
+    );
     let calibration = calibrate_outcome(result, &stop)?;
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
@@ -255,6 +298,9 @@ fn calibrate_outcome<T>(
                 .map_or_else(|| "a stop".into(), StopReason::name),
             "calibration incomplete, nothing written",
         )),
+        Err(e @ CalibrateError::Contaminated(_)) => {
+            Err(crate::error::Contaminated(format!("host calibrate: {e}; nothing written")).into())
+        }
         Err(e) => Err(library_error(e)),
     }
 }
@@ -289,7 +335,17 @@ fn syscall_prediction(report: &Report) -> Option<HostPrediction> {
     };
     let nr = report.cpus.len() as u32;
     match e4::predict_host(nr, &version, hz, ns, cpu, calls) {
-        Ok(p) => Some(p),
+        Ok(mut p) => {
+            // A kernel built without CONFIG_NO_HZ_FULL has no nohz_full CPU whatever the
+            // boot line: say so on the prediction's line rather than print a number.
+            if ticklab_host::probe::inspect::probes::running_kernel_built_with("NO_HZ_FULL")
+                == Some(false)
+            {
+                p.nohz_full = None;
+                p.nohz_full_not_possible = Some("CONFIG_NO_HZ_FULL".into());
+            }
+            Some(p)
+        }
         Err(e) => {
             eprintln!("ticklab: no twin prediction: {e}");
             None

@@ -75,6 +75,8 @@ pub(crate) fn beside(
         ))
     })?;
     s.run.duration_ns = measured.duration_ns.max(1);
+    // The PM QoS limit the run held, held in the twin too.
+    s.kernel.cpu_dma_latency_us = measured.cpu_dma_latency_us;
     // A measured noise report is set beside the twin's: keep its noise accounting on.
     let twin = twin_report(&s, histogram, measured.noise.is_some())
         .map_err(|e| input_error(format!("--twin: {e}")))?;

@@ -46,6 +46,18 @@ pub(crate) struct ScenarioArgs {
     /// Seed of the run's RNG.
     #[arg(long)]
     seed: Option<u64>,
+    /// Hold a PM QoS CPU latency limit of US microseconds for the run (default 0), as a
+    /// process holding /dev/cpu_dma_latency open does (cyclictest holds 0): the cpuidle
+    /// governor then picks no idle state slower to leave than that.
+    #[arg(
+        long = "cpu-dma-latency",
+        visible_alias = "pm-qos",
+        value_name = "US",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "0"
+    )]
+    cpu_dma_latency: Option<u32>,
     /// Run even when the estimated compute (CPUs × simulated time × event rate) is above the
     /// limit (docs/validation.md).
     #[arg(long)]
@@ -136,6 +148,9 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     s.run.duration_ns = a.duration.map_or(s.run.duration_ns, DurationArg::ns);
     s.run.warmup_ns = a.warmup.map_or(s.run.warmup_ns, DurationArg::ns);
     s.run.seed = a.seed.unwrap_or(s.run.seed);
+    if let Some(us) = a.cpu_dma_latency {
+        s.kernel.cpu_dma_latency_us = Some(us);
+    }
     // Resolve the command line now, as the scenario's kernel release reads it (its cpulist
     // grammar), so a typo is an input error naming its origin before any work starts.
     let parsed = s.kernel.resolve(nr).map_err(|e| match e {

@@ -19,6 +19,7 @@
 use crate::format::{MISSING, fixed, new_table, right_align_from};
 use std::fmt::Write;
 use ticklab_schema::comparison::{Band, Row, Verdict};
+use ticklab_schema::report::Contamination;
 
 fn value(v: Option<f64>) -> String {
     match v {
@@ -37,7 +38,7 @@ fn band(b: Band) -> String {
     }
 }
 
-fn table(rows: &[&Row]) -> String {
+fn table(rows: &[&Row], contaminated: bool) -> String {
     let header = [
         "figure",
         "measured",
@@ -53,7 +54,11 @@ fn table(rows: &[&Row]) -> String {
             value(r.measured),
             value(r.predicted),
             r.ratio().map_or(MISSING.to_string(), |x| fixed(x, 3)),
-            r.verdict().word().to_string(),
+            match r.verdict() {
+                // A miss on a contaminated CPU may be the other load's, not the model's.
+                Verdict::Miss if contaminated => "miss (contaminated)".to_string(),
+                v => v.word().to_string(),
+            },
             band(r.band),
         ]);
     }
@@ -70,6 +75,14 @@ fn table(rows: &[&Row]) -> String {
 /// The comparison's text: a table per CPU (in CPU order of first appearance), then one for
 /// the run's own figures, then the verdict line (module docs).
 pub fn comparison_tables(rows: &[Row]) -> String {
+    comparison_tables_beside(rows, &[])
+}
+
+/// [`comparison_tables`] of a measured run some of whose CPUs were contaminated (other load,
+/// steal: [`ticklab_schema::report::Report::contamination`]): each such CPU's table is
+/// headed by what contaminated it, its misses read `miss (contaminated)` (and the whole
+/// run's, when any CPU was), and the verdict line names them.
+pub fn comparison_tables_beside(rows: &[Row], contamination: &[Contamination]) -> String {
     let mut cpus: Vec<u32> = Vec::new();
     for r in rows {
         if let Some(c) = r.cpu
@@ -80,16 +93,35 @@ pub fn comparison_tables(rows: &[Row]) -> String {
     }
     let mut s = String::new();
     for c in cpus {
-        let _ = writeln!(s, "CPU {c}");
+        let why: Vec<String> = contamination
+            .iter()
+            .filter(|x| x.cpu() == c)
+            .map(Contamination::text)
+            .collect();
+        if why.is_empty() {
+            let _ = writeln!(s, "CPU {c}");
+        } else {
+            let _ = writeln!(s, "CPU {c} (contaminated: {})", why.join("; "));
+        }
         let mine: Vec<&Row> = rows.iter().filter(|r| r.cpu == Some(c)).collect();
-        s += &table(&mine);
+        s += &table(&mine, contamination.iter().any(|x| x.cpu() == c));
     }
     let run: Vec<&Row> = rows.iter().filter(|r| r.cpu.is_none()).collect();
     if !run.is_empty() {
         s += "whole run\n";
-        s += &table(&run);
+        s += &table(&run, !contamination.is_empty());
     }
     s += &verdict_line(rows);
+    if !contamination.is_empty() {
+        let mut cpus: Vec<u32> = contamination.iter().map(Contamination::cpu).collect();
+        cpus.dedup();
+        let names: Vec<String> = cpus.iter().map(|c| format!("CPU {c}")).collect();
+        let _ = writeln!(
+            s,
+            "contaminated: {} (other load or steal): their misses may be that load's, not the twin's",
+            names.join(", ")
+        );
+    }
     s
 }
 
@@ -176,5 +208,44 @@ mod tests {
             Row::new(Some(1), Figure::LocPerS, Some(50.0), Some(90.0), Bands::Vm),
         ];
         insta::assert_snapshot!(comparison_tables(&rows));
+    }
+
+    #[test]
+    fn contaminated_cpus_are_named_beside_their_misses() {
+        let rows = vec![
+            Row::new(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
+            Row::new(Some(1), Figure::BusyPct, Some(99.9), Some(0.1), Bands::Host),
+            Row::new(
+                None,
+                Figure::SyscallNs,
+                Some(400.0),
+                Some(163.0),
+                Bands::Host,
+            ),
+        ];
+        let c = [Contamination::OtherLoad {
+            cpu: 1,
+            busy_pct: 99.9,
+            explained_pct: 0.0,
+        }];
+        let text = comparison_tables_beside(&rows, &c);
+        assert!(
+            text.contains(
+                "CPU 1 (contaminated: CPU 1 was 99.9 % busy where the workload explains 0.0 %"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("CPU 0\n"), "{text}");
+        assert_eq!(text.matches("miss (contaminated)").count(), 2, "{text}");
+        assert!(
+            text.contains("contaminated: CPU 1 (other load or steal)"),
+            "{text}"
+        );
+        // Without contamination the text is the plain one.
+        assert_eq!(
+            comparison_tables_beside(&rows, &[]),
+            comparison_tables(&rows)
+        );
+        assert!(!comparison_tables(&rows).contains("contaminated"));
     }
 }

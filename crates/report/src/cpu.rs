@@ -22,8 +22,9 @@
 //! warning: ...
 //! ```
 //!
-//! Column rules: `LOC/s` and `ticks/s` are counts divided by the window; `stopped %`, `busy %`
-//! and the C-state columns are shares of the window. There is one C-state column per state
+//! Column rules: `LOC/s` and `ticks/s` are counts divided by the window; `stopped %`, `busy %`,
+//! `steal %` (host runs: `/proc/stat` steal, time the hypervisor ran something else while
+//! the vCPU wanted to run; only when read) and the C-state columns are shares of the window. There is one C-state column per state
 //! name, in the order names are first seen walking the CPUs in report order; a CPU without
 //! that state shows `-`. In the `all` row rates are summed (a rate is `-` if any CPU lacks
 //! it) and percentages are averaged over the CPUs that report them.
@@ -113,10 +114,15 @@ pub fn loc_per_s(r: &Report) -> Option<f64> {
 pub fn cpu_table(r: &Report) -> String {
     let w = r.duration_ns;
     let states = state_names(r);
+    // The steal column is there when a CPU read its steal time (host runs).
+    let steal = r.cpus.iter().any(|c| c.steal_ns.is_some());
     let mut header: Vec<String> = ["CPU", "role", "LOC/s", "ticks/s", "stopped %", "busy %"]
         .iter()
         .map(|s| s.to_string())
         .collect();
+    if steal {
+        header.push("steal %".into());
+    }
     header.extend(states.iter().map(|s| format!("{s} %")));
     let mut t = new_table(header);
     for c in &r.cpus {
@@ -128,6 +134,9 @@ pub fn cpu_table(r: &Report) -> String {
             opt_fixed(c.tick_stopped_ns.and_then(|ns| percent(ns, w)), 1),
             opt_fixed(c.busy_ns.and_then(|ns| percent(ns, w)), 1),
         ];
+        if steal {
+            row.push(opt_fixed(c.steal_ns.and_then(|ns| percent(ns, w)), 1));
+        }
         row.extend(states.iter().map(|s| opt_fixed(state_percent(c, s, w), 1)));
         t.add_row(row);
     }
@@ -146,6 +155,16 @@ pub fn cpu_table(r: &Report) -> String {
             1,
         ),
     ];
+    if steal {
+        total.push(opt_fixed(
+            mean(
+                r.cpus
+                    .iter()
+                    .map(|c| c.steal_ns.and_then(|ns| percent(ns, w))),
+            ),
+            1,
+        ));
+    }
     total.extend(
         states
             .iter()
@@ -316,6 +335,7 @@ pub(crate) mod tests {
                     tick_stopped_ns: Some(stopped),
                     busy_ns: Some(55_000_000 + cpu as u64 * 1_000_000),
                     idle_states: states,
+                    steal_ns: None,
                 }
             })
             .collect();
@@ -423,6 +443,12 @@ pub(crate) mod tests {
                     tick_stopped_ns: None,
                     busy_ns: Some(25_000_000),
                     idle_states: vec![state("POLL", 1, 1_000), state("C1", 30, 2_400_000_000)],
+                    // CPU 3 lost 3 % of the window to the hypervisor; CPU 2's was not read.
+                    steal_ns: match cpu {
+                        3 => Some(75_000_000),
+                        2 => None,
+                        _ => Some(0),
+                    },
                 })
                 .collect(),
             warnings: vec![

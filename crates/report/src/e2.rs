@@ -366,6 +366,11 @@ pub(crate) mod tests {
                     max_frame: 7,
                     avg_us: 3.5,
                     sigma_us: 0.25,
+                    overruns: 0,
+                    last_overrun: 0,
+                    fliers: 0,
+                    first_fliers: vec![],
+                    last_flier: None,
                 }),
                 max_lock_wait_us: Some(jitter_us / 2.0),
             })

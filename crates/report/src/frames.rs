@@ -25,12 +25,14 @@
 //!
 //! ```text
 //! Wake-up latency (programmed frame start -> worker running), us
-//! Cpu Min Max(Frame) Avg Sigma MaxLockWait
-//! 4   1.2031 6.41 (2041) 1.4402 0.3109 0.45
+//! Cpu Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames) MaxLockWait
+//! 4   1.2031 6.41 (2041) 1.4402 0.3109 1 (2041) 2 (7,2041) 0.45
 //! group A wake-up: p50 1.4200 us, p99 2.0100 us, p99.9 5.12 us
 //! ```
 //!
-//! `MaxLockWait` is the CPU's longest wait for a shared lock or line in one kernel path (twin
+//! Its overruns are frames whose worker started running after the next frame's start, its
+//! fliers frames woken more than the group's flier threshold late (the same threshold as
+//! the jitter's). `MaxLockWait` is the CPU's longest wait for a shared lock or line in one kernel path (twin
 //! only; `-` where not known).
 
 use crate::format::fixed;
@@ -40,22 +42,22 @@ use ticklab_schema::report::{FrameGroupReport, FrameRow};
 pub const FRAME_HEADER: &str = "Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)";
 
 fn fliers(row: &FrameRow) -> String {
-    if row.fliers == 0 {
+    flier_cell(row.fliers, &row.first_fliers, row.last_flier)
+}
+
+/// `940 (2496,2497,36625,36626,45649,..3438632)`, `3 (10,11,12)` or `0`.
+fn flier_cell(count: u64, first: &[u64], last: Option<u64>) -> String {
+    if count == 0 {
         return "0".to_string();
     }
-    let mut list: Vec<String> = row
-        .first_fliers
-        .iter()
-        .take(5)
-        .map(u64::to_string)
-        .collect();
-    if let Some(last) = row.last_flier
-        && row.fliers > list.len() as u64
-        && !row.first_fliers.contains(&last)
+    let mut list: Vec<String> = first.iter().take(5).map(u64::to_string).collect();
+    if let Some(last) = last
+        && count > list.len() as u64
+        && !first.contains(&last)
     {
         list.push(format!("..{last}"));
     }
-    format!("{} ({})", row.fliers, list.join(","))
+    format!("{count} ({})", list.join(","))
 }
 
 /// One row of the E2 table (no trailing newline).
@@ -76,19 +78,23 @@ pub fn frame_row(row: &FrameRow) -> String {
 }
 
 /// Header of the wake-up latency table.
-pub const WAKEUP_HEADER: &str = "Cpu Min Max(Frame) Avg Sigma MaxLockWait";
+pub const WAKEUP_HEADER: &str =
+    "Cpu Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames) MaxLockWait";
 
 /// One row of the wake-up table (no trailing newline), `None` when the row has no wake-up.
 pub fn wakeup_row(row: &FrameRow) -> Option<String> {
     let w = row.wakeup.as_ref()?;
     Some(format!(
-        "{:<3} {} {} ({}) {} {} {}",
+        "{:<3} {} {} ({}) {} {} {} ({}) {} {}",
         row.cpu,
         fixed(w.min_us, 4),
         fixed(w.max_us, 2),
         w.max_frame,
         fixed(w.avg_us, 4),
         fixed(w.sigma_us, 4),
+        w.overruns,
+        w.last_overrun,
+        flier_cell(w.fliers, &w.first_fliers, w.last_flier),
         row.max_lock_wait_us
             .map_or_else(|| "-".to_string(), |us| fixed(us, 2))
     ))
@@ -281,6 +287,11 @@ mod tests {
             max_frame: 2041,
             avg_us: 1.44021,
             sigma_us: 0.31094,
+            overruns: 1,
+            last_overrun: 2041,
+            fliers: 2,
+            first_fliers: vec![7, 2041],
+            last_flier: Some(2041),
         });
         g.rows[0].max_lock_wait_us = Some(0.4512);
         g.wakeup = Some(ticklab_schema::report::Percentiles {
@@ -291,12 +302,16 @@ mod tests {
         assert_eq!(
             wakeup_table(&g),
             "Wake-up latency (programmed frame start -> worker running), us\n\
-             Cpu Min Max(Frame) Avg Sigma MaxLockWait\n\
-             4   1.2031 6.41 (2041) 1.4402 0.3109 0.45\n\
+             Cpu Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames) MaxLockWait\n\
+             4   1.2031 6.41 (2041) 1.4402 0.3109 1 (2041) 2 (7,2041) 0.45\n\
              group A wake-up: p50 1.4200 us, p99 2.0100 us, p99.9 5.12 us\n"
         );
         g.rows[0].max_lock_wait_us = None;
-        assert!(wakeup_row(&g.rows[0]).unwrap().ends_with(" 0.3109 -"));
+        assert!(
+            wakeup_row(&g.rows[0])
+                .unwrap()
+                .ends_with(" 0.3109 1 (2041) 2 (7,2041) -")
+        );
     }
 
     #[test]

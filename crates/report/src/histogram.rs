@@ -23,8 +23,10 @@
 //! `# Total` counts the values in buckets (overflows excluded), as `cyclictest` does.
 //! Min/Avg/Max are whole microseconds truncated, as there; ticklab adds one line,
 //! `# Max Latencies (exact us)`, with the exact maximum the frame table shows.
-//! [`frame_histograms`] prints a frame group's two histograms (jitter, wake-up latency) under
-//! a `#` title line each.
+//! [`frame_histograms`] prints a frame group's two histograms under a `#` title line each:
+//! the wake-up latency first (the quantity `cyclictest -h` histograms), then the jitter,
+//! after one line saying whether `/dev/cpu_dma_latency` was held, as cyclictest's first line
+//! does (`# /dev/cpu_dma_latency set to 0us`).
 
 use std::fmt::Write;
 use ticklab_schema::histogram::LatencyHistogram;
@@ -89,21 +91,32 @@ pub fn cyclictest_layout(columns: &[&LatencyHistogram]) -> String {
     s
 }
 
-/// A frame group's histograms (`--histogram`): jitter, then wake-up latency, each in the
-/// `cyclictest -h` layout under a title naming the group and the CPU of each column. Empty
-/// when the group kept none.
-pub fn frame_histograms(g: &FrameGroupReport) -> String {
+/// The line that says whether a PM QoS CPU latency limit was held: cyclictest's own
+/// `# /dev/cpu_dma_latency set to 0us` when it was, else that it was not (so the cpuidle
+/// governor could pick any idle state, however slow to leave).
+pub fn cpu_dma_latency_line(cpu_dma_latency_us: Option<u32>) -> String {
+    match cpu_dma_latency_us {
+        Some(us) => format!("# /dev/cpu_dma_latency set to {us}us\n"),
+        None => "# /dev/cpu_dma_latency not held: any idle state allowed (cyclictest holds it at 0; --cpu-dma-latency=0)\n".into(),
+    }
+}
+
+/// A frame group's histograms (`--histogram`): the [`cpu_dma_latency_line`], then the
+/// wake-up latency (what `cyclictest -h` measures: programmed start to running), then the
+/// jitter, each in the `cyclictest -h` layout under a title naming the group and the CPU of
+/// each column. Empty when the group kept none.
+pub fn frame_histograms(g: &FrameGroupReport, cpu_dma_latency_us: Option<u32>) -> String {
     if g.histograms.is_empty() {
         return String::new();
     }
     let cpus: Vec<String> = g.histograms.iter().map(|h| h.cpu.to_string()).collect();
-    let mut s = String::new();
+    let mut s = cpu_dma_latency_line(cpu_dma_latency_us);
     for (what, pick) in [
         (
-            "jitter",
-            (|h| &h.jitter) as fn(&ticklab_schema::histogram::CpuHistograms) -> &LatencyHistogram,
+            "wake-up latency",
+            (|h| &h.wakeup) as fn(&ticklab_schema::histogram::CpuHistograms) -> &LatencyHistogram,
         ),
-        ("wake-up latency", |h| &h.wakeup),
+        ("jitter", |h| &h.jitter),
     ] {
         let _ = writeln!(
             s,
@@ -148,5 +161,18 @@ mod tests {
 # Thread 1: 00001
 ";
         assert_eq!(text, want);
+    }
+
+    #[test]
+    fn cpu_dma_latency_line_says_whether_it_was_held() {
+        assert_eq!(
+            cpu_dma_latency_line(Some(0)),
+            "# /dev/cpu_dma_latency set to 0us\n"
+        );
+        assert_eq!(
+            cpu_dma_latency_line(Some(20)),
+            "# /dev/cpu_dma_latency set to 20us\n"
+        );
+        assert!(cpu_dma_latency_line(None).contains("not held"));
     }
 }

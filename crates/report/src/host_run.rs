@@ -59,9 +59,15 @@ fn prediction(s: &mut String, p: &HostPrediction) {
         "    housekeeping CPU {}, as booted: {:.2} ns/call (interrupts {:.3}, preempted {:.3})",
         hk.breakdown.ran_on, hk.ns_per_call, hk.breakdown.interrupts_ns, hk.breakdown.preempted_ns
     );
-    match &p.nohz_full {
-        Some(f) => nohz_full_line(s, f),
-        None => {
+    match (&p.nohz_full, &p.nohz_full_not_possible) {
+        (_, Some(option)) => {
+            let _ = writeln!(
+                s,
+                "    nohz_full: not possible on this kernel: built without {option}"
+            );
+        }
+        (Some(f), None) => nohz_full_line(s, f),
+        (None, None) => {
             s.push_str("    nohz_full: none on a one-CPU machine (one CPU stays housekeeping)\n")
         }
     }
@@ -135,7 +141,7 @@ pub fn host_run_report(r: &Report, extras: &HostRunExtras) -> String {
     let mut frame_details = extras.frame_groups.iter();
     for w in &r.workloads {
         s.push('\n');
-        s += &workload_section(w, Some(&extras.pingpong_mode));
+        s += &workload_section(w, Some(&extras.pingpong_mode), r.cpu_dma_latency_us);
         match w {
             WorkloadResult::Frames(_) => {
                 if let Some(d) = frame_details.next() {
@@ -310,6 +316,7 @@ pub(crate) mod tests {
             entry_exit_ns: 163,
             housekeeping: loop_("", 163.3, b(0, 0.0, 0.0, 0.25)),
             nohz_full: Some(loop_("nohz_full=1", 229.1, b(1, 42.0, 24.0, 0.02))),
+            nohz_full_not_possible: None,
         });
         let text = host_run_report(&report(), &e);
         let lines: Vec<&str> = text
@@ -318,6 +325,22 @@ pub(crate) mod tests {
             .take(4)
             .collect();
         insta::assert_snapshot!(lines.join("\n"));
+        e.syscall_prediction
+            .as_mut()
+            .unwrap()
+            .nohz_full_not_possible = Some("CONFIG_NO_HZ_FULL".into());
+        let text = host_run_report(&report(), &e);
+        assert!(
+            text.contains(
+                "nohz_full: not possible on this kernel: built without CONFIG_NO_HZ_FULL"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("boot with nohz_full=1"), "{text}");
+        e.syscall_prediction
+            .as_mut()
+            .unwrap()
+            .nohz_full_not_possible = None;
         e.syscall_prediction.as_mut().unwrap().nohz_full = None;
         let text = host_run_report(&report(), &e);
         assert!(

@@ -75,7 +75,7 @@ pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};
 pub use compare::{compare_table, workload_label};
-pub use comparison::comparison_tables;
+pub use comparison::{comparison_tables, comparison_tables_beside};
 pub use cpu::cpu_table;
 pub use e1::e1_report;
 

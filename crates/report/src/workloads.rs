@@ -7,7 +7,8 @@
 //! hogs on CPUs [1, 2]
 //!
 //! <frame_table>                      (frames: the jitter table, the wake-up table, and with
-//! <wakeup_table>                      --histogram both histograms in cyclictest -h layout)
+//! <wakeup_table>                      --histogram both histograms in cyclictest -h layout,
+//!                                     wake-up first, after the cpu_dma_latency line)
 //! <frame_histograms>
 //!
 //! pingpong <method> CPUs <a>,<b>[ (<mode>)]: <n> round trips, <ns> ns/round trip, <ns> ns/switch
@@ -29,8 +30,13 @@ use std::fmt::Write;
 use ticklab_schema::report::{PingPongReport, Report, SyscallReport, WorkloadResult};
 
 /// One group's section (no leading blank line). `pingpong_mode` is the host's side-B mode
-/// (`processes` / `threads`), `None` in the twin.
-pub fn workload_section(w: &WorkloadResult, pingpong_mode: Option<&str>) -> String {
+/// (`processes` / `threads`), `None` in the twin; `cpu_dma_latency_us` the PM QoS limit held
+/// during the run ([`Report::cpu_dma_latency_us`]), named in the histograms' header.
+pub fn workload_section(
+    w: &WorkloadResult,
+    pingpong_mode: Option<&str>,
+    cpu_dma_latency_us: Option<u32>,
+) -> String {
     let mut s = String::new();
     match w {
         WorkloadResult::Hogs { cpus } => {
@@ -39,7 +45,7 @@ pub fn workload_section(w: &WorkloadResult, pingpong_mode: Option<&str>) -> Stri
         WorkloadResult::Frames(g) => {
             s += &frame_table(g);
             s += &wakeup_table(g);
-            s += &frame_histograms(g);
+            s += &frame_histograms(g, cpu_dma_latency_us);
         }
         WorkloadResult::PingPong(p) => s += &pingpong_line(p, pingpong_mode),
         WorkloadResult::Syscall(c) => s += &syscall_lines(c),
@@ -119,7 +125,7 @@ pub fn sim_report(title: &str, r: &Report) -> String {
     let mut s = format!("{title}\n");
     for w in &r.workloads {
         s.push('\n');
-        s += &workload_section(w, None);
+        s += &workload_section(w, None, r.cpu_dma_latency_us);
     }
     if let Some(n) = &r.noise {
         s.push('\n');
@@ -173,6 +179,11 @@ mod tests {
                 max_frame: 417,
                 avg_us: 7.75,
                 sigma_us: 1.0,
+                overruns: 0,
+                last_overrun: 0,
+                fliers: 1,
+                first_fliers: vec![417],
+                last_flier: Some(417),
             }),
             max_lock_wait_us: Some(0.0),
         };

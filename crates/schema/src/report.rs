@@ -78,6 +78,68 @@ pub struct Report {
     /// when noise accounting is on); absent when not measured or modelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<crate::noise::NoiseReport>,
+    /// The PM QoS CPU latency limit (µs) held for the whole run, as a process holding
+    /// `/dev/cpu_dma_latency` open sets it (cyclictest holds 0): no idle state whose exit
+    /// latency exceeds it is entered. `None` when none was held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_dma_latency_us: Option<u32>,
+    /// Measured CPUs whose time the run does not explain (host only): busy beyond what the
+    /// workload explains, or stolen by the hypervisor. Every figure of such a CPU may show
+    /// that load rather than the workload; the report's warnings say the same in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contamination: Vec<Contamination>,
+}
+
+/// One CPU's contamination in a measured run ([`Report::contamination`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Contamination {
+    /// The CPU was busier than the workload explains by more than the tolerance (5 % of
+    /// the window plus two `/proc/stat` ticks).
+    OtherLoad {
+        /// The CPU.
+        cpu: u32,
+        /// Busy share of the window, %.
+        busy_pct: f64,
+        /// The share the workload explains, %.
+        explained_pct: f64,
+    },
+    /// The hypervisor stole more than [`STEAL_THRESHOLD_PCT`] of the window from the CPU.
+    Steal {
+        /// The CPU.
+        cpu: u32,
+        /// Steal share of the window, %.
+        steal_pct: f64,
+    },
+}
+
+/// Steal above this share of the window (%) contaminates a CPU's figures.
+pub const STEAL_THRESHOLD_PCT: f64 = 2.0;
+
+impl Contamination {
+    /// The CPU contaminated.
+    pub fn cpu(&self) -> u32 {
+        match self {
+            Contamination::OtherLoad { cpu, .. } | Contamination::Steal { cpu, .. } => *cpu,
+        }
+    }
+
+    /// The warning's text (`CPU 1 was 99.9 % busy where the workload explains 0.0 %: other
+    /// load contaminated the run`).
+    pub fn text(&self) -> String {
+        match self {
+            Contamination::OtherLoad {
+                cpu,
+                busy_pct,
+                explained_pct,
+            } => format!(
+                "CPU {cpu} was {busy_pct:.1} % busy where the workload explains {explained_pct:.1} %: other load contaminated the run"
+            ),
+            Contamination::Steal { cpu, steal_pct } => format!(
+                "CPU {cpu}: the hypervisor stole {steal_pct:.1} % of the window (steal time)"
+            ),
+        }
+    }
 }
 
 impl Report {
@@ -110,6 +172,8 @@ impl Report {
             workloads: Vec::new(),
             warnings: Vec::new(),
             noise: None,
+            cpu_dma_latency_us: None,
+            contamination: Vec::new(),
         }
     }
 
@@ -148,6 +212,11 @@ pub struct CpuReport {
     pub busy_ns: Option<u64>,
     /// cpuidle residency per state.
     pub idle_states: Vec<IdleStateReport>,
+    /// Nanoseconds the hypervisor ran something else while this vCPU wanted to run
+    /// (`/proc/stat` steal), host only; `None` where not read (the twin, an unreadable
+    /// `/proc/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<u64>,
 }
 
 /// Counters of one cpuidle state on one CPU (sysfs `usage`, `time`, `above`, `below`).

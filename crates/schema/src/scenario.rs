@@ -58,6 +58,12 @@ pub struct Kernel {
     /// scenario files) takes the version's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spinlock: Option<Spinlock>,
+    /// A PM QoS CPU latency limit held for the whole run (µs), as a process holding
+    /// `/dev/cpu_dma_latency` open sets it (cyclictest holds 0, `host run
+    /// --cpu-dma-latency`): the cpuidle governor picks no state whose exit latency exceeds it.
+    /// `None` (the default, and older scenario files): no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 /// How the kernel's spinning locks hand over (docs/model.md "Spinlocks by era").
@@ -107,6 +113,7 @@ impl Kernel {
             rcu_fanout_leaf: None,
             skew_tick_backport: false,
             spinlock: None,
+            cpu_dma_latency_us: None,
         }
     }
 

@@ -9,6 +9,43 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     parse_duration_from(s, 1.0)
 }
 
+/// A duration given on the command line: [`parse_duration`], except that a bare number
+/// (`10`, `2.5`) means seconds, as cyclictest's and rtla's `-D` read it. Scenario files and
+/// sweep grids keep [`parse_duration`], where a unit is required.
+pub fn parse_cli_duration(s: &str) -> Result<u64, String> {
+    parse_duration(&bare_seconds(s)).map_err(|e| as_given(e, s))
+}
+
+/// [`parse_warmup`] on the command line: a bare number means seconds (`0` is no warm-up).
+pub fn parse_cli_warmup(s: &str) -> Result<u64, String> {
+    parse_warmup(&bare_seconds(s)).map_err(|e| as_given(e, s))
+}
+
+/// An error of [`parse_duration`] on `bare_seconds(s)`, naming `s` as the user wrote it.
+fn as_given(e: String, s: &str) -> String {
+    match bare_seconds(s) {
+        std::borrow::Cow::Owned(with_unit) => {
+            e.replacen(&format!("{with_unit:?}"), &format!("{s:?} (seconds)"), 1)
+        }
+        std::borrow::Cow::Borrowed(_) => e,
+    }
+}
+
+/// `s` with an `s` appended when it is a bare number (digits and at most one `.`, after
+/// trimming); anything else unchanged, so that its errors name it as given.
+fn bare_seconds(s: &str) -> std::borrow::Cow<'_, str> {
+    let t = s.trim();
+    let bare = !t.is_empty()
+        && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && t.bytes().filter(|&b| b == b'.').count() <= 1
+        && t.bytes().any(|b| b.is_ascii_digit());
+    if bare {
+        std::borrow::Cow::Owned(format!("{t}s"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// [`parse_duration`] for a length that may be zero (`0s`, `0ms`): a run's warm-up, which
 /// `docs/validation.md` allows to be empty.
 pub fn parse_warmup(s: &str) -> Result<u64, String> {
@@ -148,6 +185,41 @@ mod tests {
                 assert!(e.contains(&format!("{input:?}")), "{input:?}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn cli_durations_read_a_bare_number_as_seconds() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("10", Some(10_000_000_000)),
+            (" 10 ", Some(10_000_000_000)),
+            ("2.5", Some(2_500_000_000)),
+            ("0.001", Some(1_000_000)),
+            ("10s", Some(10_000_000_000)),
+            ("500ms", Some(500_000_000)),
+            ("1h30m", Some(5_400_000_000_000)),
+            ("0", None),
+            ("-1", None),
+            (".", None),
+            ("1.2.3", None),
+            ("604801", None),
+            ("1h30", None),
+            ("", None),
+            ("ten", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_cli_duration(input).ok(), *want, "{input:?}");
+        }
+        // A refusal names what was given, not the `s` added to it.
+        let e = parse_cli_duration("0").unwrap_err();
+        assert!(e.contains("\"0\" (seconds)"), "{e}");
+        let e = parse_cli_duration("1h30").unwrap_err();
+        assert!(e.contains("\"1h30\""), "{e}");
+        // Warm-ups may be zero.
+        assert_eq!(parse_cli_warmup("0"), Ok(0));
+        assert_eq!(parse_cli_warmup("1"), Ok(1_000_000_000));
+        assert_eq!(parse_cli_warmup("0s"), Ok(0));
+        // Scenario files keep the unit required.
+        assert!(parse_duration("10").is_err());
     }
 
     #[test]

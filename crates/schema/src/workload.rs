@@ -140,9 +140,31 @@ pub struct WorkloadError {
 impl Workload {
     /// Parses one or more specs separated by `+` (`hogs:2+frames:1000@3:loop=1000`).
     pub fn parse(spec: &str, nr_cpus: u32) -> Result<Workload, WorkloadError> {
+        Self::parse_with_interval(spec, nr_cpus, None)
+    }
+
+    /// [`Workload::parse`] with a frame period given apart, in µs (`host run --interval`, as
+    /// cyclictest's `-i`): a frame group may then leave its rate out (`frames@1:loop=0` or
+    /// `frames:@1:loop=0`) and runs at 10^6 / `interval_us` Hz; one that states a rate must
+    /// state that one. The period is at least 10 µs (the 100 kHz the rate allows).
+    pub fn parse_with_interval(
+        spec: &str,
+        nr_cpus: u32,
+        interval_us: Option<u32>,
+    ) -> Result<Workload, WorkloadError> {
+        let frame_hz = match interval_us {
+            Some(us) if us >= 10 => Some(1e6 / f64::from(us)),
+            Some(us) => {
+                return Err(WorkloadError {
+                    spec: spec.to_string(),
+                    what: format!("--interval {us}: a frame period of at least 10 us (100000 Hz)"),
+                });
+            }
+            None => None,
+        };
         let mut groups = Vec::new();
         for part in spec.split('+') {
-            if let Some(g) = TaskGroup::parse(part.trim(), nr_cpus, groups.len())? {
+            if let Some(g) = TaskGroup::parse_at(part.trim(), nr_cpus, groups.len(), frame_hz)? {
                 groups.push(g);
             }
         }
@@ -174,11 +196,26 @@ impl TaskGroup {
         nr_cpus: u32,
         index: usize,
     ) -> Result<Option<TaskGroup>, WorkloadError> {
+        Self::parse_at(spec, nr_cpus, index, None)
+    }
+
+    /// [`TaskGroup::parse`] with the frame rate `frame_hz` of `--interval`
+    /// ([`Workload::parse_with_interval`]).
+    fn parse_at(
+        spec: &str,
+        nr_cpus: u32,
+        index: usize,
+        frame_hz: Option<f64>,
+    ) -> Result<Option<TaskGroup>, WorkloadError> {
         let err = |what: String| WorkloadError {
             spec: spec.to_string(),
             what,
         };
-        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        // `frames@LIST:...` (the rate left out for --interval) reads as `frames:@LIST:...`.
+        let (kind, rest) = match spec.strip_prefix("frames@") {
+            Some(_) => ("frames", &spec["frames".len()..]),
+            None => spec.split_once(':').unwrap_or((spec, "")),
+        };
         let mut fields = rest.split(':');
         let head = fields.next().unwrap_or("");
         let mut opts: Vec<(&str, &str)> = Vec::new();
@@ -236,9 +273,24 @@ impl TaskGroup {
                 TaskGroup::Hogs { count, cpus }
             }
             "frames" => {
-                let frequency_hz: f64 = what
-                    .parse()
-                    .map_err(|_| err(format!("a frame rate in Hz, found {what:?}")))?;
+                let frequency_hz: f64 = match (what, frame_hz) {
+                    ("", Some(hz)) => hz,
+                    (_, given) => {
+                        let f: f64 = what.parse().map_err(|_| {
+                            err(format!(
+                                "a frame rate in Hz (or, on host run, --interval US), found {what:?}"
+                            ))
+                        })?;
+                        if let Some(hz) = given
+                            && (f - hz).abs() > 1e-9 * hz
+                        {
+                            return Err(err(format!(
+                                "a frame rate of {f} Hz, but --interval asks for {hz} Hz: give one of them"
+                            )));
+                        }
+                        f
+                    }
+                };
                 if !(frequency_hz > 0.0 && frequency_hz <= 100_000.0) {
                     return Err(err(format!(
                         "a frame rate in (0, 100000] Hz, found {frequency_hz}"
@@ -468,6 +520,37 @@ mod tests {
         for spec in bad {
             assert!(Workload::parse(spec, 64).is_err(), "{spec} should fail");
         }
+    }
+
+    #[test]
+    fn an_interval_stands_for_the_frame_rate() {
+        let rate = |spec: &str, us: Option<u32>| {
+            Workload::parse_with_interval(spec, 4, us).map(|w| match &w.groups[..] {
+                [TaskGroup::Frames { frequency_hz, .. }] => *frequency_hz,
+                other => panic!("{other:?}"),
+            })
+        };
+        // (spec, --interval, rate) ; None = refused
+        let cases: &[(&str, Option<u32>, Option<f64>)] = &[
+            ("frames:1000@1:loop=0", None, Some(1000.0)),
+            ("frames:1000@1:loop=0", Some(1000), Some(1000.0)),
+            ("frames@1:loop=0", Some(1000), Some(1000.0)),
+            ("frames:@1:loop=0", Some(250), Some(4000.0)),
+            ("frames@1:loop=0", Some(10), Some(100_000.0)),
+            ("frames:1000@1:loop=0", Some(500), None),
+            ("frames@1:loop=0", None, None),
+            ("frames:@1:loop=0", None, None),
+            ("frames@1:loop=0", Some(9), None),
+            ("frames@1:loop=0", Some(0), None),
+        ];
+        for &(spec, us, want) in cases {
+            assert_eq!(rate(spec, us).ok(), want, "{spec} {us:?}");
+        }
+        let e = rate("frames:1000@1:loop=0", Some(500)).unwrap_err();
+        assert!(e.to_string().contains("--interval"), "{e}");
+        // Other groups are untouched.
+        let w = Workload::parse_with_interval("hogs:1@0+frames@1:loop=5", 4, Some(1000)).unwrap();
+        assert_eq!(w.label(), "hogs:1@0+frames:1000@1:loop=5:name=B");
     }
 }
 

@@ -263,6 +263,7 @@ impl KernelConfig {
             rcu_fanout_leaf: self.rcu_fanout_leaf,
             skew_tick_backport: false,
             spinlock: None,
+            cpu_dma_latency_us: None,
         }
     }
 }

@@ -501,6 +501,7 @@ mod tests {
             tick_stopped_ns: None,
             busy_ns: busy,
             idle_states: Vec::new(),
+            steal_ns: None,
         };
         let none = CpuSet::new();
         // (busy ns per CPU, hogs ran on, nohz_full) -> coordinator CPU

@@ -26,6 +26,22 @@ pub enum CalibrateError {
     /// A stop request (Ctrl-C) ended calibration.
     #[error("interrupted")]
     Interrupted,
+    /// A phase ran on a host busy with other work (or stolen from by the hypervisor), so a
+    /// fit from it would describe the load, not the host: refused unless forced.
+    #[error(
+        "refusing to fit from a contaminated measurement ({}); rerun on a quiet host, or pass --force to fit anyway",
+        .0.iter().map(|c| format!("{}: {}", c.phase, c.why)).collect::<Vec<_>>().join("; ")
+    )]
+    Contaminated(Vec<ContaminatedPhase>),
+}
+
+/// A calibration phase whose measurement other load contaminated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContaminatedPhase {
+    /// The phase (`idle`, `hog`, `syscall`, ...).
+    pub phase: String,
+    /// What was seen (`CPU 0 was 99.8 % busy where the workload explains 0.0 %`).
+    pub why: String,
 }
 
 impl CalibrateError {

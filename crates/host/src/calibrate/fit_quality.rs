@@ -348,6 +348,7 @@ pub(in crate::calibrate) mod tests {
                     tick_stopped_ns: None,
                     busy_ns: None,
                     idle_states: Vec::new(),
+                    steal_ns: None,
                 })
                 .collect(),
             workloads,

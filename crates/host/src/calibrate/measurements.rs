@@ -53,6 +53,9 @@ pub struct Measurements {
     pub warnings: Vec<String>,
     /// The micro-benchmarks: clock read, cache-line transfers (`super::micro`).
     pub micro: MicroMeasurements,
+    /// The phases other load contaminated (CPU busy beyond what the phase explains, steal):
+    /// [`super::calibrate`] refuses to fit from them unless forced.
+    pub contaminated: Vec<super::ContaminatedPhase>,
 }
 
 /// What `host inspect` and the harness tell about this host without measuring anything: the
@@ -224,6 +227,7 @@ pub(crate) mod tests {
             kernel_trace: None,
             warnings: Vec::new(),
             micro: Default::default(),
+            contaminated: Vec::new(),
         }
     }
 }

@@ -62,7 +62,7 @@ pub(crate) mod specs;
 pub(crate) mod timer_tracepoints;
 pub(crate) mod wakeup_fit;
 
-pub use error::CalibrateError;
+pub use error::{CalibrateError, ContaminatedPhase};
 pub use fit_quality::{FitCheck, twin_checks};
 pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
 pub use kvm::{
@@ -161,6 +161,7 @@ pub fn measure(
         kernel_trace,
         warnings,
         micro,
+        contaminated: p.take_contaminated(),
     })
 }
 
@@ -247,8 +248,20 @@ pub fn calibrate(
     stop: &Stop,
     sim: Simulator<'_>,
     progress: &mut dyn FnMut(&str),
+    force: bool,
 ) -> Result<Calibration, CalibrateError> {
     let m = measure(budget, stop, progress)?;
+    if !m.contaminated.is_empty() {
+        if !force {
+            return Err(CalibrateError::Contaminated(m.contaminated));
+        }
+        for c in &m.contaminated {
+            progress(&format!(
+                "--force: fitting from the contaminated {} phase ({})",
+                c.phase, c.why
+            ));
+        }
+    }
     let guest = kvm::measure_guest(kvm::CALIBRATE_ROUND_TRIPS, stop, progress)?;
     let fitted = fit_scenario(&m, guest.measured(), sim, progress)?;
     let mut c = check(&m, fitted, sim, progress);

@@ -74,12 +74,32 @@ pub(crate) struct Idle {
 pub(crate) struct Phases<'a> {
     nr_cpus: u32,
     stop: &'a Stop,
+    /// The phases whose runs other load contaminated, in the order seen.
+    contaminated: std::cell::RefCell<Vec<super::ContaminatedPhase>>,
 }
 
 impl<'a> Phases<'a> {
     /// A runner on CPUs `0..nr_cpus`, ended by `stop`.
     pub(crate) fn new(nr_cpus: u32, stop: &'a Stop) -> Phases<'a> {
-        Phases { nr_cpus, stop }
+        Phases {
+            nr_cpus,
+            stop,
+            contaminated: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The contaminated phases seen so far, handed over once.
+    pub(crate) fn take_contaminated(&self) -> Vec<super::ContaminatedPhase> {
+        self.contaminated.take()
+    }
+
+    fn contaminated_phase(&self, phase: &str, why: String) {
+        self.contaminated
+            .borrow_mut()
+            .push(super::ContaminatedPhase {
+                phase: phase.to_string(),
+                why,
+            });
     }
 
     /// Runs `spec` for `d` as phase `what`, its warnings added to `warnings`.
@@ -107,6 +127,12 @@ impl<'a> Phases<'a> {
                 .filter(|w| !matches!(w.topic, WarningTopic::Energy | WarningTopic::CountsDone))
                 .map(|w| format!("{what}: {}", w.text)),
         );
+        for w in run_warnings
+            .iter()
+            .filter(|w| w.topic == WarningTopic::Contamination)
+        {
+            self.contaminated_phase(what, w.text.clone());
+        }
         Ok(r)
     }
 
@@ -151,6 +177,14 @@ impl<'a> Phases<'a> {
                     "idle: CPU {c} was {:.0} % busy with other work; its tick share is subtracted but its wake-ups are not",
                     b * 100.0
                 ));
+                self.contaminated_phase(
+                    "idle",
+                    format!(
+                        "CPU {c} was {:.1} % busy where an idle host is at most {:.0} %",
+                        b * 100.0,
+                        OTHER_WORK_BUSY * 100.0
+                    ),
+                );
             }
         }
         Ok(Idle {

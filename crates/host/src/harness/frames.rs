@@ -249,6 +249,7 @@ fn run_frames(
             wakeup_ns: timing.wakeup_ns(),
             jitter_ns: timing.jitter_ns(undisturbed_ns),
             overrun: done > t0 + plan.offset_ns(k + 1),
+            wake_overrun: wake > t0 + plan.offset_ns(k + 1),
         });
     }
     cut.finish(stats.frames(), plan.frames);

@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 use ticklab_cmdline::KernelCmdline;
 use ticklab_schema::report::{
-    CpuReport, EnergyReport, FrameGroupReport, Percentiles, PingPongReport, REPORT_SCHEMA_VERSION,
-    Report, Source, SyscallReport, WorkloadResult,
+    Contamination, CpuReport, EnergyReport, FrameGroupReport, Percentiles, PingPongReport,
+    REPORT_SCHEMA_VERSION, Report, Source, SyscallReport, WorkloadResult,
 };
 use ticklab_schema::workload::{TaskGroup, Workload};
 
@@ -297,7 +297,8 @@ pub(crate) fn assemble(
         config,
         &mut warnings,
     );
-    let (cpus, energy) = cpu_figures(&start, &end, usable, &expected, window_ns, &mut warnings);
+    let (cpus, energy, contamination) =
+        cpu_figures(&start, &end, usable, &expected, window_ns, &mut warnings);
 
     let (hostname, kernel) = os::uname();
     let (cmdline, hz) = kernel_facts(&start, &end, &mut warnings);
@@ -323,6 +324,8 @@ pub(crate) fn assemble(
             workloads: results,
             noise: None,
             warnings: warnings.texts(),
+            cpu_dma_latency_us,
+            contamination,
         },
         host_run: RunDetails {
             interrupted,
@@ -640,7 +643,7 @@ fn cpu_figures(
     expected: &ExpectedBusy,
     window_ns: u64,
     warnings: &mut Warnings,
-) -> (Vec<CpuReport>, Option<EnergyReport>) {
+) -> (Vec<CpuReport>, Option<EnergyReport>, Vec<Contamination>) {
     let nohz_full: Vec<u32> = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
         .ok()
         .and_then(|t| ticklab_cmdline::parse_cpulist(t.trim(), 1 << 16).ok())
@@ -648,11 +651,13 @@ fn cpu_figures(
         .unwrap_or_default();
     let cpus = sample::cpu_reports(start, end, usable, &nohz_full);
     let ns_per_tick = sample::ns_per_user_tick();
+    let mut contamination = Vec::new();
     match (&start.stat, &end.stat) {
         (Some(s), Some(e)) => {
             let times = sample::cpu_times(s, e, ns_per_tick);
-            for w in sample::contamination_warnings(&times, expected, window_ns, ns_per_tick) {
-                warnings.push(WarningTopic::Contamination, w);
+            contamination = sample::contamination(&times, expected, window_ns, ns_per_tick);
+            for c in &contamination {
+                warnings.push(WarningTopic::Contamination, c.text());
             }
         }
         _ => warnings.push(
@@ -696,7 +701,7 @@ fn cpu_figures(
             None
         }
     };
-    (cpus, energy)
+    (cpus, energy, contamination)
 }
 
 /// The kernel's part of `/proc/cmdline` and HZ from the two snapshots, with their warnings.

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ticklab_schema::report::{CpuReport, CpuRole, EnergyReport, IdleStateReport};
+use ticklab_schema::report::{
+    Contamination, CpuReport, CpuRole, EnergyReport, IdleStateReport, STEAL_THRESHOLD_PCT,
+};
 
 use crate::probe::hz::{self, HzReport};
 use crate::procfs::{
@@ -194,6 +196,7 @@ pub(crate) fn cpu_reports(
                 tick_stopped_ns: None,
                 busy_ns: times.get(&cpu).map(|t| t.busy_ns),
                 idle_states: idle_deltas(&start.cpuidle, &end.cpuidle, cpu),
+                steal_ns: times.get(&cpu).map(|t| t.steal_ns),
             }
         })
         .collect()
@@ -274,18 +277,32 @@ impl ExpectedBusy {
     }
 }
 
-/// Warnings about load the workload does not explain, and about stolen time.
-///
-/// A CPU is contaminated when it was busier than the workload explains by more than 5 % of the
-/// window plus two `/proc/stat` ticks (its resolution). Unpinned work is first charged against
-/// the excess. Steal above 2 % of the window on any CPU is reported too: the hypervisor ran
-/// something else while this guest wanted the CPU.
+/// Warnings about load the workload does not explain, and about stolen time: the texts of
+/// [`contamination`].
 pub(crate) fn contamination_warnings(
     times: &BTreeMap<u32, CpuTime>,
     expected: &ExpectedBusy,
     window_ns: u64,
     ns_per_tick: u64,
 ) -> Vec<String> {
+    contamination(times, expected, window_ns, ns_per_tick)
+        .iter()
+        .map(Contamination::text)
+        .collect()
+}
+
+/// The CPUs whose time the workload does not explain, and those the hypervisor stole from.
+///
+/// A CPU is contaminated when it was busier than the workload explains by more than 5 % of the
+/// window plus two `/proc/stat` ticks (its resolution). Unpinned work is first charged against
+/// the excess. Steal above [`STEAL_THRESHOLD_PCT`] of the window on any CPU is reported too:
+/// the hypervisor ran something else while this guest wanted the CPU.
+pub(crate) fn contamination(
+    times: &BTreeMap<u32, CpuTime>,
+    expected: &ExpectedBusy,
+    window_ns: u64,
+    ns_per_tick: u64,
+) -> Vec<Contamination> {
     let mut out = Vec::new();
     if window_ns == 0 {
         return out;
@@ -305,17 +322,17 @@ pub(crate) fn contamination_warnings(
         floating -= absorbed;
         excess -= absorbed;
         if excess > tolerance {
-            out.push(format!(
-                "CPU {cpu} was {:.1} % busy where the workload explains {:.1} %: other load contaminated the run",
-                pct(t.busy_ns),
-                pct(explained)
-            ));
+            out.push(Contamination::OtherLoad {
+                cpu,
+                busy_pct: pct(t.busy_ns),
+                explained_pct: pct(explained),
+            });
         }
-        if t.steal_ns > window_ns / 50 {
-            out.push(format!(
-                "CPU {cpu}: the hypervisor stole {:.1} % of the window (steal time)",
-                pct(t.steal_ns)
-            ));
+        if pct(t.steal_ns) > STEAL_THRESHOLD_PCT {
+            out.push(Contamination::Steal {
+                cpu,
+                steal_pct: pct(t.steal_ns),
+            });
         }
     }
     out

@@ -37,6 +37,8 @@ pub(crate) struct FrameSample {
     pub jitter_ns: i64,
     /// Completed after the next frame's start.
     pub overrun: bool,
+    /// Started running after the next frame's start (the wake-up overrun).
+    pub wake_overrun: bool,
 }
 
 /// Running statistics of one frame worker: the shared frame-table statistics
@@ -97,7 +99,12 @@ impl FrameStats {
         let j = s.jitter_ns;
         self.table
             .record(s.frame, j, s.overrun, self.flier_threshold_ns);
-        self.wake.record(s.frame, s.wakeup_ns);
+        self.wake.record(
+            s.frame,
+            s.wakeup_ns,
+            s.wake_overrun,
+            self.flier_threshold_ns,
+        );
         if j < 0 {
             self.negative += 1;
         }
@@ -256,6 +263,7 @@ mod tests {
             wakeup_ns: jitter_ns.max(0),
             jitter_ns,
             overrun: false,
+            wake_overrun: false,
         }
     }
 
@@ -360,6 +368,7 @@ mod tests {
                 wakeup_ns: 1,
                 jitter_ns: 1,
                 overrun: k == 3 || k == 8,
+                wake_overrun: false,
             });
         }
         let r = s.row(0);
@@ -417,6 +426,7 @@ mod tests {
                 wakeup_ns: j,
                 jitter_ns: j,
                 overrun: false,
+                wake_overrun: false,
             });
         }
         assert_eq!(s.jitter_histogram().min(), 3_000);
@@ -433,12 +443,14 @@ mod tests {
                 wakeup_ns: 2_000,
                 jitter_ns: 1_000,
                 overrun: false,
+                wake_overrun: false,
             });
             b.record(FrameSample {
                 frame: k,
                 wakeup_ns: 60_000,
                 jitter_ns: 3_000,
                 overrun: false,
+                wake_overrun: false,
             });
         }
         let all = merged([a.jitter_histogram(), b.jitter_histogram()]);

@@ -32,6 +32,8 @@ pub struct IrqSnapshot {
     pub interrupts: Interrupts,
     /// When it was read.
     pub at: Instant,
+    /// `/proc/stat` read beside it (for steal time), `None` when unreadable.
+    pub stat: Option<crate::procfs::stat::ProcStat>,
 }
 
 /// Why `/proc/interrupts` gave no snapshot.
@@ -53,10 +55,15 @@ pub fn snapshot(root: &HostRoot) -> Result<IrqSnapshot, IrqsError> {
     };
     let at = Instant::now();
     let interrupts = parse_interrupts(&text)?;
+    let stat = match root.read("/proc/stat") {
+        super::Probe::Ok(t) => crate::procfs::stat::parse_stat(&t).ok(),
+        super::Probe::NotAvailable(_) => None,
+    };
     Ok(IrqSnapshot {
         text,
         interrupts,
         at,
+        stat,
     })
 }
 
@@ -101,6 +108,11 @@ pub struct IrqRates {
     pub rows: Vec<RateRow>,
     /// Default kinds the architecture does not have (e.g. `TLB` on arm64).
     pub missing: Vec<String>,
+    /// Steal time per CPU of [`IrqRates::cpus`], % of the window (`/proc/stat`: the
+    /// hypervisor ran something else while the vCPU wanted to run); `None` for a CPU, or
+    /// for all, when `/proc/stat` was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<Vec<Option<f64>>>,
 }
 
 fn delta(before: u64, after: u64) -> u64 {
@@ -171,17 +183,36 @@ pub fn rates(before: &Interrupts, after: &Interrupts, elapsed: Duration, all: bo
         cpus,
         rows,
         missing,
+        steal_pct: None,
     }
 }
 
 /// Rates between two snapshots.
 pub fn rates_between(before: &IrqSnapshot, after: &IrqSnapshot, all: bool) -> IrqRates {
-    rates(
-        &before.interrupts,
-        &after.interrupts,
-        after.at.duration_since(before.at),
-        all,
-    )
+    let window = after.at.duration_since(before.at);
+    let mut r = rates(&before.interrupts, &after.interrupts, window, all);
+    if let (Some(a), Some(b)) = (&before.stat, &after.stat) {
+        r.steal_pct = Some(steal_pct(a, b, &r.cpus, window));
+    }
+    r
+}
+
+/// Steal per CPU of `cpus` between two `/proc/stat` readings, % of `window`.
+fn steal_pct(
+    before: &crate::procfs::stat::ProcStat,
+    after: &crate::procfs::stat::ProcStat,
+    cpus: &[u32],
+    window: Duration,
+) -> Vec<Option<f64>> {
+    let times = crate::harness::sample::cpu_times(
+        before,
+        after,
+        crate::harness::sample::ns_per_user_tick(),
+    );
+    let w = window.as_nanos().max(1) as f64;
+    cpus.iter()
+        .map(|c| times.get(c).map(|t| 100.0 * t.steal_ns as f64 / w))
+        .collect()
 }
 
 impl fmt::Display for IrqRates {
@@ -218,6 +249,16 @@ impl fmt::Display for IrqRates {
         }
         for r in self.rows.iter().filter(|r| r.per_cpu.is_empty()) {
             writeln!(f, "{:<name_w$} {:>10.1} (global)", r.name, r.total)?;
+        }
+        if let Some(steal) = &self.steal_pct {
+            write!(f, "{:<name_w$}", "steal %")?;
+            for v in steal {
+                match v {
+                    Some(v) => write!(f, " {v:>10.1}")?,
+                    None => write!(f, " {:>10}", "-")?,
+                }
+            }
+            writeln!(f, "  time the hypervisor ran something else (/proc/stat)")?;
         }
         if !self.missing.is_empty() {
             writeln!(f, "not on this architecture: {}", self.missing.join(", "))?;

@@ -230,8 +230,12 @@ pub struct HostPrediction {
     /// The loop on a housekeeping CPU, the host as booted.
     pub housekeeping: PredictedLoop,
     /// The loop on a nohz_full CPU (`None` on a one-CPU machine: the kernel keeps one
-    /// housekeeping CPU).
+    /// housekeeping CPU; `None` too when [`HostPrediction::nohz_full_not_possible`] says why).
     pub nohz_full: Option<PredictedLoop>,
+    /// The kernel option the host kernel lacks for a nohz_full CPU (`CONFIG_NO_HZ_FULL`):
+    /// then no nohz_full number is predicted, since no boot line gives this kernel one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nohz_full_not_possible: Option<String>,
 }
 
 /// One predicted loop.

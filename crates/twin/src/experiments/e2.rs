@@ -74,6 +74,7 @@ pub fn scenario(config: impl Into<Config>, run: Run) -> Scenario {
             skew_tick_backport: true,
             // 3.0: x86 ticket spinlocks (Spinlock::for_version).
             spinlock: None,
+            cpu_dma_latency_us: None,
         },
         workload: Workload { groups },
         background: default_background()

@@ -214,5 +214,6 @@ pub fn predict_host(
         entry_exit_ns,
         housekeeping,
         nohz_full,
+        nohz_full_not_possible: None,
     })
 }

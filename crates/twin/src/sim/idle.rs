@@ -195,7 +195,9 @@ impl<O: Observer> Sim<O> {
             sleep_length_ns: sleep.sleep_length_ns,
             delta_next_ns: sleep.delta_next_ns,
             tick_stopped: cpu.ts.is_stopped(),
-            latency_req_ns: u64::MAX,
+            // PM QoS (`/dev/cpu_dma_latency`): the governor picks no state slower to leave
+            // than this.
+            latency_req_ns: self.latency_req_ns,
             tick_period_ns: self.tick_nsec,
             // PELT utilisation is not modelled by the event loop: teo's util-awareness
             // does not fire here (docs/model.md).
@@ -203,6 +205,14 @@ impl<O: Observer> Sim<O> {
         };
         let states = &self.states;
         let sel = self.cpus[c].gov.select(states, &input);
+        // PM QoS: a limit of 0 leaves state 0 only, whatever the governor (each governor
+        // applies a non-zero limit by its own rule: haltpoll, as in the kernel, ignores it).
+        debug_assert!(
+            self.latency_req_ns != 0 || sel.state == 0,
+            "{} picked state {} under a PM QoS limit of 0",
+            self.cpus[c].gov.name(),
+            sel.state
+        );
         (sel.state, sel.stop_tick)
     }
 

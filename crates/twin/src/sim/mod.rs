@@ -323,6 +323,12 @@ pub struct Sim<O: Observer = NoTimeline> {
     nohz: NohzMode,
     idle_mode: IdleOverride,
     cpuidle_off: bool,
+    /// The PM QoS CPU latency limit the governors are given (`cpuidle_governor_latency_req`),
+    /// ns: [`Kernel::cpu_dma_latency_us`](ticklab_schema::scenario::Kernel::cpu_dma_latency_us),
+    /// `u64::MAX` when none is held.
+    latency_req_ns: u64,
+    /// The limit as the scenario gave it, for the report.
+    cpu_dma_latency_us: Option<u32>,
     /// The idle loop's tick rule when no cpuidle driver is registered (by kernel version).
     no_driver_tick: crate::kernel::idle::NoDriverTick,
     now: Time,

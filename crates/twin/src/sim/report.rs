@@ -59,6 +59,7 @@ impl<O: Observer> Sim<O> {
             workloads,
             warnings,
             noise,
+            cpu_dma_latency_us: self.cpu_dma_latency_us,
             ..Report::new(
                 Source::Twin { seed: self.seed },
                 self.scenario_name.clone(),
@@ -115,6 +116,7 @@ impl<O: Observer> Sim<O> {
                     below: k.below,
                 })
                 .collect(),
+            steal_ns: None,
         }
     }
 

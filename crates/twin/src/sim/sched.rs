@@ -116,7 +116,10 @@ impl<O: Observer> Sim<O> {
             worker
                 .stats
                 .record(k, jitter as i64, overrun, self.flier_ns as i64);
-            worker.wake.record(k, wakeup as i64);
+            let wake_overrun = worker.running > next_start;
+            worker
+                .wake
+                .record(k, wakeup as i64, wake_overrun, self.flier_ns as i64);
             if let Some(h) = &mut worker.histograms {
                 h.record(k, jitter as i64, wakeup as i64);
             }

@@ -150,6 +150,17 @@ pub(crate) fn build_config_hz(root: &HostRoot) -> Result<u32, String> {
     config_hz(&kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src)))
 }
 
+/// Whether the running kernel was built with `CONFIG_<option>=y`, read as [`kconfig`] reads
+/// the build configuration; `None` when it cannot be read. `host run` asks it before
+/// printing a twin prediction that needs the option (`NO_HZ_FULL` for a nohz_full CPU).
+pub fn running_kernel_built_with(option: &str) -> Option<bool> {
+    let root = HostRoot::live();
+    let release = kernel_info(&root).ok().map(|k| k.release.clone());
+    kconfig(&root, release.as_deref())
+        .ok()
+        .map(|(k, _)| k.is_y(option))
+}
+
 fn tick_state(tl: &TimerList) -> TickState {
     let cpus = tl
         .cpus

@@ -152,6 +152,10 @@ impl<O: Observer> Sim<O> {
                 .governor_decides_tick(version >= (4, 17)),
             idle_mode: cfg.idle,
             cpuidle_off: cfg.cpuidle_off || m.cpuidle_driver == "none",
+            latency_req_ns: k
+                .cpu_dma_latency_us
+                .map_or(u64::MAX, |us| u64::from(us) * 1_000),
+            cpu_dma_latency_us: k.cpu_dma_latency_us,
             no_driver_tick: NoDriverTick::for_kernel(version, k.sublevel()),
             now: 0,
             window_start: warmup,
