@@ -362,8 +362,11 @@ pub(crate) fn measure<T>(w: Window<'_>, work: impl FnOnce() -> T) -> T {
         }
     }
     let started = Instant::now();
-    let mut first: Option<LiveSample> = None;
-    let mut last: Option<LiveSample> = None;
+    // With no settle time the window opens now: the first sample too, so that the first
+    // redraw already has a second to show.
+    let drawn = w.live || phases.lock().is_ok_and(|p| p.active());
+    let mut first: Option<LiveSample> = (drawn && w.settle.is_zero()).then(LiveSample::take);
+    let mut last: Option<LiveSample> = first.clone();
     let out = while_running(
         &phases,
         Duration::from_secs(1),
@@ -405,6 +408,7 @@ pub(crate) fn vm_boot<T>(
     boot: impl FnOnce(&mut dyn FnMut(ticklab_vm::BootPhase)) -> T,
 ) -> T {
     let mut p = Phases::stderr(Duration::from_millis(500));
+    p.phase("packing the initramfs", None);
     let out = boot(&mut |phase| {
         let total = matches!(phase, ticklab_vm::BootPhase::Measuring).then_some(window);
         p.phase(phase.name(), total);
@@ -612,8 +616,8 @@ mod tests {
         let (a, b) = samples();
         let rows = ticklab_host::harness::live_rows(&a, &b, None);
         insta::assert_snapshot!(
-            live_frame(&rows, Duration::from_secs(3), Duration::from_secs(8)),
-            @""
+            "live_frame",
+            live_frame(&rows, Duration::from_secs(3), Duration::from_secs(8))
         );
         assert_eq!(
             loc_rate(&rows).as_deref(),

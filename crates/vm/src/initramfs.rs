@@ -28,6 +28,10 @@ use std::path::{Path, PathBuf};
 pub const BEGIN_MARKER: &str = "@@ticklab-vm begin@@";
 /// The start of the line written after it: `@@ticklab-vm end rc=N@@`.
 pub const END_MARKER: &str = "@@ticklab-vm end rc=";
+/// The line `/init` writes on the console (`/dev/ttyS0`) when it starts, before the settle
+/// time: the host's sign that the kernel has booted (the kernel's own "Run /init" line is
+/// below the console log level ticklab boots with).
+pub const SETTLE_MARKER: &str = "@@ticklab-vm settling@@";
 /// The line between ticklab's noise report and the peer's (`rtla osnoise top`) output.
 pub const PEER_MARKER: &str = "@@ticklab-vm peer rtla@@";
 
@@ -192,6 +196,7 @@ pub fn init_script(probe: &GuestProbe, settle_s: u32) -> String {
          $B mount -t tracefs tracefs /sys/kernel/tracing\n\
          {config}\
          $B stty -F /dev/ttyS1 raw -echo 2>/dev/null\n\
+         echo '{SETTLE_MARKER}' > /dev/ttyS0\n\
          $B sleep {settle_s}\n\
          echo '{BEGIN_MARKER}' > /dev/ttyS1\n\
          /bin/ticklab {args} > /dev/ttyS1 2> /dev/ttyS0\n\

@@ -226,7 +226,8 @@ pub fn kvm_device_usable() -> bool {
 pub enum BootPhase {
     /// QEMU started; the kernel has not run `/init` yet.
     Booting,
-    /// `/init` runs (the console shows the kernel starting it) and waits the settle time.
+    /// `/init` runs (its [`SETTLE_MARKER`](crate::initramfs::SETTLE_MARKER) is on the
+    /// console) and waits the settle time.
     Settling,
     /// The begin marker is on the data port: ticklab measures inside.
     Measuring,
@@ -259,8 +260,8 @@ impl BootPhase {
     }
 }
 
-/// What the kernel prints on the console when it starts the initramfs's `/init`.
-const INIT_STARTED: &str = "Run /init as init process";
+/// What `/init` prints on the console when it starts.
+const INIT_STARTED: &str = crate::initramfs::SETTLE_MARKER;
 
 /// Boots the guest as [`boot_with`] does, with no one told of its phases.
 pub fn boot(spec: &VmSpec<'_>, choice: AccelChoice) -> Result<VmOutput, VmError> {

@@ -346,6 +346,45 @@ pub fn tick_period_from_trace(trace: &TraceText) -> Option<(u32, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::parse_trace;
+
+    #[test]
+    fn timers_go_to_the_task_that_armed_them_and_tasks_get_their_share() {
+        // CPU 1 runs `sleeper` (pid 42) from 1.000 to 1.100 and is idle to 1.400; the
+        // sleeper's timer, armed on CPU 1, expires inside an interrupt at 1.300; a second
+        // expiry of a timer never started in the trace is "armed before the window".
+        let text = "\
+ sleeper-42 [001] d..2. 1.000000: hrtimer_start: hrtimer=aa function=hrtimer_wakeup expires=1 softexpires=1 mode=REL
+ sleeper-42 [001] d..2. 1.100000: sched_switch: prev_comm=sleeper prev_pid=42 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h1. 1.300000: local_timer_entry: vector=236
+ <idle>-0 [001] d.h1. 1.300001: hrtimer_expire_entry: hrtimer=aa function=hrtimer_wakeup now=1
+ <idle>-0 [001] d.h1. 1.300002: hrtimer_expire_entry: hrtimer=bb function=hrtimer_wakeup now=1
+ <idle>-0 [001] d.h1. 1.300003: local_timer_exit: vector=236
+";
+        let trace = parse_trace(text);
+        assert_eq!(trace.skipped, 0);
+        let got = attribute(
+            &trace,
+            1_000_000_000,
+            1_400_000_000,
+            &[1],
+            &BTreeMap::new(),
+            &[],
+            None,
+        );
+        let c = &got[0];
+        let armed: Vec<(&str, u32, u64)> = c
+            .armed_timers
+            .iter()
+            .map(|t| (t.comm.as_str(), t.pid, t.expiries))
+            .collect();
+        assert_eq!(armed, vec![(ARMED_BEFORE, 0, 1), ("sleeper", 42, 1)]);
+        assert_eq!(c.tasks.len(), 1);
+        assert_eq!((c.tasks[0].comm.as_str(), c.tasks[0].pid), ("sleeper", 42));
+        assert!((c.tasks[0].share - 0.25).abs() < 1e-9, "{:?}", c.tasks);
+        assert!((c.busy_fraction.unwrap() - 0.25).abs() < 1e-9);
+        assert_eq!(c.idle_ticks, Some(0));
+    }
     #[test]
     fn gaps_between_ticks() {
         const P: u64 = 4_000_000;
