@@ -455,8 +455,14 @@ mod tests {
         let cases = [
             ("", "", BootPhase::Booting),
             ("[    0.5] Linux version 6.1", "", BootPhase::Booting),
+            // The kernel's own line is under the console log level: not the sign.
             (
                 "[    1.2] Run /init as init process\n",
+                "",
+                BootPhase::Booting,
+            ),
+            (
+                "[    1.2] x\r\n@@ticklab-vm settling@@\r\n",
                 "",
                 BootPhase::Settling,
             ),
