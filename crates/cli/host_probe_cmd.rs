@@ -7,9 +7,11 @@
 use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
 use crate::error::{input_error, interrupted, library_error_naming};
 use clap::Args;
-use ticklab_host::harness::stop::Stop;
+use std::time::Duration;
+use ticklab_host::harness::{self, stop::Stop};
 use ticklab_host::probe::{self, inspect::InspectOptions, irqs, why};
 use ticklab_schema::versioned::{HOST_PROBE_SCHEMA_VERSION, Versioned};
+use ticklab_schema::workload::Workload;
 
 /// `host inspect` arguments.
 #[derive(Debug, Args)]
@@ -56,6 +58,15 @@ pub(crate) struct WhyArgs {
     pub(crate) save_trace: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) trace: crate::trace_out::TraceArgs,
+    /// Run this workload (the spec of `host run --workload`) while observing: it starts
+    /// --settle before the window and is stopped after it, so that the report explains a
+    /// CPU under a known load (`hogs:1@1`, two tasks on one CPU: `hogs:1@1+hogs:1@1`). A
+    /// counted group (ping-pong, syscall) ends when its count is done, maybe inside the window.
+    #[arg(long, value_name = "SPEC")]
+    pub(crate) workload: Option<String>,
+    /// With --workload: how long it runs before the window opens.
+    #[arg(long, default_value = "1s", value_parser = parse_duration_arg, requires = "workload")]
+    pub(crate) settle: DurationArg,
 }
 
 /// `host audit` arguments.
@@ -114,7 +125,16 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     let stop = Stop::on_signals()?;
     let proc_err = |e| anyhow::anyhow!("/proc/interrupts: {e}");
     let before = irqs::snapshot(&root).map_err(proc_err)?;
-    let cut = stop.sleep(args.duration.as_std());
+    let cut = crate::progress::measure(
+        crate::progress::Window {
+            settle: Duration::ZERO,
+            window: args.duration.as_std(),
+            cpus: None,
+            after: "reporting",
+            live: false,
+        },
+        || stop.sleep(args.duration.as_std()),
+    );
     let after = irqs::snapshot(&root).map_err(proc_err)?;
     let rates = irqs::rates_between(&before, &after, args.all);
     let window = after.at.duration_since(before.at);
@@ -188,7 +208,57 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
             "--trace: the timeline comes from tracing; drop --no-trace",
         ));
     }
-    let mut report = why::observe(&opts, &stop).map_err(|e| library_error_naming("--cpus", e))?;
+    let workload = match &args.workload {
+        Some(spec) => {
+            let w = Workload::parse(spec, harness::os::possible_cpu_count())
+                .map_err(|e| input_error(format!("--workload: {e}")))?;
+            let config = harness::RunConfig {
+                // Covers the settle time and the window; stopped as soon as the window ends.
+                duration: args.settle.as_std() + args.duration.as_std() + Duration::from_secs(5),
+                ..harness::RunConfig::default()
+            };
+            harness::validate(&w, &config)
+                .map_err(|e| input_error(format!("--workload {spec}: {e}")))?;
+            Some((spec.clone(), w, config))
+        }
+        None => None,
+    };
+    let progress = crate::progress::Window {
+        settle: if workload.is_some() {
+            args.settle.as_std()
+        } else {
+            Duration::ZERO
+        },
+        window: args.duration.as_std(),
+        cpus: opts.cpus.as_deref(),
+        after: "reading the trace",
+        live: false,
+    };
+    let observed = crate::progress::measure(progress, || match &workload {
+        None => Ok(why::observe(&opts, &stop)),
+        Some((spec, w, config)) => {
+            let over = Stop::new();
+            std::thread::scope(|s| {
+                let runner = std::thread::Builder::new()
+                    .name("ticklab-why-load".into())
+                    .spawn_scoped(s, || harness::run_workload(w, config, &over))?;
+                // The window opens once the workload's threads have run for --settle.
+                stop.sleep(args.settle.as_std());
+                let r = why::observe(&opts, &stop);
+                over.request();
+                match runner.join() {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => eprintln!("ticklab: warning: workload {spec}: {e}"),
+                    Err(_) => anyhow::bail!("the workload thread panicked"),
+                }
+                Ok::<_, anyhow::Error>(r.map(|mut r| {
+                    r.workload = Some(spec.clone());
+                    r
+                }))
+            })
+        }
+    })?;
+    let mut report = observed.map_err(|e| library_error_naming("--cpus", e))?;
     if let Some(path) = &args.trace.trace {
         let Some(w) = report.timeline.take() else {
             anyhow::bail!(

@@ -90,6 +90,12 @@ pub(crate) struct RunArgs {
         default_missing_value = "0"
     )]
     pub(crate) cpu_dma_latency: Option<u32>,
+    /// Refresh a per-CPU table (LOC/s, busy %, steal %) of the last second on stderr once a
+    /// second while the run lasts, as `rtla osnoise top` and `turbostat` do (frame after
+    /// frame when stderr is not a terminal). Reads /proc/interrupts and /proc/stat each
+    /// second: one wake-up per second on some CPU, counted in what it measures.
+    #[arg(long)]
+    pub(crate) live: bool,
 }
 
 /// `host calibrate` arguments.
@@ -158,7 +164,17 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     for (name, old, new) in guard.changes() {
         eprintln!("ticklab: {name}: {old} -> {new} for this run");
     }
-    let run = harness::run_workload(&workload, &config, &stop).map_err(harness_error)?;
+    let run = crate::progress::measure(
+        crate::progress::Window {
+            settle: std::time::Duration::ZERO,
+            window: args.duration.as_std(),
+            cpus: None,
+            after: "reporting",
+            live: args.live,
+        },
+        || harness::run_workload(&workload, &config, &stop),
+    )
+    .map_err(harness_error)?;
     restore_params(&mut guard);
     let prediction = syscall_prediction(&run.report);
     let beside = match &twin {

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use ticklab_schema::workload::Workload;
 use ticklab_vm::{
     Accel, AccelChoice, BootOptions, BootPoint, CompareRecord, GuestKernel, GuestProbe, MissReason,
-    boot_guest, with_twin,
+    boot_guest_with, with_twin,
 };
 
 use crate::args::{DurationArg, parse_duration_arg};
@@ -24,7 +24,8 @@ pub(crate) struct VmArgs {
     cmd: Option<VmCommand>,
     #[command(flatten)]
     boot: BootArgs,
-    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why`, `audit`
+    /// What ticklab does inside: `run` the workload (host run), `inspect`, `why` (host why
+    /// with the workload running, `host why --workload`), `audit`
     /// (host audit of the CPUs the boot line isolates; exit code 3 when a check fails), `noise`
     /// (host noise on --noise-cpus, then rtla osnoise on the same CPUs when the kernel has
     /// the osnoise tracer; docs/noise.md) or `staleness` (a spinning reader of
@@ -261,8 +262,11 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         ProbeArg::Audit => GuestProbe::Audit {
             config: PathBuf::new(),
         },
+        // The workload runs inside the guest while `host why` observes (an idle guest
+        // passes none).
         ProbeArg::Why => GuestProbe::Why {
             duration: duration_word(b.duration),
+            workload: (b.workload != "idle").then(|| b.workload.clone()),
         },
         ProbeArg::Noise => {
             crate::host_noise_cmd::guest_probe(&a.noise_cpus, b.vcpus, b.duration.ns(), &a.rtla)?
@@ -291,7 +295,9 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
         // trace back slowly: allow a loaded host two minutes more.
         p.options.timeout += 3 * b.duration.as_std() + Duration::from_secs(120);
     }
-    let boot = boot_guest(&p.options)?;
+    let boot = crate::progress::vm_boot(b.duration.as_std(), |on_phase| {
+        boot_guest_with(&p.options, on_phase)
+    })?;
     let o = &boot.output;
     let accel = match &o.kvm_fallback {
         Some(f) => format!("{} ({f})", o.accel.name().to_uppercase()),
@@ -350,7 +356,9 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         duration: duration_word(b.duration),
     };
     let p = prepare(b, probe)?;
-    let boot = boot_guest(&p.options)?;
+    let boot = crate::progress::vm_boot(b.duration.as_std(), |on_phase| {
+        boot_guest_with(&p.options, on_phase)
+    })?;
     let run = boot.host_run()?;
     let point = BootPoint {
         config: &p.options.kernel.config,

@@ -175,7 +175,7 @@ fn trace_captured() {
         .lines
         .iter()
         .filter(|l| {
-            matches!(&l.event, TraceEvent::HrtimerExpireEntry { function } if is_tick_timer_callback(function))
+            matches!(&l.event, TraceEvent::HrtimerExpireEntry { function, .. } if is_tick_timer_callback(function))
         })
         .count();
     assert!(ticks > 0);

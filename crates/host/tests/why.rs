@@ -72,6 +72,7 @@ fn handmade_idle_and_nohz_full() {
     let k = |full| why::conclude::KernelTick {
         nohz_full_built: Some(true),
         nohz_full_cpu: full,
+        nohz_full_running: true,
     };
     let c3 = why::conclude::conclude(cpu3, k(true), 1.0);
     assert!(

@@ -127,19 +127,32 @@ fn fresh_workdir() -> PathBuf {
 
 /// Builds the initramfs, boots, and returns what the guest reported.
 pub fn boot_guest(o: &BootOptions) -> Result<GuestBoot, BootError> {
+    boot_guest_with(o, &mut |_| {})
+}
+
+/// [`boot_guest`], telling `on_phase` where the boot is (see [`qemu::BootPhase`]) about ten
+/// times a second.
+pub fn boot_guest_with(
+    o: &BootOptions,
+    on_phase: &mut dyn FnMut(qemu::BootPhase),
+) -> Result<GuestBoot, BootError> {
     let dir = o.keep.clone().unwrap_or_else(fresh_workdir);
     std::fs::create_dir_all(&dir).map_err(|source| BootError::Io {
         path: dir.clone(),
         source,
     })?;
-    let result = boot_in(o, &dir);
+    let result = boot_in(o, &dir, on_phase);
     if o.keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     result
 }
 
-fn boot_in(o: &BootOptions, dir: &Path) -> Result<GuestBoot, BootError> {
+fn boot_in(
+    o: &BootOptions,
+    dir: &Path,
+    on_phase: &mut dyn FnMut(qemu::BootPhase),
+) -> Result<GuestBoot, BootError> {
     let archive = initramfs::build(&InitramfsSpec {
         busybox: &o.busybox,
         ticklab: &o.ticklab,
@@ -161,7 +174,7 @@ fn boot_in(o: &BootOptions, dir: &Path) -> Result<GuestBoot, BootError> {
         workdir: dir,
         timeout: o.timeout,
     };
-    let output = qemu::boot(&spec, o.accel)?;
+    let output = qemu::boot_with(&spec, o.accel, on_phase)?;
     Ok(GuestBoot {
         output,
         initramfs_bytes: archive.len(),

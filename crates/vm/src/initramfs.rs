@@ -28,6 +28,10 @@ use std::path::{Path, PathBuf};
 pub const BEGIN_MARKER: &str = "@@ticklab-vm begin@@";
 /// The start of the line written after it: `@@ticklab-vm end rc=N@@`.
 pub const END_MARKER: &str = "@@ticklab-vm end rc=";
+/// The line `/init` writes on the console (`/dev/ttyS0`) when it starts, before the settle
+/// time: the host's sign that the kernel has booted (the kernel's own "Run /init" line is
+/// below the console log level ticklab boots with).
+pub const SETTLE_MARKER: &str = "@@ticklab-vm settling@@";
 /// The line between ticklab's noise report and the peer's (`rtla osnoise top`) output.
 pub const PEER_MARKER: &str = "@@ticklab-vm peer rtla@@";
 
@@ -50,10 +54,12 @@ pub enum GuestProbe {
         /// The guest kernel's config file on the host.
         config: PathBuf,
     },
-    /// `host why --duration D` (text; tracefs is mounted).
+    /// `host why --duration D [--workload SPEC]` (text; tracefs is mounted).
     Why {
         /// Observation window (`5s`).
         duration: String,
+        /// Workload run during the window (`host why --workload`); `None` for an idle guest.
+        workload: Option<String>,
     },
     /// `host noise -c CPUS -D D --json`, then, with a peer, `rtla osnoise top` on the same
     /// CPUs for as long (after [`PEER_MARKER`]); one after the other, so neither disturbs the
@@ -76,8 +82,16 @@ pub enum GuestProbe {
 }
 
 impl GuestProbe {
-    /// ticklab's arguments for this probe.
+    /// ticklab's arguments for this probe, always quiet (`-q`): ticklab's stderr is the
+    /// serial console, a terminal, and progress lines there would raise ttyS0 interrupts on
+    /// the CPUs being measured, noise of ticklab's own making.
     pub fn args(&self) -> Vec<String> {
+        let mut a = self.probe_args();
+        a.push("-q".into());
+        a
+    }
+
+    fn probe_args(&self) -> Vec<String> {
         let v = |s: &[&str]| s.iter().map(|a| a.to_string()).collect::<Vec<_>>();
         match self {
             GuestProbe::Run { workload, duration } => {
@@ -90,9 +104,13 @@ impl GuestProbe {
             }
             GuestProbe::Inspect => v(&["host", "inspect"]),
             GuestProbe::Audit { .. } => v(&["host", "audit"]),
-            GuestProbe::Why { duration } => {
+            GuestProbe::Why { duration, workload } => {
                 let mut a = v(&["host", "why", "--duration"]);
                 a.push(duration.clone());
+                if let Some(w) = workload {
+                    a.push("--workload".into());
+                    a.push(w.clone());
+                }
                 a
             }
             GuestProbe::Noise { cpus, seconds, .. } => {
@@ -101,9 +119,6 @@ impl GuestProbe {
                 a.push("-D".into());
                 a.push(format!("{seconds}s"));
                 a.push("--json".into());
-                // No progress lines: on the serial console they raise ttyS0 interrupts on
-                // the sampled CPU, noise of ticklab's own making.
-                a.push("-q".into());
                 a
             }
             GuestProbe::Staleness { cpu, duration } => {
@@ -181,6 +196,7 @@ pub fn init_script(probe: &GuestProbe, settle_s: u32) -> String {
          $B mount -t tracefs tracefs /sys/kernel/tracing\n\
          {config}\
          $B stty -F /dev/ttyS1 raw -echo 2>/dev/null\n\
+         echo '{SETTLE_MARKER}' > /dev/ttyS0\n\
          $B sleep {settle_s}\n\
          echo '{BEGIN_MARKER}' > /dev/ttyS1\n\
          /bin/ticklab {args} > /dev/ttyS1 2> /dev/ttyS0\n\
@@ -345,7 +361,7 @@ mod tests {
         let run = pos("/bin/ticklab");
         assert_eq!(
             lines[run],
-            "/bin/ticklab 'host' 'run' '--workload' 'hogs:1@1' '--duration' '5s' '--json' > /dev/ttyS1 2> /dev/ttyS0"
+            "/bin/ticklab 'host' 'run' '--workload' 'hogs:1@1' '--duration' '5s' '--json' '-q' > /dev/ttyS1 2> /dev/ttyS0"
         );
         assert!(pos(BEGIN_MARKER) < run && run < pos(END_MARKER));
         assert!(pos(END_MARKER) < pos("poweroff -f"));
@@ -354,18 +370,26 @@ mod tests {
     #[test]
     fn probe_args_table() {
         let cases = [
-            (GuestProbe::Inspect, "host inspect"),
+            (GuestProbe::Inspect, "host inspect -q"),
             (
                 GuestProbe::Audit {
                     config: PathBuf::from("/boot/config-6.1.0-57-amd64"),
                 },
-                "host audit",
+                "host audit -q",
             ),
             (
                 GuestProbe::Why {
                     duration: "3s".into(),
+                    workload: None,
                 },
-                "host why --duration 3s",
+                "host why --duration 3s -q",
+            ),
+            (
+                GuestProbe::Why {
+                    duration: "3s".into(),
+                    workload: Some("hogs:1@1+hogs:1@2+hogs:1@2".into()),
+                },
+                "host why --duration 3s --workload hogs:1@1+hogs:1@2+hogs:1@2 -q",
             ),
         ];
         for (p, want) in cases {

@@ -41,7 +41,7 @@ pub use compare::{
     Band, BootPoint, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus, retwin,
     with_twin,
 };
-pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest};
+pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest, boot_guest_with};
 pub use initramfs::GuestProbe;
 pub use kconfig::{BuiltTimers, GuestKernel, GuestKernelError, KconfigError, KernelConfig};
-pub use qemu::{Accel, AccelChoice};
+pub use qemu::{Accel, AccelChoice, BootPhase};

@@ -221,18 +221,72 @@ pub fn kvm_device_usable() -> bool {
 
 /// Boots once with `choice`; under [`AccelChoice::Auto`] a KVM boot that fails before the
 /// begin marker (QEMU error, or no marker within `kvm_probe`) is retried under TCG.
+/// Where a boot is, as the host sees it from the console and the data port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BootPhase {
+    /// QEMU started; the kernel has not run `/init` yet.
+    Booting,
+    /// `/init` runs (its [`SETTLE_MARKER`](crate::initramfs::SETTLE_MARKER) is on the
+    /// console) and waits the settle time.
+    Settling,
+    /// The begin marker is on the data port: ticklab measures inside.
+    Measuring,
+    /// The end marker is on the data port: the guest syncs and powers off.
+    PoweringOff,
+}
+
+impl BootPhase {
+    /// The phase's words for a progress line.
+    pub fn name(self) -> &'static str {
+        match self {
+            BootPhase::Booting => "booting",
+            BootPhase::Settling => "settling",
+            BootPhase::Measuring => "measuring",
+            BootPhase::PoweringOff => "powering off",
+        }
+    }
+
+    /// The phase from what the console and the data port hold so far.
+    pub fn of(console: &str, data: &str) -> BootPhase {
+        if data.contains(END_MARKER) {
+            BootPhase::PoweringOff
+        } else if data.contains(BEGIN_MARKER) {
+            BootPhase::Measuring
+        } else if console.contains(INIT_STARTED) {
+            BootPhase::Settling
+        } else {
+            BootPhase::Booting
+        }
+    }
+}
+
+/// What `/init` prints on the console when it starts.
+const INIT_STARTED: &str = crate::initramfs::SETTLE_MARKER;
+
+/// Boots the guest as [`boot_with`] does, with no one told of its phases.
 pub fn boot(spec: &VmSpec<'_>, choice: AccelChoice) -> Result<VmOutput, VmError> {
+    boot_with(spec, choice, &mut |_| {})
+}
+
+/// Boots the guest under `choice`, calling `on_phase` about ten times a second with the
+/// [`BootPhase`] the boot is in (again from [`BootPhase::Booting`] when a KVM boot falls back
+/// to TCG).
+pub fn boot_with(
+    spec: &VmSpec<'_>,
+    choice: AccelChoice,
+    on_phase: &mut dyn FnMut(BootPhase),
+) -> Result<VmOutput, VmError> {
     // A KVM boot reaches the marker in a few seconds; give it a generous fraction of the
     // timeout before calling it stuck.
     let kvm_probe = Duration::from_secs(30).min(spec.timeout);
     match choice {
-        AccelChoice::Only(a) => boot_once(spec, a, None),
+        AccelChoice::Only(a) => boot_once(spec, a, None, on_phase),
         AccelChoice::Auto if !kvm_device_usable() => {
-            let mut out = boot_once(spec, Accel::Tcg, None)?;
+            let mut out = boot_once(spec, Accel::Tcg, None, on_phase)?;
             out.kvm_fallback = Some("/dev/kvm cannot be opened read-write".into());
             Ok(out)
         }
-        AccelChoice::Auto => match boot_once(spec, Accel::Kvm, Some(kvm_probe)) {
+        AccelChoice::Auto => match boot_once(spec, Accel::Kvm, Some(kvm_probe), on_phase) {
             Ok(o) => Ok(o),
             Err(VmError::NoResult { what, tail, .. }) => {
                 let first = tail
@@ -240,7 +294,7 @@ pub fn boot(spec: &VmSpec<'_>, choice: AccelChoice) -> Result<VmOutput, VmError>
                     .find(|l| l.contains("qemu-system"))
                     .unwrap_or(&what)
                     .to_string();
-                let mut out = boot_once(spec, Accel::Tcg, None)?;
+                let mut out = boot_once(spec, Accel::Tcg, None, on_phase)?;
                 out.kvm_fallback = Some(format!("KVM did not run the guest: {first}"));
                 Ok(out)
             }
@@ -266,6 +320,7 @@ fn boot_once(
     spec: &VmSpec<'_>,
     accel: Accel,
     marker_deadline: Option<Duration>,
+    on_phase: &mut dyn FnMut(BootPhase),
 ) -> Result<VmOutput, VmError> {
     let data_path = spec.workdir.join("data.txt");
     let console_path = spec.workdir.join("console.log");
@@ -312,6 +367,8 @@ fn boot_once(
             qemu_err.trim()
         ),
     };
+    let mut phase = BootPhase::Booting;
+    on_phase(phase);
     let status = loop {
         if let Some(st) = child.try_wait().map_err(|source| VmError::Io {
             path: spec.qemu.to_path_buf(),
@@ -322,6 +379,12 @@ fn boot_once(
         let elapsed = started.elapsed();
         let data_now = read_lossy(&data_path);
         let begun = data_now.contains(BEGIN_MARKER);
+        // The console is read only until /init has started (it grows with the kernel's log).
+        phase = match phase {
+            BootPhase::Booting => BootPhase::of(&read_lossy(&console_path), &data_now),
+            _ => BootPhase::of(INIT_STARTED, &data_now),
+        };
+        on_phase(phase);
         if begun
             && !data_now.contains(END_MARKER)
             && let Some(d) = run_delay_ns(child.id())
@@ -383,6 +446,33 @@ fn boot_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boot_phases_table() {
+        let begin = format!("{BEGIN_MARKER}\n");
+        let end = format!("{BEGIN_MARKER}\n{{}}\n{END_MARKER}0@@\n");
+        // (console, data port, phase)
+        let cases = [
+            ("", "", BootPhase::Booting),
+            ("[    0.5] Linux version 6.1", "", BootPhase::Booting),
+            // The kernel's own line is under the console log level: not the sign.
+            (
+                "[    1.2] Run /init as init process\n",
+                "",
+                BootPhase::Booting,
+            ),
+            (
+                "[    1.2] x\r\n@@ticklab-vm settling@@\r\n",
+                "",
+                BootPhase::Settling,
+            ),
+            ("", begin.as_str(), BootPhase::Measuring),
+            ("", end.as_str(), BootPhase::PoweringOff),
+        ];
+        for (console, data, want) in cases {
+            assert_eq!(BootPhase::of(console, data), want, "{console:?} {data:?}");
+        }
+    }
 
     #[test]
     fn data_port_table() {

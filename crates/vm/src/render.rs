@@ -125,7 +125,9 @@ pub fn comparison_text(v: &VmComparison) -> String {
     if v.accel.emulated() {
         s.push_str(
             "under TCG: latency, jitter and syscall cost are emulated and not compared; \
-             counts (LOC/s, busy %) are\n",
+             counts (LOC/s, busy %) are compared, since the guest kernel's own code decides \
+             them, though an emulator waiting for a host CPU can lose ticks (such misses are \
+             marked as the emulator's)\n",
         );
     }
     s

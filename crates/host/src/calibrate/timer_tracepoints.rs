@@ -175,7 +175,7 @@ fn stamps(text: &str) -> Vec<Stamp> {
         .map(|(line, name, payload)| {
             let mut now_ns = None;
             let mark = match (&line.event, name) {
-                (TraceEvent::HrtimerExpireEntry { function }, _) => {
+                (TraceEvent::HrtimerExpireEntry { function, .. }, _) => {
                     now_ns = payload_field(payload, "now").and_then(|n| n.parse().ok());
                     Mark::HrtimerEntry(
                         match TICK_CALLBACKS.iter().find(|t| **t == function.as_str()) {

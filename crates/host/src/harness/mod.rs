@@ -65,6 +65,7 @@ pub use report::{
     FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails, WatchdogDetails,
 };
 pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
+pub use sample::{LiveRow, LiveSample, live_rows};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};
 pub use watchdog::WATCHDOG_GRACE_NS;

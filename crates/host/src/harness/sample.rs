@@ -66,6 +66,87 @@ impl Snapshot {
     }
 }
 
+/// `/proc/interrupts` and `/proc/stat` at one instant: what a live view (`host run --live`,
+/// the progress line's rate so far) reads once a second, far less than a [`Snapshot`].
+#[derive(Debug, Clone)]
+pub struct LiveSample {
+    /// `CLOCK_MONOTONIC` when taken, ns.
+    pub at_ns: u64,
+    interrupts: Option<Interrupts>,
+    stat: Option<ProcStat>,
+}
+
+/// One CPU's rates between two [`LiveSample`]s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LiveRow {
+    /// CPU number.
+    pub cpu: u32,
+    /// Local timer interrupts per second (`LOC` in `/proc/interrupts`).
+    pub loc_per_s: f64,
+    /// Busy share of the interval, % (the interval less idle, iowait and steal, as the run's
+    /// report counts it); `None` without `/proc/stat`.
+    pub busy_pct: Option<f64>,
+    /// Steal share of the interval, %; `None` without `/proc/stat`.
+    pub steal_pct: Option<f64>,
+}
+
+impl LiveSample {
+    /// Reads `/proc/interrupts` and `/proc/stat` now (either may be missing).
+    pub fn take() -> LiveSample {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        LiveSample::parse(now_ns(), &read("/proc/interrupts"), &read("/proc/stat"))
+    }
+
+    /// A sample from the two files' text, taken at `at_ns` (text that does not parse leaves
+    /// that half missing).
+    pub fn parse(at_ns: u64, interrupts: &str, stat: &str) -> LiveSample {
+        LiveSample {
+            at_ns,
+            interrupts: parse_interrupts(interrupts).ok(),
+            stat: parse_stat(stat).ok(),
+        }
+    }
+
+    /// The CPUs `/proc/interrupts` has a column for.
+    pub fn cpus(&self) -> Vec<u32> {
+        self.interrupts
+            .as_ref()
+            .map(|i| i.cpus.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Per-CPU rates from `prev` to `next`, for `cpus` (every CPU of `next` when `None`). Empty
+/// when the interval is not positive.
+pub fn live_rows(prev: &LiveSample, next: &LiveSample, cpus: Option<&[u32]>) -> Vec<LiveRow> {
+    let window_ns = next.at_ns.saturating_sub(prev.at_ns);
+    if window_ns == 0 {
+        return Vec::new();
+    }
+    let all = next.cpus();
+    let cpus = cpus.unwrap_or(&all);
+    let times = match (&prev.stat, &next.stat) {
+        (Some(s), Some(e)) => cpu_times_in(s, e, ns_per_user_tick(), Some(window_ns)),
+        _ => BTreeMap::new(),
+    };
+    let secs = window_ns as f64 / 1e9;
+    let pct = |ns: u64| (ns as f64 / window_ns as f64 * 100.0).min(100.0);
+    cpus.iter()
+        .map(|&cpu| LiveRow {
+            cpu,
+            loc_per_s: irq_delta(
+                prev.interrupts.as_ref(),
+                next.interrupts.as_ref(),
+                IrqKind::LocalTimer,
+                cpu,
+            ) as f64
+                / secs,
+            busy_pct: times.get(&cpu).map(|t| pct(t.busy_ns)),
+            steal_pct: times.get(&cpu).map(|t| pct(t.steal_ns)),
+        })
+        .collect()
+}
+
 /// HZ from the two snapshots' `/proc/timer_list`: the jiffies rate over the window, checked
 /// against the tick alignment of the first snapshot, and the build configuration's
 /// `CONFIG_HZ` as `host inspect` reads it (see [`crate::probe::hz`]).

@@ -54,6 +54,18 @@ pub enum TraceEvent {
     HrtimerExpireEntry {
         /// Callback symbol.
         function: String,
+        /// The timer's address as printed (hashed by the kernel, stable within a boot): the
+        /// key that ties an expiry to the [`TraceEvent::HrtimerStart`] that armed it. Empty
+        /// when the payload has no `hrtimer=` field.
+        hrtimer: String,
+    },
+    /// `timer:hrtimer_start`: an hrtimer is armed, by the task the line's header names (the
+    /// task current on that CPU when it was armed; from an interrupt, the interrupted task).
+    HrtimerStart {
+        /// Callback symbol.
+        function: String,
+        /// The timer's address as printed (see [`TraceEvent::HrtimerExpireEntry`]).
+        hrtimer: String,
     },
     /// `timer:tick_stop`: the tick was stopped (`success`), or could not be because of
     /// `dependency` (`NONE`, `POSIX_TIMER`, `PERF_EVENTS`, `SCHED`, `CLOCK_UNSTABLE`, `RCU`,
@@ -78,6 +90,10 @@ pub enum TraceEvent {
         prev_pid: u32,
         /// PID switched to (0 = idle task).
         next_pid: u32,
+        /// Name of the task switched away from (the kernel's `comm`, may hold spaces).
+        prev_comm: String,
+        /// Name of the task switched to.
+        next_comm: String,
     },
     /// Any other event, or one of the above whose payload did not decode.
     Other {
@@ -205,8 +221,15 @@ fn decode(name: &str, payload: &str) -> TraceEvent {
         "hrtimer_expire_entry" => {
             field(payload, "function").map(|f| TraceEvent::HrtimerExpireEntry {
                 function: f.to_string(),
+                hrtimer: field(payload, "hrtimer").unwrap_or_default().to_string(),
             })
         }
+        "hrtimer_start" => field(payload, "function")
+            .zip(field(payload, "hrtimer"))
+            .map(|(f, h)| TraceEvent::HrtimerStart {
+                function: f.to_string(),
+                hrtimer: h.to_string(),
+            }),
         "tick_stop" => field(payload, "success")
             .zip(field(payload, "dependency"))
             .and_then(|(s, d)| {
@@ -224,6 +247,8 @@ fn decode(name: &str, payload: &str) -> TraceEvent {
         "sched_switch" => SchedSwitch::parse(payload).map(|s| TraceEvent::SchedSwitch {
             prev_pid: s.prev_pid,
             next_pid: s.next_pid,
+            prev_comm: s.prev_comm.to_string(),
+            next_comm: s.next_comm.to_string(),
         }),
         _ => None,
     };
@@ -404,7 +429,9 @@ mod tests {
             l.event,
             TraceEvent::SchedSwitch {
                 prev_pid: 3148,
-                next_pid: 0
+                next_pid: 0,
+                prev_comm: "memfd:sealed-91".into(),
+                next_comm: "swapper/0".into(),
             }
         );
 
@@ -573,7 +600,9 @@ mod tests {
             l.event,
             TraceEvent::SchedSwitch {
                 prev_pid: 48213,
-                next_pid: 0
+                next_pid: 0,
+                prev_comm: "lto cgu.14".into(),
+                next_comm: "swapper/1".into(),
             }
         );
     }

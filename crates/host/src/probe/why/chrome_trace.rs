@@ -159,7 +159,9 @@ pub fn timeline(
             }
         };
         match &l.event {
-            TraceEvent::SchedSwitch { prev_pid, next_pid } => {
+            TraceEvent::SchedSwitch {
+                prev_pid, next_pid, ..
+            } => {
                 leave_handlers(&mut w, t);
                 w.end(t, Kind::Task, at);
                 // Parsed by key: a task name may contain spaces (`Web Content`).
@@ -205,7 +207,7 @@ pub fn timeline(
                     w.instant(t, "tick_stop failed", at, Some(("dependency", dep)));
                 }
             }
-            TraceEvent::HrtimerExpireEntry { function } => {
+            TraceEvent::HrtimerExpireEntry { function, .. } => {
                 let is_tick = is_tick_timer_callback(function);
                 if t.is_open(Kind::Irq) {
                     if is_tick {
@@ -231,6 +233,8 @@ pub fn timeline(
                 let n = names.get("local_timer");
                 w.begin(t, Kind::Irq, &n, at, None);
             }
+            // Arming a timer is not a slice of the timeline.
+            TraceEvent::HrtimerStart { .. } => {}
             TraceEvent::Other { .. } => match *name {
                 "hrtimer_expire_exit" => {
                     w.end(t, Kind::Hrtimer, at);

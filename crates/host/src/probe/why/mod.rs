@@ -18,6 +18,14 @@
 //!   stopped tick on CPUs that are not `nohz_full`); a `tick_stop` with `success=0` (full
 //!   dynticks: the tick could not stop because of the printed dependency) marks it running.
 //!   `cpu_idle` events give the number of idle entries.
+//! * **tasks**: the CPU's current task is the task column of its events (the kernel records
+//!   every event under the task current on that CPU) and the `sched_switch` events between
+//!   them; each task's share of the window is the time it was current, so a switch the trace
+//!   lost shows as the old task running until the next event names the new one;
+//! * **who armed a timer**: an `hrtimer_start` event is recorded under the task that armed
+//!   the timer (from an interrupt, the interrupted one); every later expiry of that timer
+//!   address, on any CPU, is attributed to that task (`hrtimer_wakeup` is a sleeping task's
+//!   own timer, armed from its own context).
 //!
 //! **Without tracing** the window is covered by sampling `/proc/timer_list` every
 //! [`SAMPLE_PERIOD`] (root only): the stopped fraction is the share of samples with
@@ -41,5 +49,6 @@ mod screen;
 pub use attribute::{attribute, gap_stopped_ns, tick_period_from_trace};
 pub use observe::observe;
 pub use report::{
-    Conclusion, CpuWhy, EVENTS, NO_HRTIMER, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport,
+    ARMED_BEFORE, ArmedTimers, Conclusion, CpuWhy, EVENTS, NO_HRTIMER, SAMPLE_PERIOD, TaskShare,
+    WhyError, WhyOptions, WhyReport,
 };

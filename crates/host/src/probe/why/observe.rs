@@ -72,6 +72,49 @@ fn nohz_full_cpus(root: &HostRoot) -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// Tasks in state R (running or runnable) now, with the CPU each last ran on: (cpu, comm,
+/// tid) from `/proc/PID/task/TID/stat` (field 3 the state, field 39 the CPU).
+fn running_tasks(root: &HostRoot) -> Vec<(u32, String, u32)> {
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir(root.path("/proc")) else {
+        return out;
+    };
+    for p in procs.flatten() {
+        if !p
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+                continue;
+            };
+            if let Some(r) = parse_task_stat(&stat).filter(|r| r.1 == 'R') {
+                out.push((r.3, r.2, r.0));
+            }
+        }
+    }
+    out
+}
+
+/// `/proc/PID/task/TID/stat` → (tid, state, comm, processor). The name sits in parentheses
+/// and may hold spaces or parentheses itself: the fields after it follow the last `)`.
+fn parse_task_stat(stat: &str) -> Option<(u32, char, String, u32)> {
+    let (head, rest) = stat.rsplit_once(')')?;
+    let (tid, comm) = head.split_once(" (")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); field 39 (processor) is index 36.
+    let state = fields.first()?.chars().next()?;
+    let cpu = fields.get(36)?.parse().ok()?;
+    Some((tid.trim().parse().ok()?, state, comm.to_string(), cpu))
+}
+
 /// Observes the live host for `opts.window`.
 ///
 /// Long (about 160 lines) on purpose: the trace session, the two `/proc/interrupts` snapshots
@@ -119,8 +162,11 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
             let tl0 = tl0.expect("checked above");
             let start_ns = monotonic_ns();
             let before = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
-            let interrupted = wait(opts.window, stop, || {});
+            // One sleep (a signal or Stop::request ends it early): no wake-ups of ours in
+            // the window beyond the stop poll.
+            let interrupted = stop.sleep(opts.window);
             let after = irqs::snapshot(&root).map_err(WhyError::Interrupts)?;
+            let running = running_tasks(&root);
             let end_ns = monotonic_ns();
             session.stop()?;
             let text = session.read_trace()?;
@@ -211,14 +257,37 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
             let release = crate::probe::inspect::probes::kernel_info(&root)
                 .ok()
                 .map(|k| k.release.clone());
-            let nohz_full_built = crate::probe::inspect::probes::kconfig(&root, release.as_deref())
-                .ok()
-                .map(|(k, _)| k.is_y("NO_HZ_FULL"));
+            // A nohz_full CPU is proof of the build; else the build config, when readable.
+            let nohz_full_built = if nohz_full.is_empty() {
+                crate::probe::inspect::probes::kconfig(&root, release.as_deref())
+                    .ok()
+                    .map(|(k, _)| k.is_y("NO_HZ_FULL"))
+            } else {
+                Some(true)
+            };
+            // A CPU that recorded no event names no task: /proc says what runs there.
+            for c in cpus_why.iter_mut().filter(|c| c.busy_fraction.is_none()) {
+                c.running_at_end = running
+                    .iter()
+                    .filter(|(cpu, _, _)| *cpu == c.cpu)
+                    .map(|(_, comm, pid)| (comm.clone(), *pid))
+                    .collect();
+            }
+            let me = std::process::id();
+            if cpus_why.iter().any(|c| {
+                c.armed_timers.iter().any(|t| t.pid == me) || c.tasks.iter().any(|t| t.pid == me)
+            }) {
+                missing.push(format!(
+                    "PID {me} is this host why (it sleeps through the window in steps of {} ms)",
+                    crate::harness::stop::STOP_POLL_NS / 1_000_000
+                ));
+            }
             let elapsed_s = (end_ns - start_ns) as f64 / 1e9;
             for c in &mut cpus_why {
                 let k = super::conclude::KernelTick {
                     nohz_full_built,
                     nohz_full_cpu: nohz_full.contains(&c.cpu),
+                    nohz_full_running: !nohz_full.is_empty(),
                 };
                 c.conclusion = Some(super::conclude::conclude(c, k, elapsed_s));
             }
@@ -236,7 +305,12 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                     .filter(|c| nohz_full.contains(c))
                     .map(u32::to_string)
                     .collect();
-                missing.push(if observed_full.is_empty() {
+                missing.push(if nohz_full_built == Some(false) {
+                    "no failed tick_stop events: this kernel is built without \
+                     CONFIG_NO_HZ_FULL, and only a nohz_full CPU reports a failed stop with \
+                     its dependency"
+                        .into()
+                } else if observed_full.is_empty() {
                     "no failed tick_stop events: the kernel reports a failed stop, with its \
                      dependency, only on nohz_full CPUs, and none is observed here"
                         .into()
@@ -256,6 +330,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 missing,
                 elapsed_s: (end_ns - start_ns) as f64 / 1e9,
                 interrupted,
+                workload: None,
                 cpus: cpus_why,
                 timeline,
             })
@@ -343,7 +418,33 @@ fn sample_fallback(
         missing,
         elapsed_s: start.elapsed().as_secs_f64(),
         interrupted,
+        workload: None,
         cpus: cpus_why,
         timeline: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_task_stat;
+
+    #[test]
+    fn task_stat_lines() {
+        let line = |head: &str, state: char| format!("{head} {state} {}2 0 0", "0 ".repeat(35));
+        // (line, expected)
+        let cases = [
+            (
+                line("107 (ticklab-hog-cpu)", 'R'),
+                Some((107, 'R', "ticklab-hog-cpu".to_string(), 2)),
+            ),
+            (
+                line("9 (a (b) c)", 'S'),
+                Some((9, 'S', "a (b) c".to_string(), 2)),
+            ),
+            ("9 (short) R 1 2 3".to_string(), None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(parse_task_stat(&line), want, "{line}");
+        }
+    }
 }

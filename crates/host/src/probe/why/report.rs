@@ -7,10 +7,11 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// Events recorded by the tracing method.
-pub const EVENTS: [&str; 6] = [
+pub const EVENTS: [&str; 7] = [
     "irq_vectors:local_timer_entry",
     "irq_vectors:local_timer_exit",
     "timer:hrtimer_expire_entry",
+    "timer:hrtimer_start",
     "timer:tick_stop",
     "power:cpu_idle",
     "sched:sched_switch",
@@ -78,6 +79,8 @@ pub struct WhyReport {
     pub elapsed_s: f64,
     /// Whether the window was cut short (Ctrl-C).
     pub interrupted: bool,
+    /// The workload spec run during the window (`host why --workload`), if any.
+    pub workload: Option<String>,
     /// Per CPU.
     pub cpus: Vec<CpuWhy>,
     /// The timeline asked for with [`WhyOptions::timeline`] (not part of the JSON report).
@@ -96,6 +99,40 @@ pub struct Conclusion {
     /// reason.
     pub other_change: Option<String>,
 }
+
+/// A task that ran on a CPU in the window, from `sched_switch` and the task column of the
+/// CPU's events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskShare {
+    /// The task's name (`comm`, as the trace prints it).
+    pub comm: String,
+    /// Its PID.
+    pub pid: u32,
+    /// Share of the window it was the CPU's current task (0..1).
+    pub share: f64,
+    /// Times it was switched in during the window.
+    pub switches_in: u64,
+}
+
+/// The hrtimers of one callback, armed by one task, that expired on a CPU: the task is the one
+/// current at the timer's `hrtimer_start` (the line's task column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArmedTimers {
+    /// Callback symbol (`hrtimer_wakeup` for a sleeping task's timer).
+    pub function: String,
+    /// Name of the task that armed them; [`ARMED_BEFORE`] when the `hrtimer_start` came
+    /// before the window.
+    pub comm: String,
+    /// Its PID (0 with [`ARMED_BEFORE`]).
+    pub pid: u32,
+    /// Expiries on this CPU in the window.
+    pub expiries: u64,
+    /// Median interval between consecutive expiries, ms (`None` with fewer than two).
+    pub median_interval_ms: Option<f64>,
+}
+
+/// [`ArmedTimers::comm`] of timers whose `hrtimer_start` is not in the trace.
+pub const ARMED_BEFORE: &str = "(armed before the window)";
 
 /// One CPU's attribution.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -134,6 +171,20 @@ pub struct CpuWhy {
     pub stop_failures: Vec<(String, u64)>,
     /// Idle entries (`cpu_idle` with a state).
     pub idle_entries: Option<u64>,
+    /// Share of the window a task other than the idle task was current (0..1), from the
+    /// task switches and the task column (tracing method only).
+    pub busy_fraction: Option<f64>,
+    /// The tasks other than the idle task that ran, largest share first.
+    pub tasks: Vec<TaskShare>,
+    /// Tick callbacks that interrupted the idle task: the tick kept running in idle.
+    pub idle_ticks: Option<u64>,
+    /// For a CPU that recorded no event in the window (so the trace names no task): the
+    /// tasks in state R whose last CPU was this one at the end of the window, (name, TID),
+    /// from `/proc/PID/task/TID/stat`.
+    pub running_at_end: Vec<(String, u32)>,
+    /// hrtimers other than the tick that expired here, by callback and the task that armed
+    /// them, most expiries first.
+    pub armed_timers: Vec<ArmedTimers>,
     /// Sampling method: hrtimers seen queued, with the number of samples.
     pub queued_hrtimers: Vec<(String, u64)>,
     /// Sampling method: hrtimer interrupts (`.nr_events` delta).

@@ -4,6 +4,9 @@ use std::fmt;
 
 use super::WhyReport;
 
+/// Tasks named per CPU in the evidence; the rest are counted.
+const TASKS_SHOWN: usize = 6;
+
 impl fmt::Display for WhyReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -16,6 +19,12 @@ impl fmt::Display for WhyReport {
                 ""
             }
         )?;
+        if let Some(w) = &self.workload {
+            writeln!(
+                f,
+                "workload: {w} (started before the window, stopped after it)"
+            )?;
+        }
         writeln!(f, "method: {}", self.method)?;
         let per_s = |n: u64| n as f64 / self.elapsed_s.max(1e-9);
         for c in &self.cpus {
@@ -61,6 +70,35 @@ impl fmt::Display for WhyReport {
                     g * 100.0
                 )?;
             }
+            if let Some(b) = c.busy_fraction {
+                write!(f, "  busy {:.1}% of the window", b * 100.0)?;
+                if !c.tasks.is_empty() {
+                    let shown: Vec<String> = c
+                        .tasks
+                        .iter()
+                        .take(TASKS_SHOWN)
+                        .map(|t| {
+                            format!(
+                                "{}[{}] {:.1}% ({} in)",
+                                t.comm,
+                                t.pid,
+                                t.share * 100.0,
+                                t.switches_in
+                            )
+                        })
+                        .collect();
+                    write!(f, "; tasks (share, switches in): {}", shown.join(", "))?;
+                    if c.tasks.len() > TASKS_SHOWN {
+                        write!(f, ", and {} more", c.tasks.len() - TASKS_SHOWN)?;
+                    }
+                }
+                writeln!(f)?;
+            }
+            if let (Some(n), Some(all)) = (c.idle_ticks, c.tick_callbacks)
+                && all > 0
+            {
+                writeln!(f, "  tick callbacks in the idle task: {n} of {all}")?;
+            }
             if !c.interrupts_by_cause.is_empty() {
                 writeln!(f, "  local timer interrupts by cause:")?;
                 for (name, n) in &c.interrupts_by_cause {
@@ -71,6 +109,21 @@ impl fmt::Display for WhyReport {
                 writeln!(f, "  hrtimer callbacks outside a local timer interrupt:")?;
                 for (name, n) in &c.outside_irq {
                     writeln!(f, "    {name:<28} {n:>7}")?;
+                }
+            }
+            if !c.armed_timers.is_empty() {
+                writeln!(f, "  hrtimers by the task that armed them (hrtimer_start):")?;
+                for t in &c.armed_timers {
+                    let who = if t.pid == 0 && t.comm == super::ARMED_BEFORE {
+                        t.comm.clone()
+                    } else {
+                        format!("{}[{}]", t.comm, t.pid)
+                    };
+                    write!(f, "    {:<20} {who:<28} {:>7}", t.function, t.expiries)?;
+                    if let Some(ms) = t.median_interval_ms {
+                        write!(f, "  every {ms:.3} ms (median)")?;
+                    }
+                    writeln!(f)?;
                 }
             }
             if !c.stop_failures.is_empty() {
