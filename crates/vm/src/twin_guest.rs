@@ -600,6 +600,7 @@ mod tests {
             tick_stopped_ns: None,
             busy_ns: busy,
             idle_states: Vec::new(),
+            steal_ns: None,
         };
         const S5: u64 = 5_000_000_000;
         // (workload, per CPU (LOC, busy ns), coordinator CPU, window) -> run per wake-up.
