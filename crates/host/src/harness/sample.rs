@@ -478,16 +478,16 @@ mod tests {
             (times(&[(1, 2_400_000_000, 0)]), floating.clone(), 0, ""),
             (times(&[(1, 2_600_000_000, 0)]), floating, 1, "CPU 1"),
             (
-                times(&[(0, 0, 200_000_000)]),
+                times(&[(0, 0, 400_000_000)]),
                 ExpectedBusy::default(),
                 0,
                 "",
             ),
             (
-                times(&[(0, 0, 210_000_000)]),
+                times(&[(0, 0, 510_000_000)]),
                 ExpectedBusy::default(),
                 1,
-                "stole 2.1 %",
+                "stole 5.1 %",
             ),
         ];
         for (i, (t, e, n, word)) in table.into_iter().enumerate() {
