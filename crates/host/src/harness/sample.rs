@@ -67,7 +67,7 @@ impl Snapshot {
 }
 
 /// `/proc/interrupts` and `/proc/stat` at one instant: what a live view (`host run --live`,
-/// the progress line's rate so far) reads once a second, far less than a [`Snapshot`].
+/// the progress line's rate so far) reads once a second, far less than a full `Snapshot`.
 #[derive(Debug, Clone)]
 pub struct LiveSample {
     /// `CLOCK_MONOTONIC` when taken, ns.

@@ -150,7 +150,7 @@ pub(crate) fn build_config_hz(root: &HostRoot) -> Result<u32, String> {
     config_hz(&kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src)))
 }
 
-/// Whether the running kernel was built with `CONFIG_<option>=y`, read as [`kconfig`] reads
+/// Whether the running kernel was built with `CONFIG_<option>=y`, read as `kconfig` reads
 /// the build configuration; `None` when it cannot be read. `host run` asks it before
 /// printing a twin prediction that needs the option (`NO_HZ_FULL` for a nohz_full CPU).
 pub fn running_kernel_built_with(option: &str) -> Option<bool> {
