@@ -433,6 +433,23 @@ mod tests {
     }
 
     /// A guest report whose one hog group ran on `hogs`.
+    /// A housekeeping CPU row of a guest report: `loc` interrupts and `busy` ns.
+    fn guest_cpu(n: u32, loc: u64, busy: Option<u64>) -> ticklab_schema::report::CpuReport {
+        ticklab_schema::report::CpuReport {
+            cpu: n,
+            role: ticklab_schema::report::CpuRole::Housekeeping,
+            loc,
+            res: None,
+            cal: None,
+            iwi: 0,
+            ticks: None,
+            tick_stopped_ns: None,
+            busy_ns: busy,
+            idle_states: Vec::new(),
+            steal_ns: None,
+        }
+    }
+
     fn guest_report(hogs: &[u32]) -> Report {
         Report {
             workloads: vec![WorkloadResult::Hogs {
@@ -490,19 +507,7 @@ mod tests {
 
     #[test]
     fn coordinator_sits_where_the_guest_shows_it_busy() {
-        let cpu = |n: u32, busy: Option<u64>| ticklab_schema::report::CpuReport {
-            cpu: n,
-            role: ticklab_schema::report::CpuRole::Housekeeping,
-            loc: 0,
-            res: None,
-            cal: None,
-            iwi: 0,
-            ticks: None,
-            tick_stopped_ns: None,
-            busy_ns: busy,
-            idle_states: Vec::new(),
-            steal_ns: None,
-        };
+        let cpu = |n: u32, busy: Option<u64>| guest_cpu(n, 0, busy);
         let none = CpuSet::new();
         // (busy ns per CPU, hogs ran on, nohz_full) -> coordinator CPU
         type Case<'a> = (&'a [Option<u64>], &'a [u32], &'a str, Option<u32>);
@@ -589,19 +594,6 @@ mod tests {
 
     #[test]
     fn the_coordinator_runs_as_long_as_the_guest_shows() {
-        let cpu = |n: u32, loc: u64, busy: Option<u64>| ticklab_schema::report::CpuReport {
-            cpu: n,
-            role: ticklab_schema::report::CpuRole::Housekeeping,
-            loc,
-            res: None,
-            cal: None,
-            iwi: 0,
-            ticks: None,
-            tick_stopped_ns: None,
-            busy_ns: busy,
-            idle_states: Vec::new(),
-            steal_ns: None,
-        };
         const S5: u64 = 5_000_000_000;
         // (workload, per CPU (LOC, busy ns), coordinator CPU, window) -> run per wake-up.
         // 50 polls in 5 s.
@@ -652,7 +644,7 @@ mod tests {
             g.cpus = cpus
                 .iter()
                 .enumerate()
-                .map(|(i, (loc, busy))| cpu(i as u32, *loc, *busy))
+                .map(|(i, (loc, busy))| guest_cpu(i as u32, *loc, *busy))
                 .collect();
             let background = guest_background(&w, 250, *coordinator, &config().timers);
             assert_eq!(

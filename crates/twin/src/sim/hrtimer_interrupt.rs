@@ -113,13 +113,12 @@ impl<O: Observer> Sim<O> {
                     src.follows_task,
                     src.relative,
                 );
-                let run_ns = self.costs.background_task_ns;
                 let cpu = &mut self.cpus[c];
                 let soft = cpu.hrt.soft_expires(id);
                 let next = match period {
                     // A relative sleeper re-arms when its run ends, taken as starting now: the
                     // period grows by the run (setup checks that it wakes a task).
-                    Some(p) if relative => now + run_ns + p,
+                    Some(p) if relative => now + self.costs.background_task_ns + p,
                     Some(p) => forward(soft, now, p).expires,
                     None => now + cpu.rng.exp_ns(mean),
                 };

@@ -417,12 +417,7 @@ impl<O: Observer> Sim<O> {
         if self.noise.is_some() {
             return;
         }
-        let measured: Vec<(bool, Running)> = self
-            .cpus
-            .iter()
-            .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running))
-            .collect();
-        let mut n = self.noise_stats(measured.into_iter());
+        let mut n = self.noise_stats();
         if self.window_open {
             // No warm-up: the window opened at boot, before this listener existed.
             n.reset(self.window_start);
@@ -430,14 +425,14 @@ impl<O: Observer> Sim<O> {
         self.noise = Some(Box::new(n));
     }
 
-    /// The listener for these CPUs, with this machine's costs.
-    pub(super) fn noise_stats(
-        &self,
-        measured: impl Iterator<Item = (bool, Running)>,
-    ) -> NoiseStats {
+    /// The listener with this machine's costs, measuring every busy CPU (a hog or a syscall
+    /// loop on it).
+    pub(super) fn noise_stats(&self) -> NoiseStats {
         let guest = self.is_guest.then_some(self.costs.irq_entry_exit_ns);
         NoiseStats::new(
-            measured,
+            self.cpus
+                .iter()
+                .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running)),
             self.sources.len(),
             guest.unwrap_or(0),
             self.costs.rcu_node_hold_ns,

@@ -207,12 +207,7 @@ impl<O: Observer> Sim<O> {
     /// Attaches a BSP job after boot. A BSP job is read through the noise listener: its
     /// ranks' detours move the barrier. Every busy CPU is measured, as with `set_noise`.
     fn attach_bsp(&mut self, b: BspPlaced) {
-        let measured: Vec<(bool, Running)> = self
-            .cpus
-            .iter()
-            .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running))
-            .collect();
-        let mut n = self.noise_stats(measured.into_iter());
+        let mut n = self.noise_stats();
         n.bsp = Some(BspJob::new(
             &b.cpus,
             self.cpus.len(),
