@@ -5,6 +5,9 @@
 #
 #   scripts/bench-ab.sh OLD_TICKLAB NEW_TICKLAB [ROUNDS=4] [DURATION=20s]
 #
+# A_ARGS / B_ARGS add bench flags to one side only, for example B_ARGS=--noise to price the
+# OS-noise accounting against a build that predates it.
+#
 # Both binaries must have `ticklab bench --repeat` (this repository from 2026-11-30 on).
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -20,10 +23,11 @@ for bin in "$a" "$b"; do
 done
 for _ in $(seq "$rounds"); do
     for side in A B; do
-        bin=$a
-        [ "$side" = B ] && bin=$b
+        bin=$a extra=${A_ARGS:-}
+        [ "$side" = B ] && bin=$b extra=${B_ARGS:-}
         # Rows end with: <wall best> / <wall median> <cpu best> / <cpu median>.
-        "$bin" bench --duration "$duration" --repeat 1 |
+        # shellcheck disable=SC2086 # extra holds zero or more flags
+        "$bin" bench --duration "$duration" --repeat 1 $extra |
             awk -v side="$side" 'NR > 2 { name = $1; for (i = 2; i <= NF - 8; i++) name = name " " $i; print side "\t" name "\t" $(NF - 2) }'
     done
 done | {
