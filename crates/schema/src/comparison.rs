@@ -493,7 +493,7 @@ pub fn workload_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec
                 let late = |r: &crate::bsp::BspReport| {
                     100.0 * r.late_iterations as f64 / r.iterations as f64
                 };
-                let stats: [(&str, fn(&crate::bsp::BspReport) -> f64); 3] = [
+                let stats: [(&str, BspFigure); 3] = [
                     ("mean", |r| r.mean_ns / 1e3),
                     ("p99", |r| r.p99_ns as f64 / 1e3),
                     ("max", |r| r.max_ns as f64 / 1e3),
@@ -527,6 +527,9 @@ pub fn workload_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec
     }
     rows
 }
+
+/// One figure of a bsp report, in the row's unit.
+type BspFigure = fn(&crate::bsp::BspReport) -> f64;
 
 /// Every row of a measured report beside its prediction: [`cpu_rows`] then
 /// [`workload_rows`].

@@ -327,7 +327,7 @@ impl BspBarrier {
                 excess_ns,
             })
             .collect();
-        blame.sort_by(|a, b| b.excess_ns.cmp(&a.excess_ns));
+        blame.sort_by_key(|b| std::cmp::Reverse(b.excess_ns));
         let mut last: Vec<BspLastArrival> = st
             .last_count
             .iter()
