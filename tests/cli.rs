@@ -75,6 +75,28 @@ fn bad_input_exits_2_and_names_the_input() {
             &["host", "run", "--workload", "idle", "--pm-qos=-1"],
             "--cpu-dma-latency",
         ),
+        // A bsp job the host lab cannot run is refused before any rank starts.
+        (
+            &["host", "run", "--workload", "bsp:2@0,4096:work=100us"],
+            "cpulist \"0,4096\"",
+        ),
+        (
+            &["host", "run", "--workload", "bsp:3@0-1:work=100us"],
+            "3 CPUs after `@` (one per rank), found 2",
+        ),
+        (
+            &[
+                "host",
+                "run",
+                "--workload",
+                "bsp:1@0:work=100us:barrier=mpi",
+            ],
+            "barrier `spin` or `futex`",
+        ),
+        (
+            &["host", "run", "--workload", "bsp:1@0:work=0us"],
+            "work: duration \"0us\"",
+        ),
         // --trace: a bad window, a window without a file, and runs without a timeline.
         (
             &["sim", "--trace", "x.json", "--trace-window", "3s..2s"],

@@ -12,7 +12,7 @@ use std::path::Path;
 use ticklab_schema::comparison::{Bands, Row, compare_reports};
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
-use ticklab_schema::workload::Workload;
+use ticklab_schema::workload::{Barrier, TaskGroup, Workload};
 use ticklab_twin::RunOptions;
 
 use crate::error::input_error;
@@ -74,6 +74,14 @@ pub(crate) fn beside(
             "--twin: workload {spec} on the twin's {nr} CPUs: {e}"
         ))
     })?;
+    // The twin models the spinning barrier only: a futex job is run there spinning, and its
+    // rows are not compared (`workload_rows` matches a bsp job by CPUs and barrier), while the
+    // CPUs' rows still are.
+    for g in &mut s.workload.groups {
+        if let TaskGroup::Bsp { barrier, .. } = g {
+            *barrier = Barrier::Spin;
+        }
+    }
     s.run.duration_ns = measured.duration_ns.max(1);
     // The PM QoS limit the run held, held in the twin too.
     s.kernel.cpu_dma_latency_us = measured.cpu_dma_latency_us;

@@ -514,3 +514,33 @@ fn json_reads_back_as_the_shared_report() {
     let back: HostRun = serde_json::from_str(&text).unwrap();
     assert_eq!(back.host_run, out.host_run);
 }
+
+#[test]
+fn a_bsp_job_runs_its_iterations_on_every_listed_cpu_with_both_barriers() {
+    let c = cpus();
+    let list = if c.len() >= 2 {
+        format!("2@{},{}", c[0], c[1])
+    } else {
+        format!("1@{}", c[0])
+    };
+    for barrier in ["spin", "futex"] {
+        let spec = format!("bsp:{list}:work=50us:iters=200:barrier={barrier}");
+        // A cap far above 200 × 50 µs: the count, not the window, ends the job.
+        let out = run(&spec, &config(4_000));
+        check_common(&out.report);
+        let b = out
+            .report
+            .workloads
+            .iter()
+            .find_map(|w| match w {
+                WorkloadResult::Bsp(b) => Some(b),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{spec}: no bsp result"));
+        assert_eq!(b.iterations, 200, "{spec}");
+        assert_eq!(b.barrier.name(), barrier, "{spec}");
+        assert!(b.min_ns >= 50_000, "{spec}: {} ns", b.min_ns);
+        assert_eq!(b.check(), Ok(()), "{spec}");
+        assert!(b.blame.iter().all(|x| x.class.is_none()), "{spec}");
+    }
+}

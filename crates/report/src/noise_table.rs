@@ -158,7 +158,7 @@ pub fn bsp_lines(b: &BspReport) -> String {
                 format!(
                     "{} ({}) {} iterations, {:.1} us",
                     x.name,
-                    class_name(x.class),
+                    x.class.map_or("unknown class", class_name),
                     x.iterations,
                     us(x.excess_ns as f64)
                 )
@@ -234,7 +234,7 @@ mod tests {
             excess_pct: 1.23,
             late_iterations: 9_000,
             blame: vec![BspBlame {
-                class: NoiseClass::Irq,
+                class: Some(NoiseClass::Irq),
                 name: "tick".into(),
                 iterations: 9_000,
                 excess_ns: 121_000_000,
@@ -244,6 +244,52 @@ mod tests {
                 iterations: 123,
             }],
         };
+        insta::assert_snapshot!(bsp_lines(&b));
+    }
+
+    #[test]
+    fn bsp_lines_of_a_host_run_snapshot() {
+        // The host lab's ranks see their detours but not their sources (class unknown).
+        let b = BspReport {
+            ranks: 2,
+            cpus: vec![0, 1],
+            barrier: Barrier::Futex,
+            work_ns: 100_000,
+            noiseless_ns: 100_000,
+            iterations: 20_000,
+            min_ns: 100_100,
+            mean_ns: 351_000.0,
+            p99_ns: 4_007_900,
+            max_ns: 5_439_000,
+            excess_mean_ns: 251_000.0,
+            excess_pct: 251.0,
+            late_iterations: 19_997,
+            blame: vec![
+                BspBlame {
+                    class: None,
+                    name: "futex wake-up".into(),
+                    iterations: 19_626,
+                    excess_ns: 4_997_571_800,
+                },
+                BspBlame {
+                    class: None,
+                    name: "unknown: detours while computing".into(),
+                    iterations: 371,
+                    excess_ns: 21_459_600,
+                },
+            ],
+            last_arrivals: vec![
+                BspLastArrival {
+                    cpu: 1,
+                    iterations: 10_011,
+                },
+                BspLastArrival {
+                    cpu: 0,
+                    iterations: 9_986,
+                },
+            ],
+        };
+        b.check().unwrap();
         insta::assert_snapshot!(bsp_lines(&b));
     }
 }

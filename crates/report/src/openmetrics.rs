@@ -262,8 +262,38 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
         "Average time per call of a system-call loop.",
         Some(Unit::Seconds),
     );
+    let mut bsp_iteration = MetricFamily::new(
+        "ticklab_bsp_iteration_seconds",
+        "Iteration time of a bulk-synchronous job (mean, p99 or max).",
+        Some(Unit::Seconds),
+    );
+    let mut bsp_excess = MetricFamily::new(
+        "ticklab_bsp_excess_seconds",
+        "Mean excess of a bulk-synchronous job's iteration over the noiseless one.",
+        Some(Unit::Seconds),
+    );
     for w in &r.workloads {
         match w {
+            WorkloadResult::Bsp(b) if b.iterations > 0 => {
+                let cpus: ticklab_cmdline::CpuSet = b.cpus.iter().copied().collect();
+                let labels = |stat: &str| {
+                    vec![
+                        ("cpus", cpus.to_string()),
+                        ("barrier", b.barrier.name().to_string()),
+                        ("stat", stat.to_string()),
+                    ]
+                };
+                bsp_iteration.push(labels("mean"), b.mean_ns / 1e9);
+                bsp_iteration.push(labels("p99"), b.p99_ns as f64 / 1e9);
+                bsp_iteration.push(labels("max"), b.max_ns as f64 / 1e9);
+                bsp_excess.push(
+                    vec![
+                        ("cpus", cpus.to_string()),
+                        ("barrier", b.barrier.name().to_string()),
+                    ],
+                    b.excess_mean_ns / 1e9,
+                );
+            }
             WorkloadResult::Frames(g) => {
                 let q = |p: &str| vec![("group", g.group.clone()), ("percentile", p.into())];
                 for (p, us) in [("50", g.p50_us), ("99", g.p99_us), ("99.9", g.p999_us)] {
@@ -295,13 +325,33 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
                 ],
                 s.ns_per_call / 1e9,
             ),
-            // A bsp job runs in the twin only (no host run to export).
+            // A job with no completed iteration has no figure to export.
             WorkloadResult::Hogs { .. } | WorkloadResult::Bsp(_) => {}
         }
     }
     vec![
-        info, window, loc, res, cal, iwi, ticks, stopped, busy, residency, entries, watts,
-        pkg_idle, jitter, wakeup, jitter_max, overruns, fliers, pingpong, syscall,
+        info,
+        window,
+        loc,
+        res,
+        cal,
+        iwi,
+        ticks,
+        stopped,
+        busy,
+        residency,
+        entries,
+        watts,
+        pkg_idle,
+        jitter,
+        wakeup,
+        jitter_max,
+        overruns,
+        fliers,
+        pingpong,
+        syscall,
+        bsp_iteration,
+        bsp_excess,
     ]
 }
 

@@ -21,8 +21,9 @@ use crate::workload::Barrier;
 /// One source's share of the blame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BspBlame {
-    /// The source's class.
-    pub class: NoiseClass,
+    /// The source's class; `None` when the producer cannot tell which source it was (the
+    /// host lab's ranks see their detours but not what ran in them: docs/noise.md).
+    pub class: Option<NoiseClass>,
     /// Its name, as in the noise report's sources.
     pub name: String,
     /// Late iterations whose last rank lost the most to this source.

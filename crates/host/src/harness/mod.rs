@@ -20,7 +20,8 @@
 //! * `frames.rs` — the frame scheduler (SCHED_FIFO or timer slack, absolute sleeps), with the
 //!   frame-table statistics in `stats.rs` and the calibrated work unit in `work.rs`;
 //! * `pingpong.rs` — futex or pipe ping-pong between two processes (or threads);
-//! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads;
+//! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads; `bsp.rs` — the
+//!   bulk-synchronous job's ranks and their spinning or futex barrier;
 //! * `sample.rs` — `/proc` snapshots, contamination and energy;
 //! * [`haltpoll_sweep`] — E3's live part: the futex ping-pong at several
 //!   `guest_halt_poll_ns` values, with the cpuidle driver/governor check;
@@ -34,6 +35,7 @@
 //! Only what the CLI and the other crates use is public (re-exported here, plus [`os`],
 //! [`placement`] and [`stop`]); the workers, the gate and the assembly are crate-private.
 
+pub(crate) mod bsp;
 pub(crate) mod cacheline;
 pub(crate) mod clock_read;
 mod error;

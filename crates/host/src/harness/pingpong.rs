@@ -116,7 +116,7 @@ fn futex_op(private: bool, op: libc::c_int) -> libc::c_int {
 }
 
 /// `FUTEX_WAIT` while `word == expected` (returns at once if it already differs).
-fn futex_wait(word: &AtomicU32, expected: u32, private: bool) {
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, private: bool) {
     // SAFETY: `word` is a valid aligned u32 for the duration of the call; no timeout.
     unsafe {
         libc::syscall(
@@ -131,13 +131,18 @@ fn futex_wait(word: &AtomicU32, expected: u32, private: bool) {
 
 /// `FUTEX_WAKE` one waiter.
 fn futex_wake(word: &AtomicU32, private: bool) {
+    futex_wake_n(word, private, 1);
+}
+
+/// `FUTEX_WAKE` up to `n` waiters (the bsp barrier's release wakes them all).
+pub(crate) fn futex_wake_n(word: &AtomicU32, private: bool, n: i32) {
     // SAFETY: `word` is a valid aligned u32 for the duration of the call.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             futex_op(private, libc::FUTEX_WAKE),
-            1,
+            n,
         )
     };
 }

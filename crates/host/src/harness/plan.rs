@@ -155,16 +155,37 @@ pub(crate) fn validate_with(
                     check(*c, g)?;
                 }
             }
-            TaskGroup::Bsp { .. } => {
-                return input(format!(
-                    "workload {}: the host lab does not run bsp jobs yet (the twin does: ticklab sim --workload {})",
-                    g.label(),
-                    g.label()
-                ));
+            TaskGroup::Bsp { ranks, cpus, .. } => {
+                // The spec parser keeps ranks == CPUs listed; checked again since a rank
+                // without its CPU would never arrive.
+                if *ranks == 0 || *ranks as usize != cpus.len() {
+                    return input(format!(
+                        "workload {}: expected one listed CPU per rank, found {ranks} ranks on {} CPUs",
+                        g.label(),
+                        cpus.len()
+                    ));
+                }
+                for cpu in cpus.iter() {
+                    check(cpu, g)?;
+                }
             }
         }
     }
     Ok(usable.iter().collect())
+}
+
+/// A group that runs to a count (ping-pong, syscall loop, a bsp job with `iters=`) rather
+/// than for the window.
+pub(crate) fn is_counted(g: &TaskGroup) -> bool {
+    matches!(
+        g,
+        TaskGroup::PingPong { .. }
+            | TaskGroup::Syscall { .. }
+            | TaskGroup::Bsp {
+                iterations: Some(_),
+                ..
+            }
+    )
 }
 
 /// The CPUs of each group's hogs, in workload order (empty for groups that are not hogs).
@@ -182,6 +203,7 @@ pub(crate) fn hog_placement(workload: &Workload, usable: &[u32]) -> Vec<Vec<u32>
             }
             TaskGroup::PingPong { cpu_a, cpu_b, .. } => taken.extend([*cpu_a, *cpu_b]),
             TaskGroup::Syscall { cpu: Some(c), .. } => taken.push(*c),
+            TaskGroup::Bsp { cpus, .. } => taken.extend(cpus.iter()),
             _ => {}
         }
     }
@@ -245,6 +267,48 @@ mod tests {
              (/sys/fs/cgroup/ticklab-test/cpuset.cpus.effective: 0): sched_setaffinity cannot move \
              a thread there; run ticklab from a cgroup whose cpuset includes CPU 1"
         );
+    }
+
+    #[test]
+    fn bsp_ranks_must_be_placeable_and_default_hogs_avoid_them() {
+        use super::super::placement::CpusetLimit;
+        let set = |c: &[u32]| c.iter().copied().collect::<ticklab_cmdline::CpuSet>();
+        let p = CpuPlacement {
+            online: set(&[0, 1, 2, 3]),
+            cpuset: CpusetLimit::Cgroup {
+                cgroup: "/ticklab-test".into(),
+                file: "/sys/fs/cgroup/ticklab-test/cpuset.cpus.effective".into(),
+                cpus: set(&[0, 1, 2]),
+            },
+            inherited: None,
+            isolated: set(&[]),
+        };
+        let cfg = RunConfig::default();
+        // (spec, error text or None when it validates)
+        let table: &[(&str, Option<&str>)] = &[
+            ("bsp:2@0-1:work=100us", None),
+            ("bsp:3@0-2:work=100us:barrier=futex", None),
+            (
+                "bsp:2@2-3:work=100us",
+                Some("workload bsp:2@2-3:work=100us:barrier=spin: CPU 3"),
+            ),
+        ];
+        for (spec, want) in table {
+            let w = Workload::parse(spec, 4).unwrap();
+            match (validate_with(&w, &cfg, &p), want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(text)) => {
+                    assert!(e.is_input(), "{spec}");
+                    assert!(e.to_string().starts_with(text), "{spec}: {e}");
+                }
+                (got, _) => panic!("{spec}: {got:?}"),
+            }
+        }
+        let w = Workload::parse("bsp:2@0-1:work=100us+hogs:1", 4).unwrap();
+        assert_eq!(hog_placement(&w, &[0, 1, 2, 3]), vec![vec![], vec![2]]);
+        let counted = |s: &str| is_counted(&Workload::parse(s, 4).unwrap().groups[0]);
+        assert!(counted("bsp:1@0:work=1ms:iters=10"));
+        assert!(!counted("bsp:1@0:work=1ms"));
     }
 
     #[test]

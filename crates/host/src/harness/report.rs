@@ -141,6 +141,8 @@ pub(crate) enum Output {
     PingPong(Result<PingPongOutput, HarnessError>),
     /// A syscall loop.
     Syscall(Result<SyscallOutput, HarnessError>),
+    /// A rank of a bulk-synchronous job (rank 0 carries the job's report).
+    Bsp(Result<super::bsp::RankOutput, HarnessError>),
     /// The thread failed before it could run (or panicked).
     Failed(HarnessError),
 }
@@ -413,7 +415,14 @@ fn group_results(
                 Output::Syscall(Ok(o)) => {
                     results.push(syscall_result(g, &o, stop, expected, warnings))
                 }
-                Output::PingPong(Err(e)) | Output::Syscall(Err(e)) | Output::Failed(e) => {
+                Output::Bsp(Ok(super::bsp::RankOutput::Report(b, elapsed_ns))) => {
+                    results.push(bsp_result(g, *b, elapsed_ns, stop, expected, warnings))
+                }
+                Output::Bsp(Ok(super::bsp::RankOutput::Rank)) => {}
+                Output::PingPong(Err(e))
+                | Output::Syscall(Err(e))
+                | Output::Bsp(Err(e))
+                | Output::Failed(e) => {
                     first_error.get_or_insert(e);
                 }
             }
@@ -542,6 +551,53 @@ fn syscall_result(
         },
         breakdown: None,
     })
+}
+
+/// A bsp group's result from rank 0's report `b` over `elapsed_ns`, with the busy time its
+/// CPUs should account for (all of it for spinning ranks, the compute parts for sleeping ones)
+/// and a warning when the window ended before `iters=`.
+fn bsp_result(
+    g: &TaskGroup,
+    b: ticklab_schema::bsp::BspReport,
+    elapsed_ns: u64,
+    stop: &Stop,
+    expected: &mut ExpectedBusy,
+    warnings: &mut Warnings,
+) -> WorkloadResult {
+    let TaskGroup::Bsp {
+        iterations,
+        barrier,
+        ..
+    } = g
+    else {
+        unreachable!("bsp output from a bsp group")
+    };
+    debug_assert_eq!(
+        b.check(),
+        Ok(()),
+        "the host's bsp report keeps its invariants"
+    );
+    let busy = match barrier {
+        ticklab_schema::workload::Barrier::Spin => elapsed_ns,
+        ticklab_schema::workload::Barrier::Futex => b.iterations.saturating_mul(b.work_ns),
+    };
+    for &cpu in &b.cpus {
+        expected.add(cpu, busy);
+    }
+    if let Some(k) = iterations
+        && b.iterations < *k
+        && !stop.is_set()
+    {
+        warnings.push(
+            WarningTopic::Workload,
+            format!(
+                "{}: the window ended after {} of {k} iterations",
+                g.label(),
+                b.iterations
+            ),
+        );
+    }
+    WorkloadResult::Bsp(b)
 }
 
 /// How a run ended, for [`run_warnings`].
@@ -761,7 +817,7 @@ fn short_window(
             let counted: Vec<String> = workload
                 .groups
                 .iter()
-                .filter(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }))
+                .filter(|g| super::plan::is_counted(g))
                 .map(TaskGroup::label)
                 .collect();
             Some(format!(

@@ -24,13 +24,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ticklab_schema::frames::FrameClock;
 use ticklab_schema::workload::{TaskGroup, Workload};
 
+use super::bsp::{self, BspBarrier};
 use super::error::{HarnessError, os_error};
 use super::frames::{self, FramePlan};
 use super::gate::Gate;
 use super::hogs;
 use super::os;
 use super::pingpong::{self, PingPongPlan};
-use super::plan::{RunConfig, hog_placement, validate};
+use super::plan::{RunConfig, hog_placement, is_counted, validate};
 use super::pm_qos::CpuDmaLatency;
 use super::report::{AssembleInput, HostRun, Output, Warning, WindowEnd, assemble};
 use super::sample::Snapshot;
@@ -76,14 +77,8 @@ pub(crate) fn run_with_warnings(
         .groups
         .iter()
         .any(|g| matches!(g, TaskGroup::Frames { .. }));
-    let timed = workload
-        .groups
-        .iter()
-        .any(|g| matches!(g, TaskGroup::Frames { .. } | TaskGroup::Hogs { .. }));
-    let counted = workload
-        .groups
-        .iter()
-        .any(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }));
+    let timed = workload.groups.iter().any(|g| !is_counted(g));
+    let counted = workload.groups.iter().any(is_counted);
     // Only a run made of counted groups alone may end before the duration: idle (no group at
     // all) and anything with hogs or frames keep the whole window.
     let counted_only = counted && !timed;
@@ -114,13 +109,28 @@ pub(crate) fn run_with_warnings(
     let saved_mask = has_frames.then(os::block_stop_signals);
     let window_over = Stop::new();
     let abort = Stop::new();
-    let counted_left = AtomicU64::new(
-        workload
-            .groups
-            .iter()
-            .filter(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }))
-            .count() as u64,
-    );
+    let counted_left =
+        AtomicU64::new(workload.groups.iter().filter(|g| is_counted(g)).count() as u64);
+    // Each bsp group's barrier, allocated before any thread starts (index: group).
+    let barriers: Vec<Option<BspBarrier>> = workload
+        .groups
+        .iter()
+        .map(|g| match g {
+            TaskGroup::Bsp {
+                cpus,
+                work_ns,
+                iterations,
+                barrier,
+                ..
+            } => Some(BspBarrier::new(
+                &cpus.iter().collect::<Vec<u32>>(),
+                *work_ns,
+                *iterations,
+                *barrier,
+            )),
+            _ => None,
+        })
+        .collect();
 
     let scoped = std::thread::scope(|s| {
         let (gate, window_over, abort, counted_left) = (&gate, &window_over, &abort, &counted_left);
@@ -154,8 +164,8 @@ pub(crate) fn run_with_warnings(
         let mut handles: Vec<Vec<(u32, std::thread::ScopedJoinHandle<'_, Output>)>> = Vec::new();
         let mut spawned = 0usize;
         let mut spawn_error = None;
-        for (g, hog_list) in workload.groups.iter().zip(&hog_cpus) {
-            let jobs = group_jobs(g, hog_list, config, &shared);
+        for ((g, hog_list), job) in workload.groups.iter().zip(&hog_cpus).zip(&barriers) {
+            let jobs = group_jobs(g, hog_list, job.as_ref(), config, &shared);
             // Hogs and frame workers are one thread per CPU: a run may go on without some
             // of them when the system is out of threads (EAGAIN: RLIMIT_NPROC, memory), with
             // a warning; a counted group is one thread and cannot.
@@ -274,10 +284,12 @@ struct Shared<'a> {
     dog: &'a Watchdog,
 }
 
-/// The threads of group `g` (its hogs on `hog_list`), each with its CPU and thread name.
+/// The threads of group `g` (its hogs on `hog_list`, its barrier `job` if a bsp group), each
+/// with its CPU and thread name.
 fn group_jobs<'a>(
     g: &'a TaskGroup,
     hog_list: &'a [u32],
+    job: Option<&'a BspBarrier>,
     config: &'a RunConfig,
     shared: &Shared<'a>,
 ) -> Vec<(u32, String, Job<'a>)> {
@@ -369,8 +381,23 @@ fn group_jobs<'a>(
                 }),
             ));
         }
-        // Refused before the run (`plan::validate`): the host runs no bsp job.
-        TaskGroup::Bsp { .. } => {}
+        TaskGroup::Bsp { iterations, .. } => {
+            let job = job.expect("run_with_warnings makes a barrier for every bsp group");
+            let counted = iterations.is_some();
+            for (r, &cpu) in job.cpus().iter().enumerate() {
+                jobs.push((
+                    cpu,
+                    format!("ticklab-bsp-rank{r}"),
+                    Box::new(move || {
+                        let out = bsp::rank(job, r as u32, gate, stop, window_over);
+                        if counted && r == 0 {
+                            counted_left.fetch_sub(1, Ordering::AcqRel);
+                        }
+                        Output::Bsp(out)
+                    }),
+                ));
+            }
+        }
     }
     jobs
 }

@@ -450,7 +450,7 @@ impl BspJob {
                     part(i as u32)
                 };
                 BspBlame {
-                    class,
+                    class: Some(class),
                     name,
                     iterations,
                     excess_ns,

@@ -1,0 +1,608 @@
+//! The bulk-synchronous harness (`bsp:N@LIST:work=DUR[:iters=K][:barrier=spin|futex]`,
+//! docs/noise.md "The host lab"): one rank thread pinned per listed CPU; in every iteration
+//! each rank computes `work`, then waits at a barrier, and the iteration ends when the last
+//! rank arrives.
+//!
+//! **Compute.** A rank's compute part is a loop of `CLOCK_MONOTONIC` reads (the vDSO) that
+//! runs until it has been given `work` of its CPU's time: a gap between two reads at or below
+//! [`DETOUR_THRESHOLD_NS`] is the loop's own pass and counts as compute; a longer gap is a
+//! **detour** (the kernel or another thread held the CPU, the same definition as `host
+//! noise`) and counts as time lost. The duration is measured, not guessed from an instruction
+//! count, so an undisturbed rank arrives `work` (plus less than one pass) after it saw the
+//! release, and a disturbed one later by exactly what it lost.
+//!
+//! **Barrier** ([`BspBarrier`]): an arrival counter and a generation word. A rank stores its
+//! arrival time and lost time in its slot and increments the counter; the rank that brings it
+//! to N is the last arriver: it closes the iteration (statistics, under an uncontended mutex
+//! no other rank touches at that moment), reads the release time, resets the counter and bumps
+//! the generation. `spin` waiters spin on the generation; `futex` waiters `FUTEX_WAIT` on it and
+//! the last arriver wakes them all with one `FUTEX_WAKE`. The stop decision (the iteration
+//! count, the window's end, a stop request) is taken by the last arriver before the release,
+//! so every rank leaves after the same iteration and none is left waiting.
+//!
+//! **Iteration time**: from the previous release to the latest arrival (the statistics the
+//! last arriver keeps between its arrival and the release belong to neither iteration). The
+//! noiseless iteration is `work`; an iteration is **late** when its excess is above the detour
+//! threshold. Its blame goes to the rank with the latest arrival: to the detours inside its
+//! compute part, or, when it lost more by starting late than by computing, to the release
+//! reaching it late (with `futex`, the wake-up; with `spin`, a detour while it spun that
+//! outlasted the release). The ranks see their detours but not who ran in them, so the blame's
+//! class is unknown (`None`).
+//!
+//! Nothing in the timed loop allocates: the slots, the statistics and their histogram exist
+//! before the gate opens.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use hdrhistogram::Histogram;
+use ticklab_schema::bsp::{BspBlame, BspLastArrival, BspReport};
+use ticklab_schema::workload::Barrier;
+
+use super::error::{HarnessError, os_error};
+use super::gate::Gate;
+use super::os::{now_ns, pin_to};
+use super::pingpong::{futex_wait, futex_wake_n};
+use super::stop::Stop;
+
+/// A gap between two clock reads of a computing rank longer than this is a detour (ns); the
+/// same 1 µs as `host noise`'s default threshold.
+pub(crate) const DETOUR_THRESHOLD_NS: u64 = 1_000;
+
+/// Longest iteration the histogram resolves (60 s); longer ones saturate.
+const HIST_MAX_NS: u64 = 60_000_000_000;
+
+/// Blame: the latest rank lost most inside its compute part.
+const BLAME_COMPUTE: usize = 0;
+/// Blame: the latest rank saw the release late.
+const BLAME_RELEASE: usize = 1;
+
+/// What one rank reports about the iteration it arrives at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Arrival {
+    /// When it arrived (ns, `CLOCK_MONOTONIC`).
+    pub at_ns: u64,
+    /// Time lost to detours inside its compute part (ns).
+    pub lost_ns: u64,
+    /// How long after the release it started computing (ns).
+    pub late_start_ns: u64,
+}
+
+/// One rank's slot, on its own cache line so arrivals do not bounce each other's lines.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Slot {
+    at_ns: AtomicU64,
+    lost_ns: AtomicU64,
+    late_start_ns: AtomicU64,
+}
+
+/// What a rank does after the barrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Compute the next iteration; the barrier released the ranks at this time (ns).
+    Go(u64),
+    /// The job is over.
+    Done,
+}
+
+/// The statistics of the closed iterations (kept by each iteration's last arriver).
+#[derive(Debug)]
+struct Stats {
+    hist: Histogram<u64>,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    completed: u64,
+    late: u64,
+    /// Per blame kind: (late iterations, their excess).
+    blame: [(u64, u64); 2],
+    /// Per rank: late iterations at which it arrived latest.
+    last_count: Vec<u64>,
+    /// The release that started the current iteration (ns).
+    release_ns: u64,
+}
+
+/// The barrier of one bulk-synchronous job and its statistics (see the module docs).
+#[derive(Debug)]
+pub(crate) struct BspBarrier {
+    /// The ranks' CPUs, in rank order.
+    cpus: Vec<u32>,
+    ranks: u32,
+    work_ns: u64,
+    barrier: Barrier,
+    limit: Option<u64>,
+    arrived: AtomicU32,
+    /// The futex word: bumped once per release.
+    generation: AtomicU32,
+    /// Raised by the last arriver with the final release.
+    done: AtomicBool,
+    /// A rank could not start (pinning failed): every rank leaves after the gate.
+    failed: AtomicBool,
+    release_ns: AtomicU64,
+    slots: Vec<Slot>,
+    stats: Mutex<Stats>,
+}
+
+impl BspBarrier {
+    /// A barrier for one rank per CPU of `cpus`, `work_ns` each, ending after `limit`
+    /// iterations (or when the stop callback of [`BspBarrier::arrive`] says so). Allocates
+    /// everything it uses.
+    pub(crate) fn new(cpus: &[u32], work_ns: u64, limit: Option<u64>, barrier: Barrier) -> Self {
+        let ranks = cpus.len() as u32;
+        debug_assert!(ranks >= 1, "a job has a rank");
+        BspBarrier {
+            cpus: cpus.to_vec(),
+            ranks,
+            work_ns,
+            barrier,
+            limit,
+            arrived: AtomicU32::new(0),
+            generation: AtomicU32::new(0),
+            done: AtomicBool::new(limit == Some(0)),
+            failed: AtomicBool::new(false),
+            release_ns: AtomicU64::new(0),
+            slots: (0..ranks).map(|_| Slot::default()).collect(),
+            stats: Mutex::new(Stats {
+                hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+                    .expect("1 ns..60 s at 3 significant digits is a valid histogram"),
+                sum_ns: 0,
+                min_ns: u64::MAX,
+                max_ns: 0,
+                completed: 0,
+                late: 0,
+                blame: [(0, 0); 2],
+                last_count: vec![0; ranks as usize],
+                release_ns: 0,
+            }),
+        }
+    }
+
+    /// The ranks' CPUs, in rank order.
+    pub(crate) fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+
+    /// Iteration 0 starts at `t0` (ns); call once, before any rank computes.
+    pub(crate) fn start(&self, t0: u64) {
+        self.release_ns.store(t0, Ordering::Relaxed);
+        self.stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release_ns = t0;
+    }
+
+    /// The job is over before its first iteration (limit 0, a failed rank).
+    pub(crate) fn over_before_start(&self) -> bool {
+        self.done.load(Ordering::Acquire) || self.failed.load(Ordering::Acquire)
+    }
+
+    /// Marks the job failed; call before the gate.
+    pub(crate) fn fail(&self) {
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Rank `rank` arrives at the barrier of generation `generation` (the number of releases
+    /// it has seen). The last arriver closes the iteration, asks `stop` whether to end the
+    /// job, and releases the others. Returns what to do next. Allocates nothing.
+    pub(crate) fn arrive(
+        &self,
+        rank: u32,
+        generation: u32,
+        a: Arrival,
+        now: impl Fn() -> u64,
+        stop: impl Fn() -> bool,
+    ) -> Step {
+        if self.check_in(rank, a) {
+            self.release(generation, now, stop)
+        } else {
+            self.wait(generation)
+        }
+    }
+
+    /// Records rank `rank`'s arrival; returns whether it was the last of the iteration.
+    fn check_in(&self, rank: u32, a: Arrival) -> bool {
+        let slot = &self.slots[rank as usize];
+        slot.at_ns.store(a.at_ns, Ordering::Relaxed);
+        slot.lost_ns.store(a.lost_ns, Ordering::Relaxed);
+        slot.late_start_ns.store(a.late_start_ns, Ordering::Relaxed);
+        // AcqRel: the last arriver's increment reads every earlier one (one release sequence),
+        // so it sees every slot written before them.
+        let n = self.arrived.fetch_add(1, Ordering::AcqRel) + 1;
+        debug_assert!(n <= self.ranks, "more arrivals than ranks");
+        n == self.ranks
+    }
+
+    /// The last arriver's part: closes the iteration, decides whether the job ends, releases.
+    fn release(&self, generation: u32, now: impl Fn() -> u64, stop: impl Fn() -> bool) -> Step {
+        let finished = self.close_iteration();
+        let done = finished || stop();
+        self.arrived.store(0, Ordering::Relaxed);
+        if done {
+            self.done.store(true, Ordering::Relaxed);
+        }
+        let release = now();
+        self.release_ns.store(release, Ordering::Relaxed);
+        self.stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release_ns = release;
+        // Release: publishes the reset counter, `done` and the release time.
+        self.generation
+            .store(generation.wrapping_add(1), Ordering::Release);
+        if self.barrier == Barrier::Futex && self.ranks > 1 {
+            futex_wake_n(&self.generation, true, i32::MAX);
+        }
+        if done { Step::Done } else { Step::Go(release) }
+    }
+
+    /// Any other arriver's part: waits for the release of `generation`.
+    fn wait(&self, generation: u32) -> Step {
+        match self.barrier {
+            Barrier::Spin => {
+                while self.generation.load(Ordering::Acquire) == generation {
+                    std::hint::spin_loop();
+                }
+            }
+            Barrier::Futex => {
+                while self.generation.load(Ordering::Acquire) == generation {
+                    futex_wait(&self.generation, generation, true);
+                }
+            }
+        }
+        if self.done.load(Ordering::Relaxed) {
+            Step::Done
+        } else {
+            Step::Go(self.release_ns.load(Ordering::Relaxed))
+        }
+    }
+
+    /// Closes the iteration every rank has arrived at; returns whether the limit is reached.
+    fn close_iteration(&self) -> bool {
+        let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        // The latest arrival, not the last increment: a rank may read its clock later and
+        // still increment first.
+        let (mut last, mut latest) = (0usize, 0u64);
+        for (r, s) in self.slots.iter().enumerate() {
+            let at = s.at_ns.load(Ordering::Relaxed);
+            if r == 0 || at > latest {
+                latest = at;
+                last = r;
+            }
+        }
+        debug_assert!(
+            latest >= st.release_ns + self.work_ns,
+            "a rank computes work after the release"
+        );
+        let len = latest.saturating_sub(st.release_ns);
+        let excess = len.saturating_sub(self.work_ns);
+        st.completed += 1;
+        st.sum_ns += u128::from(len);
+        st.min_ns = st.min_ns.min(len);
+        st.max_ns = st.max_ns.max(len);
+        st.hist.saturating_record(len.max(1));
+        if excess > DETOUR_THRESHOLD_NS {
+            st.late += 1;
+            st.last_count[last] += 1;
+            let s = &self.slots[last];
+            let lost = s.lost_ns.load(Ordering::Relaxed);
+            let late_start = s.late_start_ns.load(Ordering::Relaxed);
+            let kind = if late_start > lost {
+                BLAME_RELEASE
+            } else {
+                BLAME_COMPUTE
+            };
+            st.blame[kind].0 += 1;
+            st.blame[kind].1 += excess;
+        }
+        self.limit.is_some_and(|l| st.completed >= l)
+    }
+
+    /// The job's report.
+    pub(crate) fn report(&self) -> BspReport {
+        let cpus = &self.cpus;
+        let st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let n = st.completed;
+        let mean = if n > 0 {
+            st.sum_ns as f64 / n as f64
+        } else {
+            0.0
+        };
+        let names = [
+            "unknown: detours while computing",
+            match self.barrier {
+                Barrier::Spin => "unknown: release seen late",
+                Barrier::Futex => "futex wake-up",
+            },
+        ];
+        let mut blame: Vec<BspBlame> = st
+            .blame
+            .iter()
+            .zip(names)
+            .filter(|(b, _)| b.0 > 0)
+            .map(|(&(iterations, excess_ns), name)| BspBlame {
+                class: None,
+                name: name.into(),
+                iterations,
+                excess_ns,
+            })
+            .collect();
+        blame.sort_by_key(|b| std::cmp::Reverse(b.excess_ns));
+        let mut last: Vec<BspLastArrival> = st
+            .last_count
+            .iter()
+            .zip(cpus)
+            .filter(|(n, _)| **n > 0)
+            .map(|(&iterations, &cpu)| BspLastArrival { cpu, iterations })
+            .collect();
+        last.sort_by(|a, b| b.iterations.cmp(&a.iterations).then(a.cpu.cmp(&b.cpu)));
+        last.truncate(8);
+        let excess_mean = if n > 0 {
+            mean - self.work_ns as f64
+        } else {
+            0.0
+        };
+        BspReport {
+            ranks: self.ranks,
+            cpus: cpus.to_vec(),
+            barrier: self.barrier,
+            work_ns: self.work_ns,
+            noiseless_ns: self.work_ns,
+            iterations: n,
+            min_ns: if n > 0 { st.min_ns } else { 0 },
+            mean_ns: mean,
+            p99_ns: if n > 0 {
+                st.hist.value_at_quantile(0.99).min(st.max_ns)
+            } else {
+                0
+            },
+            max_ns: st.max_ns,
+            excess_mean_ns: excess_mean,
+            excess_pct: 100.0 * excess_mean / self.work_ns as f64,
+            late_iterations: st.late,
+            blame,
+            last_arrivals: last,
+        }
+    }
+}
+
+/// Computes `work_ns` of this CPU's time from `start_ns` (see the module docs): returns the
+/// arrival time and the time lost to detours on the way. Allocates nothing.
+pub(crate) fn compute(work_ns: u64, start_ns: u64, now: impl Fn() -> u64) -> (u64, u64) {
+    let (mut last, mut done, mut lost) = (start_ns, 0u64, 0u64);
+    while done < work_ns {
+        let t = now();
+        let gap = t.saturating_sub(last);
+        if gap > DETOUR_THRESHOLD_NS {
+            lost += gap;
+        } else {
+            done += gap;
+        }
+        last = t;
+    }
+    (last, lost)
+}
+
+/// What a rank thread returns: the job's report from rank 0, nothing from the others.
+#[derive(Debug)]
+pub(crate) enum RankOutput {
+    /// Rank 0: the job's report and the window the job ran in (ns).
+    Report(Box<BspReport>, u64),
+    /// Any other rank.
+    Rank,
+}
+
+/// Body of rank `rank` on `cpu`: pins, waits at `gate`, runs iterations until the barrier
+/// says the job is over.
+pub(crate) fn rank(
+    job: &BspBarrier,
+    rank: u32,
+    gate: &Gate,
+    stop: &Stop,
+    window_over: &Stop,
+) -> Result<RankOutput, HarnessError> {
+    let cpu = job.cpus[rank as usize];
+    let pinned =
+        pin_to(cpu).map_err(|e| os_error(&format!("pinning bsp rank {rank} to CPU {cpu}"), e));
+    if pinned.is_err() {
+        job.fail();
+    }
+    let t0 = gate.wait();
+    pinned?;
+    if rank == 0 {
+        job.start(t0);
+    }
+    // Every rank starts at t0 (the gate's start line, 2 ms ahead).
+    while now_ns() < t0 {
+        std::hint::spin_loop();
+    }
+    let mut generation = 0u32;
+    let mut release = t0;
+    if !job.over_before_start() {
+        loop {
+            let start = now_ns();
+            let (at_ns, lost_ns) = compute(job.work_ns, start, now_ns);
+            let a = Arrival {
+                at_ns,
+                lost_ns,
+                late_start_ns: start.saturating_sub(release),
+            };
+            match job.arrive(rank, generation, a, now_ns, || {
+                stop.is_set() || window_over.is_set()
+            }) {
+                Step::Go(r) => {
+                    release = r;
+                    generation = generation.wrapping_add(1);
+                }
+                Step::Done => break,
+            }
+        }
+    }
+    if rank == 0 {
+        let end = job.release_ns.load(Ordering::Relaxed).max(t0);
+        Ok(RankOutput::Report(Box::new(job.report()), end - t0))
+    } else {
+        Ok(RankOutput::Rank)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn one_rank_counts_iterations_and_stops_at_the_limit() {
+        let job = BspBarrier::new(&[5], 100, Some(3), Barrier::Spin);
+        job.start(0);
+        let mut release = 0;
+        let mut steps = Vec::new();
+        for g in 0..3u32 {
+            let a = Arrival {
+                at_ns: release + 100 + u64::from(g) * 2_000,
+                lost_ns: u64::from(g) * 2_000,
+                late_start_ns: 0,
+            };
+            let s = job.arrive(0, g, a, || a.at_ns + 10, || false);
+            steps.push(s);
+            if let Step::Go(r) = s {
+                release = r;
+            }
+        }
+        assert_eq!(steps[0], Step::Go(110));
+        assert_eq!(steps[2], Step::Done);
+        let r = job.report();
+        assert_eq!(r.iterations, 3);
+        // 100, 2100, 4100: two late (excess above 1 µs), blamed on compute detours.
+        assert_eq!((r.min_ns, r.max_ns), (100, 4_100));
+        assert_eq!(r.late_iterations, 2);
+        assert_eq!(r.blame.len(), 1);
+        assert_eq!(r.blame[0].name, "unknown: detours while computing");
+        assert_eq!(r.blame[0].excess_ns, 2_000 + 4_000);
+        assert_eq!(r.blame[0].class, None);
+        assert_eq!(
+            r.last_arrivals,
+            vec![BspLastArrival {
+                cpu: 5,
+                iterations: 2
+            }]
+        );
+        r.check().unwrap();
+    }
+
+    #[test]
+    fn blame_picks_the_latest_arrival_and_what_delayed_it() {
+        // (case, arrivals of ranks 0..3 as (at, lost, late_start), blamed CPU, blame name)
+        type Case<'a> = (&'a str, [(u64, u64, u64); 3], Option<u32>, Option<&'a str>);
+        let table: &[Case<'_>] = &[
+            (
+                "on time",
+                [(100, 0, 0), (100, 0, 0), (100, 0, 0)],
+                None,
+                None,
+            ),
+            (
+                "rank 1 hit while computing",
+                [(100, 0, 0), (5_100, 5_000, 0), (100, 0, 0)],
+                Some(11),
+                Some("unknown: detours while computing"),
+            ),
+            (
+                "rank 2 saw the release late",
+                [(100, 0, 0), (300, 200, 0), (3_100, 0, 3_000)],
+                Some(12),
+                Some("futex wake-up"),
+            ),
+            (
+                "within the threshold is not late",
+                [(900, 800, 0), (100, 0, 0), (100, 0, 0)],
+                None,
+                None,
+            ),
+        ];
+        for (case, arr, cpu, name) in table {
+            let job = BspBarrier::new(&[10, 11, 12], 100, None, Barrier::Futex);
+            job.start(0);
+            // Rank 1 increments last: the blame must still go to the latest clock reading.
+            let a = |r: usize| Arrival {
+                at_ns: arr[r].0,
+                lost_ns: arr[r].1,
+                late_start_ns: arr[r].2,
+            };
+            assert!(!job.check_in(2, a(2)), "{case}");
+            assert!(!job.check_in(0, a(0)), "{case}");
+            assert!(job.check_in(1, a(1)), "{case}");
+            let step = job.release(0, || 7_000, || false);
+            assert_eq!(step, Step::Go(7_000), "{case}");
+            let r = job.report();
+            assert_eq!(r.iterations, 1, "{case}");
+            let latest = arr.iter().map(|x| x.0).max().unwrap();
+            assert_eq!(r.max_ns, latest, "{case}");
+            assert_eq!(r.last_arrivals.first().map(|l| l.cpu), *cpu, "{case}");
+            assert_eq!(r.blame.first().map(|b| b.name.as_str()), *name, "{case}");
+            r.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn compute_counts_small_gaps_as_work_and_large_ones_as_lost() {
+        // A clock that advances 100 ns per read, with one 5 µs jump.
+        let t = Cell::new(0u64);
+        let now = || {
+            let v = t.get() + if t.get() == 300 { 5_000 } else { 100 };
+            t.set(v);
+            v
+        };
+        let (at, lost) = compute(1_000, 0, now);
+        assert_eq!(lost, 5_000);
+        assert_eq!(at, 1_000 + 5_000);
+    }
+
+    #[test]
+    fn threads_pass_every_iteration_together_and_the_counts_add_up() {
+        for barrier in [Barrier::Spin, Barrier::Futex] {
+            for ranks in [1u32, 2, 4] {
+                let k = 500u64;
+                let cpus: Vec<u32> = (0..ranks).collect();
+                let job = BspBarrier::new(&cpus, 2_000, Some(k), barrier);
+                let passes: Vec<AtomicU64> = (0..ranks).map(|_| AtomicU64::new(0)).collect();
+                job.start(now_ns());
+                std::thread::scope(|s| {
+                    for r in 0..ranks {
+                        let (job, passes) = (&job, &passes);
+                        s.spawn(move || {
+                            let mut generation = 0u32;
+                            let mut release = job.release_ns.load(Ordering::Relaxed);
+                            loop {
+                                let start = now_ns();
+                                let (at_ns, lost_ns) = compute(job.work_ns, start, now_ns);
+                                passes[r as usize].fetch_add(1, Ordering::Relaxed);
+                                let a = Arrival {
+                                    at_ns,
+                                    lost_ns,
+                                    late_start_ns: start.saturating_sub(release),
+                                };
+                                match job.arrive(r, generation, a, now_ns, || false) {
+                                    Step::Go(t) => {
+                                        release = t;
+                                        generation += 1;
+                                    }
+                                    Step::Done => break,
+                                }
+                            }
+                        });
+                    }
+                });
+                for p in &passes {
+                    assert_eq!(p.load(Ordering::Relaxed), k, "{barrier:?} x{ranks}");
+                }
+                let r = job.report();
+                assert_eq!(r.iterations, k, "{barrier:?} x{ranks}");
+                assert!(r.min_ns >= 2_000, "{barrier:?} x{ranks}: {}", r.min_ns);
+                let blamed: u64 = r.last_arrivals.iter().map(|l| l.iterations).sum();
+                assert_eq!(blamed, r.late_iterations, "{barrier:?} x{ranks}");
+                r.check().unwrap();
+            }
+        }
+    }
+}
