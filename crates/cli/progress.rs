@@ -497,9 +497,14 @@ pub(crate) fn live_frame(
 ) -> String {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     let mut s = format!(
-        "ticklab {command} --live: {:.0} s of {:.0} s, the last second per CPU\n",
+        "ticklab {command} --live: {:.0} s of {:.0} s, the last second per CPU{}\n",
         elapsed.as_secs_f64(),
-        total.as_secs_f64()
+        total.as_secs_f64(),
+        if noise.is_some() {
+            " (detours, noise and max: since the start)"
+        } else {
+            ""
+        }
     );
     s += &format!(
         "{:>4} {:>9} {:>7} {:>8}",

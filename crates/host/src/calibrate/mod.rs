@@ -265,16 +265,10 @@ pub fn calibrate(
     force: bool,
 ) -> Result<Calibration, CalibrateError> {
     let m = measure(budget, stop, progress)?;
-    if !m.contaminated.is_empty() {
-        if !force {
-            return Err(CalibrateError::Contaminated(m.contaminated));
-        }
-        for c in &m.contaminated {
-            progress(&format!(
-                "--force: fitting from the contaminated {} phase ({})",
-                c.phase, c.why
-            ));
-        }
+    // Forced, the contaminated phases stay in `m.contaminated` for the caller to report
+    // after the run (a progress line would only flash them).
+    if !m.contaminated.is_empty() && !force {
+        return Err(CalibrateError::Contaminated(m.contaminated));
     }
     let guest = kvm::measure_guest(kvm::CALIBRATE_ROUND_TRIPS, stop, progress)?;
     let fitted = fit_scenario(&m, guest.measured(), sim, progress)?;
