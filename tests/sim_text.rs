@@ -93,3 +93,43 @@ fn histogram_without_frames_is_refused_with_exit_2() {
         .expect("run ticklab");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `nohz_full=` on a build without NO_HZ_FULL: the kernel's "nohz unsupported" message is
+/// not left among the kernel messages only, the text says so on a line of its own.
+#[test]
+fn nohz_full_on_a_kernel_built_without_it_gets_a_line_of_its_own() {
+    let text = guest(&[
+        "--nohz",
+        "idle",
+        "--cmdline",
+        "nohz_full=1",
+        "--workload",
+        "hogs:1@1",
+        "--duration",
+        "100ms",
+    ]);
+    let line = "nohz_full: not possible on this kernel: built without CONFIG_NO_HZ_FULL";
+    let at = text
+        .lines()
+        .position(|l| l.starts_with(line))
+        .unwrap_or_else(|| panic!("no line {line:?} in\n{text}"));
+    // Right under the cmdline, above the table, not after the kernel messages.
+    assert!(
+        text.lines()
+            .nth(at - 1)
+            .is_some_and(|l| l.starts_with("cmdline: ")),
+        "{text}"
+    );
+    // The same build with the option does not get it.
+    let full = guest(&[
+        "--nohz",
+        "full",
+        "--cmdline",
+        "nohz_full=1",
+        "--workload",
+        "hogs:1@1",
+        "--duration",
+        "100ms",
+    ]);
+    assert!(!full.contains(line), "{full}");
+}

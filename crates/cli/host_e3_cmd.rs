@@ -90,8 +90,10 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         cpus: (cpu_a, cpu_b),
         max_point: Duration::from_nanos(a.max_point.ns()),
     };
-    let outcome = haltpoll_sweep::sweep(&cfg, &stop, |line| eprintln!("haltpoll-sweep: {line}"))
-        .map_err(library_error)?;
+    let outcome = crate::progress::steps("haltpoll-sweep", |progress| {
+        haltpoll_sweep::sweep(&cfg, &stop, progress)
+    })
+    .map_err(library_error)?;
     let params_after = owned(current_values(sys));
     let mut points = outcome.points;
     let hz = outcome.hz;

@@ -14,8 +14,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use clap::Args;
+use ticklab_host::harness::{LiveSample, live_rows};
 use ticklab_host::harness::{Stop, os::possible_cpu_count};
-use ticklab_host::noise::{CpuDetours, HostNoise, NoiseConfig, run_noise};
+use ticklab_host::noise::{CpuDetours, HostNoise, NoiseConfig, NoiseSoFar, run_noise};
 use ticklab_schema::trace::{Arg, CpuTrack, Kind, TraceWriter};
 use ticklab_schema::units::parse_duration;
 
@@ -57,6 +58,13 @@ pub(crate) struct NoiseArgs {
     /// (SCENARIO as for `host run --twin`).
     #[arg(long, value_name = "SCENARIO", num_args = 0..=1, default_missing_value = "")]
     pub(crate) twin: Option<String>,
+    /// Refresh a per-CPU table (LOC/s, busy %, steal %, and each sampled CPU's detours so
+    /// far) of the last second on stderr once a second, as `rtla osnoise top` does (frame
+    /// after frame when stderr is not a terminal). The coordinator, which wakes once a second
+    /// anyway, also reads /proc/interrupts and /proc/stat then: on a sampled CPU that read is
+    /// part of a detour it counts.
+    #[arg(long)]
+    pub(crate) live: bool,
 }
 
 /// `--threshold`: a duration, or a bare number of microseconds; at most 1 s.
@@ -103,13 +111,29 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
         None => None,
     };
     let stop = Stop::on_signals()?;
-    let quiet = crate::progress::is_quiet();
-    let mut progress = |line: &str| {
-        if !quiet {
-            eprintln!("noise: {line}");
+    // The phase line with the noise so far, and with --live the table of the last second.
+    let mut phases = crate::progress::Phases::stderr(std::time::Duration::from_secs(1));
+    phases.phase("measuring", Some(config.duration));
+    let mut last = args.live.then(LiveSample::take);
+    let mut progress = |so_far: &NoiseSoFar| {
+        phases.rate(crate::progress::noise_rate(&so_far.cpus));
+        if let Some(prev) = &mut last {
+            let now = LiveSample::take();
+            let rows = live_rows(prev, &now, Some(&config.cpus));
+            phases.block(crate::progress::live_frame(
+                "host noise",
+                &rows,
+                Some(&so_far.cpus),
+                so_far.elapsed,
+                so_far.window,
+            ));
+            *prev = now;
         }
+        phases.tick();
     };
-    let run = run_noise(&config, &stop, &mut progress).map_err(|e| {
+    let run = run_noise(&config, &stop, &mut progress);
+    phases.finish();
+    let run = run.map_err(|e| {
         if e.is_input() {
             input_error(e.to_string())
         } else {

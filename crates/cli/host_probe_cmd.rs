@@ -132,6 +132,7 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
             cpus: None,
             after: "reporting",
             live: false,
+            command: "host irqs",
         },
         || stop.sleep(args.duration.as_std()),
     );
@@ -233,6 +234,7 @@ pub(crate) fn why(args: &WhyArgs) -> anyhow::Result<()> {
         cpus: opts.cpus.as_deref(),
         after: "reading the trace",
         live: false,
+        command: "host why",
     };
     let observed = crate::progress::measure(progress, || match &workload {
         None => Ok(why::observe(&opts, &stop)),

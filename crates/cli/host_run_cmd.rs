@@ -171,6 +171,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             cpus: None,
             after: "reporting",
             live: args.live,
+            command: "host run",
         },
         || harness::run_workload(&workload, &config, &stop),
     )
@@ -258,23 +259,27 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     let stop = Stop::on_signals()?;
     let sim =
         |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None, false);
-    let started = std::time::Instant::now();
-    let mut progress = |line: &str| {
-        eprintln!(
-            "[{:5.1} s] calibrate: {line}",
-            started.elapsed().as_secs_f64()
-        )
-    };
     // The KVM part inside calibrate pins guest_halt_poll_ns: first undo a killed run's.
     restore_leftover_params()?;
-    let result = ticklab_host::calibrate::calibrate(
-        args.duration.as_std(),
-        &stop,
-        &sim,
-        &mut progress,
-        args.force,
-    );
+    // Its phases through the one progress line (a timed log off a terminal).
+    let result = crate::progress::steps("calibrate", |progress| {
+        ticklab_host::calibrate::calibrate(
+            args.duration.as_std(),
+            &stop,
+            &sim,
+            progress,
+            args.force,
+        )
+    });
     let calibration = calibrate_outcome(result, &stop)?;
+    // What the phase line only flashed: the phases fitted from although contaminated.
+    for c in &calibration.measurements.contaminated {
+        eprintln!(
+            "calibrate: warning: fitted from the contaminated {} phase (--force): {}",
+            c.phase, c.why
+        );
+    }
+    eprintln!("calibrate: {}", calibration.measurements.steal_line());
     for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
         eprintln!("calibrate: {line}");
     }

@@ -25,8 +25,19 @@ pub(crate) struct StalenessArgs {
 /// Runs `host staleness`.
 pub(crate) fn staleness(a: &StalenessArgs) -> anyhow::Result<()> {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let r = coarse_staleness::measure(a.cpu, a.duration.ns())
-        .map_err(|e| input_error(format!("{e} (this process may use {online} CPU(s))")))?;
+    let cpus = [a.cpu];
+    let r = crate::progress::measure(
+        crate::progress::Window {
+            settle: std::time::Duration::ZERO,
+            window: a.duration.as_std(),
+            cpus: Some(&cpus),
+            after: "reporting",
+            live: false,
+            command: "host staleness",
+        },
+        || coarse_staleness::measure(a.cpu, a.duration.ns()),
+    )
+    .map_err(|e| input_error(format!("{e} (this process may use {online} CPU(s))")))?;
     if a.json {
         return emit(&(serde_json::to_string_pretty(&r)? + "\n"));
     }

@@ -1,8 +1,9 @@
 //! Progress on stderr for long runs. Two shapes, one module: [`Progress`] / [`with_progress`]
 //! count items (sweep points, simulated ms) with a bar after about two seconds; [`Phases`]
 //! names the phase of a host or vm run (booting, settling, measuring, powering off) with a
-//! bar through it and the rate so far, after a second, and carries the `host run --live`
-//! table ([`measure`], [`vm_boot`]). Both are off with `-q`; [`Phases`] also when stderr is
+//! bar through it and the rate so far, after a second, and carries the `--live` table of
+//! `host run` and `host noise` ([`measure`], [`vm_boot`], [`steps`] for commands that tell
+//! their progress as lines). Both are off with `-q`; [`Phases`] also when stderr is
 //! not a terminal. stdout is never touched, so a command's output is the same with or without
 //! a terminal.
 
@@ -160,7 +161,7 @@ pub(crate) struct Phases<W: Write, C: Clock> {
     /// The output is a terminal: redraw in place.
     terminal: bool,
     every: Duration,
-    phase: &'static str,
+    phase: String,
     phase_since: Duration,
     total: Option<Duration>,
     rate: Option<String>,
@@ -196,7 +197,7 @@ impl<W: Write, C: Clock> Phases<W, C> {
             enabled,
             terminal,
             every,
-            phase: "starting",
+            phase: "starting".to_string(),
             phase_since: Duration::ZERO,
             total: None,
             rate: None,
@@ -212,11 +213,11 @@ impl<W: Write, C: Clock> Phases<W, C> {
     }
 
     /// Enters `phase`, expected to last `total` (a bar) or open-ended, and draws.
-    pub(crate) fn phase(&mut self, phase: &'static str, total: Option<Duration>) {
+    pub(crate) fn phase(&mut self, phase: &str, total: Option<Duration>) {
         if self.phase == phase {
             return;
         }
-        self.phase = phase;
+        self.phase = phase.to_string();
         self.phase_since = self.clock.now();
         self.total = total;
         self.rate = None;
@@ -273,7 +274,7 @@ impl<W: Write, C: Clock> Phases<W, C> {
         let mut text = String::new();
         if show_line {
             text = phase_line(
-                self.phase,
+                &self.phase,
                 now.saturating_sub(self.phase_since),
                 self.total,
                 self.rate.as_deref(),
@@ -334,6 +335,54 @@ pub(crate) fn while_running<T, C: Clock + Send>(
     })
 }
 
+/// Runs `work`, which tells its progress as lines (`host calibrate`'s phases, `host
+/// haltpoll-sweep`'s points), through the one phase line: on a terminal each line becomes the
+/// phase (`ticklab: calibrate (idle: 18.6 s) 3.2 s · 21 s in all`), redrawn in place once a
+/// second; off a terminal each is printed once with the time since the start (`[  1.2 s]
+/// calibrate: idle: 18.6 s`), the run's log; nothing with `-q`.
+pub(crate) fn steps<T>(command: &str, work: impl FnOnce(&mut dyn FnMut(&str)) -> T) -> T {
+    let phases = Mutex::new(Phases::stderr(Duration::from_secs(1)));
+    let redraw = phases.lock().is_ok_and(|p| p.active());
+    let log = !redraw && !is_quiet();
+    let started = Instant::now();
+    let out = while_running(
+        &phases,
+        Duration::from_secs(1),
+        false,
+        |p| {
+            p.rate(Some(format!(
+                "{:.0} s in all",
+                started.elapsed().as_secs_f64()
+            )))
+        },
+        || {
+            work(&mut |line: &str| {
+                if redraw {
+                    if let Ok(mut p) = phases.lock() {
+                        p.phase(&step_phase(command, line), None);
+                    }
+                } else if log {
+                    eprintln!("{}", step_log_line(command, line, started.elapsed()));
+                }
+            })
+        },
+    );
+    if let Ok(mut p) = phases.lock() {
+        p.finish();
+    }
+    out
+}
+
+/// The phase a step line makes on a terminal: `calibrate (idle: 18.6 s)`.
+fn step_phase(command: &str, line: &str) -> String {
+    format!("{command} ({line})")
+}
+
+/// A step line off a terminal: `[  1.2 s] calibrate: idle: 18.6 s`.
+fn step_log_line(command: &str, line: &str, since_start: Duration) -> String {
+    format!("[{:5.1} s] {command}: {line}", since_start.as_secs_f64())
+}
+
 /// A measured window as the progress line shows it: an optional settle phase first, then
 /// `measuring` for `window` with the LOC/s so far of `cpus` (all when `None`), then `after`
 /// until the work returns; `live` adds the per-CPU table of the last second below the line.
@@ -348,6 +397,8 @@ pub(crate) struct Window<'a> {
     pub(crate) after: &'static str,
     /// `--live`: the table of the last second under the line.
     pub(crate) live: bool,
+    /// The command, for the live table's title (`host run`).
+    pub(crate) command: &'static str,
 }
 
 /// Runs `work`, which measures `w`, with its progress on stderr (see [`Window`]).
@@ -389,7 +440,7 @@ pub(crate) fn measure<T>(w: Window<'_>, work: impl FnOnce() -> T) -> T {
                 && let Some(prev) = &last
             {
                 let rows = live_rows(prev, &now, w.cpus);
-                p.block(live_frame(&rows, t - w.settle, w.window));
+                p.block(live_frame(w.command, &rows, None, t - w.settle, w.window));
             }
             last = Some(now);
         },
@@ -434,33 +485,75 @@ pub(crate) fn loc_rate(rows: &[ticklab_host::harness::LiveRow]) -> Option<String
     Some(format!("LOC/s so far: {}", parts.join(" ")))
 }
 
-/// One `--live` frame: a per-CPU table of the last second, as `rtla osnoise top` and
-/// `turbostat` show theirs.
+/// One `--live` frame of `command` (`host run`, `host noise`): a per-CPU table of the last
+/// second, as `rtla osnoise top` and `turbostat` show theirs; with `noise` (`host noise`), each
+/// sampled CPU's detours so far beside its row.
 pub(crate) fn live_frame(
+    command: &str,
     rows: &[ticklab_host::harness::LiveRow],
+    noise: Option<&[ticklab_host::noise::CpuNoiseSoFar]>,
     elapsed: Duration,
     total: Duration,
 ) -> String {
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     let mut s = format!(
-        "ticklab host run --live: {:.0} s of {:.0} s, the last second per CPU\n",
+        "ticklab {command} --live: {:.0} s of {:.0} s, the last second per CPU{}\n",
         elapsed.as_secs_f64(),
-        total.as_secs_f64()
+        total.as_secs_f64(),
+        if noise.is_some() {
+            " (detours, noise and max: since the start)"
+        } else {
+            ""
+        }
     );
     s += &format!(
-        "{:>4} {:>9} {:>7} {:>8}\n",
+        "{:>4} {:>9} {:>7} {:>8}",
         "CPU", "LOC/s", "busy %", "steal %"
     );
+    if noise.is_some() {
+        s += &format!(" {:>8} {:>12} {:>9}", "detours", "noise us", "max us");
+    }
+    s.push('\n');
     for r in rows {
         s += &format!(
-            "{:>4} {:>9.1} {:>7} {:>8}\n",
+            "{:>4} {:>9.1} {:>7} {:>8}",
             r.cpu,
             r.loc_per_s,
             pct(r.busy_pct),
             pct(r.steal_pct)
         );
+        if let Some(n) = noise {
+            match n.iter().find(|n| n.cpu == r.cpu) {
+                Some(n) => {
+                    s += &format!(" {:>8} {:>12.1} {:>9.1}", n.detours, n.noise_us, n.max_us)
+                }
+                None => s += &format!(" {:>8} {:>12} {:>9}", "-", "-", "-"),
+            }
+        }
+        s.push('\n');
     }
     s
+}
+
+/// `noise so far: CPU1 4 detours 12.5 us (max 4.1 us)` (at most eight CPUs named).
+pub(crate) fn noise_rate(cpus: &[ticklab_host::noise::CpuNoiseSoFar]) -> Option<String> {
+    if cpus.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = cpus
+        .iter()
+        .take(8)
+        .map(|c| {
+            format!(
+                "CPU{} {} detours {:.1} us (max {:.1} us)",
+                c.cpu, c.detours, c.noise_us, c.max_us
+            )
+        })
+        .collect();
+    if cpus.len() > 8 {
+        parts.push(format!("+{} CPUs", cpus.len() - 8));
+    }
+    Some(format!("noise so far: {}", parts.join(" ")))
 }
 
 #[cfg(test)]
@@ -582,6 +675,28 @@ mod tests {
         );
     }
 
+    #[test]
+    fn step_lines() {
+        assert_eq!(
+            step_phase("calibrate", "idle: 18.6 s"),
+            "calibrate (idle: 18.6 s)"
+        );
+        assert_eq!(
+            step_log_line("calibrate", "idle: 18.6 s", Duration::from_millis(1234)),
+            "[  1.2 s] calibrate: idle: 18.6 s"
+        );
+        // What a terminal shows for a step, once a second.
+        assert_eq!(
+            phase_line(
+                &step_phase("calibrate", "idle: 18.6 s"),
+                Duration::from_secs_f64(3.2),
+                None,
+                Some("21 s in all")
+            ),
+            "ticklab: calibrate (idle: 18.6 s) 3.2 s · 21 s in all"
+        );
+    }
+
     /// `/proc/interrupts` and `/proc/stat` of two CPUs, one second apart: CPU 1 a hog.
     fn samples() -> (
         ticklab_host::harness::LiveSample,
@@ -617,8 +732,36 @@ mod tests {
         let rows = ticklab_host::harness::live_rows(&a, &b, None);
         insta::assert_snapshot!(
             "live_frame",
-            live_frame(&rows, Duration::from_secs(3), Duration::from_secs(8))
+            live_frame(
+                "host run",
+                &rows,
+                None,
+                Duration::from_secs(3),
+                Duration::from_secs(8)
+            )
         );
+        // host noise: CPU 1 sampled, its detours beside its row, CPU 0's left blank.
+        let noise = [ticklab_host::noise::CpuNoiseSoFar {
+            cpu: 1,
+            detours: 4,
+            noise_us: 12.5,
+            max_us: 4.125,
+        }];
+        insta::assert_snapshot!(
+            "live_frame_noise",
+            live_frame(
+                "host noise",
+                &rows,
+                Some(&noise),
+                Duration::from_secs(3),
+                Duration::from_secs(8)
+            )
+        );
+        assert_eq!(
+            noise_rate(&noise).as_deref(),
+            Some("noise so far: CPU1 4 detours 12.5 us (max 4.1 us)")
+        );
+        assert_eq!(noise_rate(&[]), None);
         assert_eq!(
             loc_rate(&rows).as_deref(),
             Some("LOC/s so far: CPU0 54.0 CPU1 250.0")

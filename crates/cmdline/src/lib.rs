@@ -61,4 +61,4 @@ pub use params::{
     IsolcpusFlag, KernelCmdline, RcuNocbsArg, RepeatedParam,
 };
 pub use parse::{CmdlineError, MAX_CMDLINE_BYTES, MAX_CMDLINE_TOKENS};
-pub use tick_config::{CpuRole, KernelBuild, NohzBuild, TickConfig};
+pub use tick_config::{CpuRole, KernelBuild, NOHZ_UNSUPPORTED, NohzBuild, TickConfig};

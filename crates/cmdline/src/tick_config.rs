@@ -151,6 +151,11 @@ impl HkFlags {
     }
 }
 
+/// The boot message of a kernel built without `CONFIG_NO_HZ_FULL` given `nohz_full=` or
+/// `isolcpus=nohz,...` (from 4.15): the parameter is ignored as a whole. Renderers look for it
+/// to say so on a line of its own.
+pub const NOHZ_UNSUPPORTED: &str = "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL";
+
 /// Known cpuidle governors.
 const GOVERNORS: [&str; 4] = ["menu", "teo", "ladder", "haltpoll"];
 
@@ -413,8 +418,7 @@ impl<'b> Boot<'b> {
         for h in &cmdline.housekeeping {
             let (flags, list, name) = self.housekeeping_flags(h);
             if flags.tick && !set_flags.tick && !full_build {
-                self.setup
-                    .push("Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL".into());
+                self.setup.push(NOHZ_UNSUPPORTED.into());
                 continue;
             }
             if self.too_new(list) {

@@ -56,7 +56,7 @@ fn table(rows: &[&Row], contaminated: bool) -> String {
             r.ratio().map_or(MISSING.to_string(), |x| fixed(x, 3)),
             match r.verdict() {
                 // A miss on a contaminated CPU may be the other load's, not the model's.
-                Verdict::Miss if contaminated => "miss (contaminated)".to_string(),
+                Verdict::Miss if contaminated => contaminated_verdict("miss"),
                 v => v.word().to_string(),
             },
             band(r.band),
@@ -112,17 +112,33 @@ pub fn comparison_tables_beside(rows: &[Row], contamination: &[Contamination]) -
         s += &table(&run, !contamination.is_empty());
     }
     s += &verdict_line(rows);
-    if !contamination.is_empty() {
-        let mut cpus: Vec<u32> = contamination.iter().map(Contamination::cpu).collect();
-        cpus.dedup();
-        let names: Vec<String> = cpus.iter().map(|c| format!("CPU {c}")).collect();
-        let _ = writeln!(
-            s,
-            "contaminated: {} (other load or steal): their misses may be that load's, not the twin's",
-            names.join(", ")
-        );
+    if let Some(line) = contamination_line(contamination) {
+        s += &line;
+        s.push('\n');
     }
     s
+}
+
+/// The verdict word of a miss on a contaminated CPU: `miss (contaminated)`. A miss there may
+/// be the other load's, not the model's; `host run --twin` and `vm compare` mark it alike.
+pub fn contaminated_verdict(word: &str) -> String {
+    format!("{word} (contaminated)")
+}
+
+/// The line under a comparison naming its contaminated CPUs (`contaminated: CPU 1 (other
+/// load or steal): their misses may be that load's, not the twin's`); `None` when none was.
+pub fn contamination_line(contamination: &[Contamination]) -> Option<String> {
+    if contamination.is_empty() {
+        return None;
+    }
+    let mut cpus: Vec<u32> = contamination.iter().map(Contamination::cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let names: Vec<String> = cpus.iter().map(|c| format!("CPU {c}")).collect();
+    Some(format!(
+        "contaminated: {} (other load or steal): their misses may be that load's, not the twin's",
+        names.join(", ")
+    ))
 }
 
 /// `<n> of <m> compared figures inside their bands[; misses: <figure>, ...]`.

@@ -57,6 +57,21 @@ pub fn title(r: &Report) -> String {
     )
 }
 
+/// The line of its own a boot line asking for nohz_full on a kernel built without it gets
+/// (the kernel's own message stays among the kernel messages below): the same words as
+/// `host run`'s prediction line, so that the two read alike.
+fn nohz_unsupported_line(r: &Report) -> Option<String> {
+    r.messages
+        .iter()
+        .any(|m| m.origin == MessageOrigin::Kernel && m.text == ticklab_cmdline::NOHZ_UNSUPPORTED)
+        .then(|| {
+            "nohz_full: not possible on this kernel: built without CONFIG_NO_HZ_FULL \
+             (the kernel ignored the boot line's nohz_full= / isolcpus=nohz as a whole: \
+             no CPU is nohz_full, and a busy CPU keeps its tick)"
+                .to_string()
+        })
+}
+
 /// C-state names in first-seen order over the CPUs.
 fn state_names(r: &Report) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -173,7 +188,9 @@ pub fn cpu_table(r: &Report) -> String {
     t.add_row(total);
     right_align_from(&mut t, 2);
 
-    let mut out = vec![title(r), format!("cmdline: {}", r.cmdline), t.to_string()];
+    let mut out = vec![title(r), format!("cmdline: {}", r.cmdline)];
+    out.extend(nohz_unsupported_line(r));
+    out.push(t.to_string());
     if let Some(e) = &r.energy {
         out.push(format!(
             "package: {} W, {} J, all cores idle {} % ({})",

@@ -209,6 +209,10 @@ pub struct VmComparison {
     /// Why the twin of the guest was not run for this workload (then `cpus` is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// Other load and steal the guest's host lab found in its window
+    /// ([`Report::contamination`]): the misses of these CPUs are marked as possibly theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contamination: Vec<ticklab_schema::report::Contamination>,
 }
 
 impl VmComparison {
@@ -232,6 +236,11 @@ impl VmComparison {
             c.twin_loc_per_s,
             self.host_wait.map(|w| w.ms_per_s()),
         ))
+    }
+
+    /// Whether the guest's host lab found `cpu` contaminated (other load, steal).
+    pub fn contaminated(&self, cpu: u32) -> bool {
+        self.contamination.iter().any(|c| c.cpu() == cpu)
     }
 
     /// CPUs outside their band (LOC/s or IPI/s).
@@ -374,6 +383,7 @@ pub fn with_twin(
         wall_s: p.wall_s,
         host_wait: p.host_wait,
         refused: None,
+        contamination: run.report.contamination.clone(),
     };
     if let Some(why) = crate::twin_guest::refused(p.workload) {
         comparison.refused = Some(why.to_string());

@@ -114,7 +114,13 @@ pub fn comparison_text(v: &VmComparison) -> String {
             fixed(c.diff_loc_per_s, 1),
             error_pct(c),
             band_name(c.band).to_string(),
-            verdict(c).to_string(),
+            match verdict(c) {
+                // As `host run --twin` marks it: the miss may be the other load's.
+                "MISS" if v.contaminated(c.cpu) => {
+                    ticklab_report::comparison::contaminated_verdict("MISS")
+                }
+                w => w.to_string(),
+            },
             opt_fixed(c.kernel_busy_pct, 1),
             opt_fixed(c.twin_busy_pct, 1),
         ]);
@@ -122,6 +128,13 @@ pub fn comparison_text(v: &VmComparison) -> String {
     right_align_from(&mut t, 3);
     s.push_str(&t.to_string());
     s.push('\n');
+    for c in &v.contamination {
+        let _ = writeln!(s, "CPU {} contaminated: {}", c.cpu(), c.text());
+    }
+    if let Some(line) = ticklab_report::comparison::contamination_line(&v.contamination) {
+        s += &line;
+        s.push('\n');
+    }
     if v.accel.emulated() {
         s.push_str(
             "under TCG: latency, jitter and syscall cost are emulated and not compared; \
@@ -331,6 +344,7 @@ mod tests {
                 run_delay_s: 0.051,
             }),
             refused: None,
+            contamination: Vec::new(),
         }
     }
 
@@ -356,6 +370,33 @@ mod tests {
         v.cpus[1].ipi_within = Some(false);
         assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::TwinIpi));
         assert!(!MissReason::TwinIpi.is_emulator());
+    }
+
+    /// A guest whose host lab found CPU 1 stolen from: its miss is marked beside the verdict,
+    /// CPU 0's ok is not, and the lines under the table say what and which.
+    #[test]
+    fn a_contaminated_cpu_is_marked_beside_its_miss() {
+        let mut v = sample();
+        v.contamination = vec![ticklab_schema::report::Contamination::Steal {
+            cpu: 1,
+            steal_pct: 12.5,
+        }];
+        let text = comparison_text(&v);
+        let row = |cpu: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("| {cpu} ")))
+                .unwrap_or_else(|| panic!("no row of CPU {cpu} in\n{text}"))
+                .to_string()
+        };
+        assert!(row("1").contains("MISS (contaminated)"), "{text}");
+        assert!(!row("0").contains("contaminated"), "{text}");
+        assert!(text.contains("CPU 1 contaminated: "), "{text}");
+        assert!(
+            text.contains("contaminated: CPU 1 (other load or steal)"),
+            "{text}"
+        );
+        // Without contamination nothing of it shows.
+        assert!(!comparison_text(&sample()).contains("contaminated"));
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub fn measure(
     progress("inspect: HZ, command line, cpuidle");
     let facts = host_facts()?;
     let nr_cpus = facts.nr_cpus;
+    // /proc/stat around every phase: the steal per CPU the text and the file show.
+    let stat_start = crate::harness::sample::read_stat();
+    let started = std::time::Instant::now();
     let mut warnings = Vec::new();
     let p = phases::Phases::new(nr_cpus, stop);
     let run = |spec: String, d: Duration, what: &str, w: &mut Vec<String>| p.run(spec, d, what, w);
@@ -138,6 +141,15 @@ pub fn measure(
     )?;
     let busy_wakeup =
         wakeup_fit::measure_busy(&run, hog_cpu, phase(SHARES[6]), progress, &mut warnings)?;
+    let measured = started.elapsed();
+    let cpus: Vec<u32> = (0..nr_cpus).collect();
+    let steal_pct = match (stat_start, crate::harness::sample::read_stat()) {
+        (Some(a), Some(b)) => crate::harness::sample::steal_pct(&a, &b, &cpus, measured),
+        _ => {
+            warnings.push("/proc/stat unreadable: steal not measured".into());
+            vec![None; cpus.len()]
+        }
+    };
     Ok(Measurements {
         hostname: facts.hostname,
         release: facts.release,
@@ -162,6 +174,8 @@ pub fn measure(
         warnings,
         micro,
         contaminated: p.take_contaminated(),
+        steal_pct,
+        measured_s: measured.as_secs_f64(),
     })
 }
 
@@ -251,16 +265,10 @@ pub fn calibrate(
     force: bool,
 ) -> Result<Calibration, CalibrateError> {
     let m = measure(budget, stop, progress)?;
-    if !m.contaminated.is_empty() {
-        if !force {
-            return Err(CalibrateError::Contaminated(m.contaminated));
-        }
-        for c in &m.contaminated {
-            progress(&format!(
-                "--force: fitting from the contaminated {} phase ({})",
-                c.phase, c.why
-            ));
-        }
+    // Forced, the contaminated phases stay in `m.contaminated` for the caller to report
+    // after the run (a progress line would only flash them).
+    if !m.contaminated.is_empty() && !force {
+        return Err(CalibrateError::Contaminated(m.contaminated));
     }
     let guest = kvm::measure_guest(kvm::CALIBRATE_ROUND_TRIPS, stop, progress)?;
     let fitted = fit_scenario(&m, guest.measured(), sim, progress)?;

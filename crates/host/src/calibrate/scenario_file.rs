@@ -28,6 +28,7 @@ impl Calibration {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
+        s += &format!("# {}\n", m.steal_line());
         s += &format!(
             "# one hog on CPU {}: LOC/s per CPU [{}]\n",
             m.hog_cpu,

@@ -50,9 +50,7 @@ impl Snapshot {
         let interrupts = std::fs::read_to_string("/proc/interrupts")
             .ok()
             .and_then(|t| parse_interrupts(&t).ok());
-        let stat = std::fs::read_to_string("/proc/stat")
-            .ok()
-            .and_then(|t| parse_stat(&t).ok());
+        let stat = read_stat();
         Snapshot {
             at_ns: now_ns(),
             interrupts,
@@ -64,6 +62,12 @@ impl Snapshot {
                 .and_then(|t| parse_timer_list(&t).ok()),
         }
     }
+}
+
+/// `/proc/stat` now, parsed (`None` when unreadable).
+pub(crate) fn read_stat() -> Option<ProcStat> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_stat(&text).ok()
 }
 
 /// `/proc/interrupts` and `/proc/stat` at one instant: what a live view (`host run --live`,
@@ -178,6 +182,21 @@ pub(crate) fn ns_per_user_tick() -> u64 {
     } else {
         10_000_000
     }
+}
+
+/// Steal per CPU of `cpus` between two `/proc/stat` readings, % of `window` (`None` for a
+/// CPU either reading lacks): what `host irqs` and `host calibrate` show per CPU.
+pub(crate) fn steal_pct(
+    before: &ProcStat,
+    after: &ProcStat,
+    cpus: &[u32],
+    window: std::time::Duration,
+) -> Vec<Option<f64>> {
+    let times = cpu_times(before, after, ns_per_user_tick());
+    let w = window.as_nanos().max(1) as f64;
+    cpus.iter()
+        .map(|c| times.get(c).map(|t| 100.0 * t.steal_ns as f64 / w))
+        .collect()
 }
 
 /// Busy and stolen time of one CPU between two snapshots, in nanoseconds.

@@ -150,12 +150,36 @@ fn read_softirqs() -> Option<Interrupts> {
     parse_interrupts(&t).ok()
 }
 
-/// Runs the samplers and attributes their detours (module docs). `progress` gets a line about
-/// once a second.
+/// One sampled CPU's totals so far, as [`run_noise`] reports them once a second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuNoiseSoFar {
+    /// The CPU.
+    pub cpu: u32,
+    /// Detours so far.
+    pub detours: u64,
+    /// Their summed length, us.
+    pub noise_us: f64,
+    /// The longest, us.
+    pub max_us: f64,
+}
+
+/// What [`run_noise`] reports about once a second while its samplers run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoiseSoFar {
+    /// Time since the samplers started.
+    pub elapsed: Duration,
+    /// The window asked for.
+    pub window: Duration,
+    /// Each sampled CPU, in the configuration's order.
+    pub cpus: Vec<CpuNoiseSoFar>,
+}
+
+/// Runs the samplers and attributes their detours (module docs). `progress` gets the totals
+/// so far about once a second.
 pub fn run_noise(
     config: &NoiseConfig,
     stop: &Stop,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&NoiseSoFar),
 ) -> Result<HostNoise, HarnessError> {
     validate(config)?;
     let clock = Clock::native();
@@ -221,23 +245,19 @@ pub fn run_noise(
         if stop.sleep(left.min(Duration::from_secs(1))) {
             break;
         }
-        let parts: Vec<String> = lives
-            .iter()
-            .map(|(cpu, l)| {
-                format!(
-                    "CPU {cpu} {} detours, {:.1} us noise, max {:.1} us",
-                    l.detours.load(Ordering::Relaxed),
-                    l.noise.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
-                    l.max.load(Ordering::Relaxed) as f64 * npc0 / 1e3
-                )
-            })
-            .collect();
-        progress(&format!(
-            "{:.0} s of {:.0} s: {}",
-            t0.elapsed().as_secs_f64(),
-            config.duration.as_secs_f64(),
-            parts.join("; ")
-        ));
+        progress(&NoiseSoFar {
+            elapsed: t0.elapsed(),
+            window: config.duration,
+            cpus: lives
+                .iter()
+                .map(|(cpu, l)| CpuNoiseSoFar {
+                    cpu: *cpu,
+                    detours: l.detours.load(Ordering::Relaxed),
+                    noise_us: l.noise.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
+                    max_us: l.max.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
+                })
+                .collect(),
+        });
     }
     if stop.is_set() {
         stop.request();

@@ -192,27 +192,9 @@ pub fn rates_between(before: &IrqSnapshot, after: &IrqSnapshot, all: bool) -> Ir
     let window = after.at.duration_since(before.at);
     let mut r = rates(&before.interrupts, &after.interrupts, window, all);
     if let (Some(a), Some(b)) = (&before.stat, &after.stat) {
-        r.steal_pct = Some(steal_pct(a, b, &r.cpus, window));
+        r.steal_pct = Some(crate::harness::sample::steal_pct(a, b, &r.cpus, window));
     }
     r
-}
-
-/// Steal per CPU of `cpus` between two `/proc/stat` readings, % of `window`.
-fn steal_pct(
-    before: &crate::procfs::stat::ProcStat,
-    after: &crate::procfs::stat::ProcStat,
-    cpus: &[u32],
-    window: Duration,
-) -> Vec<Option<f64>> {
-    let times = crate::harness::sample::cpu_times(
-        before,
-        after,
-        crate::harness::sample::ns_per_user_tick(),
-    );
-    let w = window.as_nanos().max(1) as f64;
-    cpus.iter()
-        .map(|c| times.get(c).map(|t| 100.0 * t.steal_ns as f64 / w))
-        .collect()
 }
 
 impl fmt::Display for IrqRates {
