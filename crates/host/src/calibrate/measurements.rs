@@ -55,7 +55,7 @@ pub struct Measurements {
     pub micro: MicroMeasurements,
     /// The phases other load contaminated (CPU busy beyond what the phase explains, steal):
     /// [`super::calibrate`] refuses to fit from them unless forced.
-    pub contaminated: Vec<super::ContaminatedPhase>,
+    pub contaminated: Vec<super::error::ContaminatedPhase>,
 }
 
 /// What `host inspect` and the harness tell about this host without measuring anything: the
