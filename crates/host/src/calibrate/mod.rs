@@ -53,6 +53,7 @@ pub(crate) mod fit_quality;
 pub(crate) mod fitting;
 pub(crate) mod kvm;
 pub(crate) mod ledger;
+pub(crate) mod live_sweep;
 pub(crate) mod measurements;
 pub(crate) mod micro;
 pub(crate) mod phases;
@@ -70,6 +71,7 @@ pub use kvm::{
     fit as fit_kvm, measure as measure_kvm,
 };
 pub use ledger::{CostLedger, Fitted};
+pub use live_sweep::{FixedCosts, live_sweep};
 pub use measurements::{
     BatchFigure, HostFacts, LineTransfer, Measurements, MicroMeasurements, Timed, TimerTracepoints,
 };
