@@ -9,7 +9,8 @@ child module's `x::f()`, and `use` trees with braces), resolves each to the file
 deepest module it reaches, and prints every strongly connected component of more than one
 file: an import cycle. A parent's `mod x;` is a declaration, not an edge; a `pub use x::Y`
 re-export is an edge. With SUBDIR only cycles touching files under it are printed (edges are
-still read crate-wide). `--no-tests` leaves out `#[cfg(test)]` modules; `--edges` prints the
+still read crate-wide; it may be given inside CRATE_SRC, and one holding no file is an error,
+exit status 2). `--no-tests` leaves out `#[cfg(test)]` modules; `--edges` prints the
 file graph too. Exit status 1 when a cycle is found, 0 otherwise.
 
 Comments and string literals are blanked before reading, so a path in a doc comment
@@ -230,8 +231,22 @@ def main():
         if v not in index:
             visit(v)
 
+    def under(m, d):
+        return os.path.normpath(files[m]).startswith(d)
+
+    # SUBDIR may be given from the working directory or inside CRATE_SRC; one that holds no
+    # file of the crate is a mistake, not a directory without cycles.
+    if sub is not None and not any(under(m, sub) for m in files):
+        inside = os.path.relpath(os.path.join(src, sub))
+        if not any(under(m, inside) for m in files):
+            print(f"module-cycles: SUBDIR {args[1]!r}: no .rs file of {src} under it "
+                  f"(expected a directory such as {os.path.join(src, 'calibrate')})",
+                  file=sys.stderr)
+            return 2
+        sub = inside
+
     def shown(m):
-        return sub is None or os.path.normpath(files[m]).startswith(sub)
+        return sub is None or under(m, sub)
 
     if show_edges:
         for a in sorted(edges):

@@ -261,6 +261,35 @@ fn unknown_parameters_are_kept_and_listed() {
     assert!(text.contains("Full dynticks CPUs: 1-7"), "{text}");
 }
 
+/// Issue 23: a near miss (`nohz_ful=1`) is warned about once per command on stderr, in `sim`
+/// (one scenario) and in `compare` with the same typo in two of its command lines.
+#[test]
+fn near_miss_warning_is_said_once_per_command() {
+    let cases: [&[&str]; 3] = [
+        &["sim", "--cmdline", "nohz_ful=1", "-D", "1s"],
+        &["sim", "--cmdline", "nohz_ful=1", "-D", "1s", "--json"],
+        &[
+            "compare",
+            "--cmdline",
+            "nohz_ful=1",
+            "--cmdline",
+            "nohz_full=1 nohz_ful=1",
+            "-D",
+            "1s",
+        ],
+    ];
+    for args in cases {
+        let out = ticklab(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let warnings = stderr
+            .lines()
+            .filter(|l| l.contains("did you mean `nohz_full`?"))
+            .count();
+        assert_eq!(warnings, 1, "{args:?}: {stderr}");
+    }
+}
+
 /// Issue 14: a list the scenario's kernel release refuses is an input error that names the
 /// token, the kernel's error class and what that kernel does at boot.
 #[test]

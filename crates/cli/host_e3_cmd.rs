@@ -1,9 +1,9 @@
 //! `ticklab host haltpoll-sweep` — E3's live part: the futex ping-pong at several
-//! `guest_halt_poll_ns` values on this guest ([`ticklab_host::harness::haltpoll_sweep`]), the
-//! twin calibrated at `guest_halt_poll_ns=0` only by `host calibrate`'s KVM fitting
-//! ([`ticklab_host::calibrate::fit_kvm`], model [`ticklab_twin::experiments::e3::HostTwin`])
-//! and its predictions for the other values with their errors, rendered by
-//! [`ticklab_report::e3::live_report`]. `host calibrate` runs the same two measurements and
+//! `guest_halt_poll_ns` values on this guest, the twin calibrated at `guest_halt_poll_ns=0`
+//! only by `host calibrate`'s KVM fitting and its predictions for the other values with their
+//! errors ([`ticklab_host::calibrate::live_sweep`], model
+//! [`ticklab_twin::experiments::e3::HostTwin`]), rendered by
+//! [`ticklab_report::e3::live_report`]. This file parses, calls and renders. `host calibrate` runs the same two measurements and
 //! fits the wake-up in its scenario's own model instead
 //! ([`ticklab_host::calibrate::fit_scenario`]).
 //!
@@ -15,11 +15,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use ticklab_host::calibrate::{KvmGuestCosts, KvmMeasurements, fit_kvm};
+use ticklab_host::calibrate::{KvmGuestCosts, live_sweep};
 use ticklab_host::harness::Stop;
-use ticklab_host::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
-use ticklab_host::harness::sysfs_params::current_values;
-use ticklab_schema::experiment::e3::LiveSweep;
+use ticklab_host::harness::haltpoll_sweep::SweepConfig;
 use ticklab_twin::experiments::e3::HostTwin;
 
 use crate::args::{DurationArg, parse_duration_arg};
@@ -71,76 +69,26 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
                 .to_string(),
         ));
     }
-    let mut values = vec![0];
-    values.extend(a.values.iter().copied().filter(|&v| v != 0));
-    let sys = Path::new("/sys");
     let stop = Stop::on_signals()?;
     restore_leftover_params()?;
-    let idle = IdleSetup::read(sys);
-    let params_before = owned(current_values(sys));
-    eprintln!(
-        "haltpoll-sweep: driver {}, governor {}: {}",
-        idle.driver,
-        idle.governor,
-        idle.verdict()
-    );
     let cfg = SweepConfig {
-        values_ns: values,
+        values_ns: a.values.clone(),
         round_trips: a.rounds,
         cpus: (cpu_a, cpu_b),
         max_point: Duration::from_nanos(a.max_point.ns()),
     };
-    let outcome = crate::progress::steps("haltpoll-sweep", |progress| {
-        haltpoll_sweep::sweep(&cfg, &stop, progress)
+    // The idle setup's verdict, then one line per point, through the one phase line.
+    let live = crate::progress::steps("haltpoll-sweep", |progress| {
+        live_sweep(
+            &cfg,
+            Path::new("/sys"),
+            &stop,
+            &twin_model,
+            &twin_fixed_costs,
+            progress,
+        )
     })
     .map_err(library_error)?;
-    let params_after = owned(current_values(sys));
-    let mut points = outcome.points;
-    let hz = outcome.hz;
-    let fitted = match points.first() {
-        Some(p0) => fit_kvm(
-            &KvmMeasurements {
-                idle: idle.clone(),
-                hz,
-                same_cpu_ns: outcome.same_cpu_ns,
-                cross_cpu_ns: p0.ns_per_switch,
-                params_before: params_before.clone(),
-                params_after: params_after.clone(),
-            },
-            &twin_model,
-        )
-        .map_err(|e| e.to_string()),
-        None => Err("no point was measured".to_string()),
-    };
-    let (calibration, twin_err) = match fitted {
-        Ok(cal) => {
-            for p in &mut points {
-                p.predicted_ns = cal.predict(&twin_model, p.guest_halt_poll_ns).ok();
-                p.calibration_point = p.guest_halt_poll_ns == 0;
-            }
-            let mut rows = cal.rows();
-            if let Ok(t) = twin(&cal.costs) {
-                rows.extend(t.fixed_costs());
-            }
-            (rows, None)
-        }
-        Err(e) => (Vec::new(), Some(e)),
-    };
-    let mut verdict = idle.verdict();
-    if let Some(e) = twin_err {
-        verdict.push_str(&format!("; no twin: {e}"));
-    }
-    let live = LiveSweep {
-        driver: idle.driver.clone(),
-        governor: idle.governor.clone(),
-        verdict,
-        params_before,
-        params_after,
-        same_cpu_ns: outcome.same_cpu_ns,
-        calibration,
-        points,
-        interrupted: outcome.interrupted,
-    };
     if a.json {
         let doc = ticklab_schema::versioned::Versioned::new(
             ticklab_schema::report::REPORT_SCHEMA_VERSION,
@@ -170,12 +118,13 @@ fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
     )
 }
 
-/// The twin's two-CPU ns per switch for `c` at `guest_halt_poll_ns` = `ns` (the model of
-/// [`fit_kvm`]).
-fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
-    Ok(twin(c)?.predict(ns).ns_per_switch())
+/// The costs the twin of a guest with `c` holds without fitting them.
+fn twin_fixed_costs(c: &KvmGuestCosts) -> Result<Vec<(String, u64, String)>, String> {
+    Ok(twin(c)?.fixed_costs())
 }
 
-fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {
-    v.into_iter().map(|(n, x)| (n.to_string(), x)).collect()
+/// The twin's two-CPU ns per switch for `c` at `guest_halt_poll_ns` = `ns` (the model of
+/// `ticklab_host::calibrate::fit_kvm`).
+fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
+    Ok(twin(c)?.predict(ns).ns_per_switch())
 }

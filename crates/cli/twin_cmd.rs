@@ -158,11 +158,13 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
         KernelError::Cmdline(c) => input_error(format!("{}: {c}", cmdline_origin(a, cmdline))),
     })?;
     // An unknown parameter stays non-fatal, as in the kernel; a near miss is worth a warning.
+    // Once per command: `compare` builds a scenario per `--cmdline`, and the same typo in two
+    // of them is one mistake.
     for (raw, known) in parsed.near_misses() {
-        eprintln!(
+        warn_once(format!(
             "ticklab: warning: {}: unknown parameter `{raw}` (kept, not modelled): did you mean `{known}`?",
             cmdline_origin(a, cmdline)
-        );
+        ));
     }
     // The flags may have changed what the file held: the one validation layer again. The
     // cost of the run is checked where it runs (`RunOptions::check_compute`), over all the
@@ -187,6 +189,20 @@ fn scenario_origin(a: &ScenarioArgs) -> String {
     match &a.scenario {
         Some(path) => format!("scenario {path}"),
         None => "scenario (flags)".into(),
+    }
+}
+
+/// Prints `line` on stderr unless this process has printed it already: a warning is said once
+/// per command however many scenarios repeat its cause.
+fn warn_once(line: String) {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !said.contains(&line) {
+        eprintln!("{line}");
+        said.insert(line);
     }
 }
 

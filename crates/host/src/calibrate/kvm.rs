@@ -166,7 +166,8 @@ impl KvmCalibration {
     }
 }
 
-fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {
+/// Parameter values as owned (name, value) pairs, as the schema keeps them.
+pub(super) fn owned(v: Vec<(&'static str, String)>) -> Vec<(String, String)> {
     v.into_iter().map(|(n, x)| (n.to_string(), x)).collect()
 }
 

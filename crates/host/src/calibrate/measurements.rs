@@ -55,7 +55,7 @@ pub struct Measurements {
     pub micro: MicroMeasurements,
     /// The phases other load contaminated (CPU busy beyond what the phase explains, steal):
     /// [`super::calibrate`] refuses to fit from them unless forced.
-    pub contaminated: Vec<super::ContaminatedPhase>,
+    pub contaminated: Vec<super::error::ContaminatedPhase>,
     /// Steal per CPU over the whole measure stage, % of it, CPUs `0..nr_cpus` (`None`: a
     /// CPU `/proc/stat` did not list at both ends).
     pub steal_pct: Vec<Option<f64>>,

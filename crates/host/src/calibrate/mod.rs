@@ -33,6 +33,8 @@
 //!   hrtimer, timer-wheel and clock-event costs timed by the kernel's tracepoints, root and
 //!   tracefs), `kvm` (on a KVM guest, its host's wake-up of a blocked vCPU, from the futex
 //!   ping-pong at `guest_halt_poll_ns=0`, fitted into `[machine.kvm_host]` before the checks);
+//! * `live_sweep` — not part of `calibrate()`: E3's sweep of `guest_halt_poll_ns` on top of
+//!   `kvm` (measure every value, fit at 0, predict the rest), for `host haltpoll-sweep`;
 //! * `phases` — the phases with no module of their own (inspect, idle, one hog, syscall,
 //!   ping-pong) and the harness runner every phase uses;
 //! * `measurements` — what was measured, as data; `ledger` — which costs were fitted and
@@ -53,6 +55,7 @@ pub(crate) mod fit_quality;
 pub(crate) mod fitting;
 pub(crate) mod kvm;
 pub(crate) mod ledger;
+pub(crate) mod live_sweep;
 pub(crate) mod measurements;
 pub(crate) mod micro;
 pub(crate) mod phases;
@@ -70,6 +73,7 @@ pub use kvm::{
     fit as fit_kvm, measure as measure_kvm,
 };
 pub use ledger::{CostLedger, Fitted};
+pub use live_sweep::{FixedCosts, live_sweep};
 pub use measurements::{
     BatchFigure, HostFacts, LineTransfer, Measurements, MicroMeasurements, Timed, TimerTracepoints,
 };

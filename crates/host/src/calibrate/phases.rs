@@ -75,7 +75,7 @@ pub(crate) struct Phases<'a> {
     nr_cpus: u32,
     stop: &'a Stop,
     /// The phases whose runs other load contaminated, in the order seen.
-    contaminated: std::cell::RefCell<Vec<super::ContaminatedPhase>>,
+    contaminated: std::cell::RefCell<Vec<super::error::ContaminatedPhase>>,
 }
 
 impl<'a> Phases<'a> {
@@ -89,14 +89,14 @@ impl<'a> Phases<'a> {
     }
 
     /// The contaminated phases seen so far, handed over once.
-    pub(crate) fn take_contaminated(&self) -> Vec<super::ContaminatedPhase> {
+    pub(crate) fn take_contaminated(&self) -> Vec<super::error::ContaminatedPhase> {
         self.contaminated.take()
     }
 
     fn contaminated_phase(&self, phase: &str, why: String) {
         self.contaminated
             .borrow_mut()
-            .push(super::ContaminatedPhase {
+            .push(super::error::ContaminatedPhase {
                 phase: phase.to_string(),
                 why,
             });
