@@ -13,6 +13,7 @@
 //! `noiseless_ns ≤ min_ns` when `iterations > 0`, and the blame rows' iterations add up to
 //! `late_iterations`.
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::noise::NoiseClass;
@@ -109,5 +110,206 @@ impl BspReport {
             ));
         }
         Ok(())
+    }
+}
+
+/// Longest iteration a [`BspTally`] resolves (60 s); longer ones saturate.
+const TALLY_MAX_NS: u64 = 60_000_000_000;
+
+/// The running statistics of a job's closed iterations, kept by whoever closes them (the
+/// twin's job, the host lab's barrier) so that both build their [`BspReport`] one way.
+///
+/// Invariant: `late ≤ completed`, and the blame parts' iterations add up to `late` (each late
+/// iteration is blamed once, through [`BspTally::blame`]). Allocates only in
+/// [`BspTally::new`] and [`BspTally::report`].
+#[derive(Debug, Clone)]
+pub struct BspTally {
+    hist: Histogram<u64>,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    completed: u64,
+    late: u64,
+    /// Per blame part: (late iterations, their excess).
+    parts: Vec<(u64, u64)>,
+    /// Per rank: late iterations at which it arrived last.
+    last_count: Vec<u64>,
+}
+
+impl BspTally {
+    /// An empty tally for `ranks` ranks and `parts` blame parts.
+    pub fn new(ranks: usize, parts: usize) -> BspTally {
+        BspTally {
+            hist: Histogram::new_with_bounds(1, TALLY_MAX_NS, 3)
+                .expect("1 ns..60 s at 3 significant digits is a valid histogram"),
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            completed: 0,
+            late: 0,
+            parts: vec![(0, 0); parts],
+            last_count: vec![0; ranks],
+        }
+    }
+
+    /// Forgets every iteration (the window opens).
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.sum_ns = 0;
+        self.min_ns = u64::MAX;
+        self.max_ns = 0;
+        self.completed = 0;
+        self.late = 0;
+        self.parts.fill((0, 0));
+        self.last_count.fill(0);
+    }
+
+    /// Iterations closed so far.
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Records a closed iteration of `len_ns`.
+    pub fn record(&mut self, len_ns: u64) {
+        self.completed += 1;
+        self.sum_ns += u128::from(len_ns);
+        self.min_ns = self.min_ns.min(len_ns);
+        self.max_ns = self.max_ns.max(len_ns);
+        self.hist.saturating_record(len_ns.max(1));
+    }
+
+    /// Counts the iteration just recorded as late by `excess_ns`, blamed on rank `rank` (the
+    /// last to arrive) and blame part `part`. Out-of-range indices are a producer's bug.
+    pub fn blame(&mut self, rank: usize, part: usize, excess_ns: u64) {
+        debug_assert!(
+            self.late < self.completed,
+            "blame follows a recorded iteration"
+        );
+        debug_assert!(rank < self.last_count.len() && part < self.parts.len());
+        self.late += 1;
+        if let Some(p) = self.parts.get_mut(part) {
+            p.0 += 1;
+            p.1 += excess_ns;
+        }
+        if let Some(c) = self.last_count.get_mut(rank) {
+            *c += 1;
+        }
+    }
+
+    /// The report of the iterations so far: `cpus` in rank order, and each blame part's class
+    /// and name from `part` (asked only for parts that were blamed).
+    pub fn report(
+        &self,
+        cpus: &[u32],
+        barrier: Barrier,
+        work_ns: u64,
+        part: impl Fn(usize) -> (Option<NoiseClass>, String),
+    ) -> BspReport {
+        let n = self.completed;
+        let mean = if n > 0 {
+            self.sum_ns as f64 / n as f64
+        } else {
+            0.0
+        };
+        let mut blame: Vec<BspBlame> = self
+            .parts
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.0 > 0)
+            .map(|(i, &(iterations, excess_ns))| {
+                let (class, name) = part(i);
+                BspBlame {
+                    class,
+                    name,
+                    iterations,
+                    excess_ns,
+                }
+            })
+            .collect();
+        blame.sort_by(|a, b| {
+            b.excess_ns
+                .cmp(&a.excess_ns)
+                .then(b.iterations.cmp(&a.iterations))
+        });
+        let mut last: Vec<BspLastArrival> = self
+            .last_count
+            .iter()
+            .zip(cpus)
+            .filter(|(n, _)| **n > 0)
+            .map(|(&iterations, &cpu)| BspLastArrival { cpu, iterations })
+            .collect();
+        last.sort_by(|a, b| b.iterations.cmp(&a.iterations).then(a.cpu.cmp(&b.cpu)));
+        last.truncate(8);
+        let excess_mean = if n > 0 { mean - work_ns as f64 } else { 0.0 };
+        BspReport {
+            ranks: cpus.len() as u32,
+            cpus: cpus.to_vec(),
+            barrier,
+            work_ns,
+            noiseless_ns: work_ns,
+            iterations: n,
+            min_ns: if n > 0 { self.min_ns } else { 0 },
+            mean_ns: mean,
+            p99_ns: if n > 0 {
+                self.hist.value_at_quantile(0.99).min(self.max_ns)
+            } else {
+                0
+            },
+            max_ns: self.max_ns,
+            excess_mean_ns: excess_mean,
+            excess_pct: 100.0 * excess_mean / work_ns as f64,
+            late_iterations: self.late,
+            blame,
+            last_arrivals: last,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Iterations of 100 ns work: (length, blamed (rank, part)) -> what the report says.
+    #[test]
+    fn a_tally_reports_what_it_recorded() {
+        let mut t = BspTally::new(3, 2);
+        for (len, late) in [
+            (100, None),
+            (150, Some((2, 1))),
+            (130, Some((2, 0))),
+            (400, Some((0, 1))),
+        ] {
+            t.record(len);
+            if let Some((rank, part)) = late {
+                t.blame(rank, part, len - 100);
+            }
+        }
+        let names = ["compute", "release"];
+        let r = t.report(&[4, 5, 6], Barrier::Spin, 100, |i| (None, names[i].into()));
+        assert_eq!(r.check(), Ok(()));
+        assert_eq!((r.iterations, r.late_iterations), (4, 3));
+        assert_eq!((r.min_ns, r.max_ns, r.mean_ns), (100, 400, 195.0));
+        assert_eq!((r.excess_mean_ns, r.excess_pct), (95.0, 95.0));
+        // Largest excess first: release 50 + 300, compute 30.
+        let blame: Vec<(&str, u64, u64)> = r
+            .blame
+            .iter()
+            .map(|b| (b.name.as_str(), b.iterations, b.excess_ns))
+            .collect();
+        assert_eq!(blame, [("release", 2, 350), ("compute", 1, 30)]);
+        // CPU 6 (rank 2) arrived last twice, CPU 4 once; CPU 5 never.
+        let last: Vec<(u32, u64)> = r
+            .last_arrivals
+            .iter()
+            .map(|l| (l.cpu, l.iterations))
+            .collect();
+        assert_eq!(last, [(6, 2), (4, 1)]);
+        t.reset();
+        let empty = t.report(&[4, 5, 6], Barrier::Spin, 100, |_| unreachable!());
+        assert_eq!(
+            (empty.iterations, empty.min_ns, empty.p99_ns, empty.mean_ns),
+            (0, 0, 0, 0.0)
+        );
+        assert!(empty.blame.is_empty() && empty.last_arrivals.is_empty());
     }
 }

@@ -35,8 +35,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use hdrhistogram::Histogram;
-use ticklab_schema::bsp::{BspBlame, BspLastArrival, BspReport};
+use ticklab_schema::bsp::{BspReport, BspTally};
 use ticklab_schema::workload::Barrier;
 
 use super::error::{HarnessError, os_error};
@@ -48,9 +47,6 @@ use super::stop::Stop;
 /// A gap between two clock reads of a computing rank longer than this is a detour (ns); the
 /// same 1 µs as `host noise`'s default threshold.
 pub(crate) const DETOUR_THRESHOLD_NS: u64 = 1_000;
-
-/// Longest iteration the histogram resolves (60 s); longer ones saturate.
-const HIST_MAX_NS: u64 = 60_000_000_000;
 
 /// Blame: the latest rank lost most inside its compute part.
 const BLAME_COMPUTE: usize = 0;
@@ -89,16 +85,8 @@ pub(crate) enum Step {
 /// The statistics of the closed iterations (kept by each iteration's last arriver).
 #[derive(Debug)]
 struct Stats {
-    hist: Histogram<u64>,
-    sum_ns: u128,
-    min_ns: u64,
-    max_ns: u64,
-    completed: u64,
-    late: u64,
-    /// Per blame kind: (late iterations, their excess).
-    blame: [(u64, u64); 2],
-    /// Per rank: late iterations at which it arrived latest.
-    last_count: Vec<u64>,
+    /// The closed iterations; blame parts are `BLAME_COMPUTE` and `BLAME_RELEASE`.
+    tally: BspTally,
     /// The release that started the current iteration (ns).
     release_ns: u64,
 }
@@ -144,15 +132,7 @@ impl BspBarrier {
             release_ns: AtomicU64::new(0),
             slots: (0..ranks).map(|_| Slot::default()).collect(),
             stats: Mutex::new(Stats {
-                hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
-                    .expect("1 ns..60 s at 3 significant digits is a valid histogram"),
-                sum_ns: 0,
-                min_ns: u64::MAX,
-                max_ns: 0,
-                completed: 0,
-                late: 0,
-                blame: [(0, 0); 2],
-                last_count: vec![0; ranks as usize],
+                tally: BspTally::new(ranks as usize, 2),
                 release_ns: 0,
             }),
         }
@@ -276,14 +256,8 @@ impl BspBarrier {
         );
         let len = latest.saturating_sub(st.release_ns);
         let excess = len.saturating_sub(self.work_ns);
-        st.completed += 1;
-        st.sum_ns += u128::from(len);
-        st.min_ns = st.min_ns.min(len);
-        st.max_ns = st.max_ns.max(len);
-        st.hist.saturating_record(len.max(1));
+        st.tally.record(len);
         if excess > DETOUR_THRESHOLD_NS {
-            st.late += 1;
-            st.last_count[last] += 1;
             let s = &self.slots[last];
             let lost = s.lost_ns.load(Ordering::Relaxed);
             let late_start = s.late_start_ns.load(Ordering::Relaxed);
@@ -292,77 +266,27 @@ impl BspBarrier {
             } else {
                 BLAME_COMPUTE
             };
-            st.blame[kind].0 += 1;
-            st.blame[kind].1 += excess;
+            st.tally.blame(last, kind, excess);
         }
-        self.limit.is_some_and(|l| st.completed >= l)
+        self.limit.is_some_and(|l| st.tally.completed() >= l)
     }
 
     /// The job's report.
     pub(crate) fn report(&self) -> BspReport {
-        let cpus = &self.cpus;
         let st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        let n = st.completed;
-        let mean = if n > 0 {
-            st.sum_ns as f64 / n as f64
-        } else {
-            0.0
+        let release = match self.barrier {
+            Barrier::Spin => "unknown: release seen late",
+            Barrier::Futex => "futex wake-up",
         };
-        let names = [
-            "unknown: detours while computing",
-            match self.barrier {
-                Barrier::Spin => "unknown: release seen late",
-                Barrier::Futex => "futex wake-up",
-            },
-        ];
-        let mut blame: Vec<BspBlame> = st
-            .blame
-            .iter()
-            .zip(names)
-            .filter(|(b, _)| b.0 > 0)
-            .map(|(&(iterations, excess_ns), name)| BspBlame {
-                class: None,
-                name: name.into(),
-                iterations,
-                excess_ns,
+        st.tally
+            .report(&self.cpus, self.barrier, self.work_ns, |kind| {
+                let name = if kind == BLAME_RELEASE {
+                    release
+                } else {
+                    "unknown: detours while computing"
+                };
+                (None, name.to_string())
             })
-            .collect();
-        blame.sort_by_key(|b| std::cmp::Reverse(b.excess_ns));
-        let mut last: Vec<BspLastArrival> = st
-            .last_count
-            .iter()
-            .zip(cpus)
-            .filter(|(n, _)| **n > 0)
-            .map(|(&iterations, &cpu)| BspLastArrival { cpu, iterations })
-            .collect();
-        last.sort_by(|a, b| b.iterations.cmp(&a.iterations).then(a.cpu.cmp(&b.cpu)));
-        last.truncate(8);
-        let excess_mean = if n > 0 {
-            mean - self.work_ns as f64
-        } else {
-            0.0
-        };
-        BspReport {
-            ranks: self.ranks,
-            cpus: cpus.to_vec(),
-            barrier: self.barrier,
-            work_ns: self.work_ns,
-            noiseless_ns: self.work_ns,
-            iterations: n,
-            min_ns: if n > 0 { st.min_ns } else { 0 },
-            mean_ns: mean,
-            p99_ns: if n > 0 {
-                st.hist.value_at_quantile(0.99).min(st.max_ns)
-            } else {
-                0
-            },
-            max_ns: st.max_ns,
-            excess_mean_ns: excess_mean,
-            excess_pct: 100.0 * excess_mean / self.work_ns as f64,
-            late_iterations: st.late,
-            blame,
-            last_arrivals: last,
-        }
     }
 }
 
@@ -450,6 +374,7 @@ pub(crate) fn rank(
 mod tests {
     use super::*;
     use std::cell::Cell;
+    use ticklab_schema::bsp::BspLastArrival;
 
     #[test]
     fn one_rank_counts_iterations_and_stops_at_the_limit() {

@@ -27,16 +27,12 @@
 
 use crate::engine::Time;
 use crate::engine::rng::Stream;
-use hdrhistogram::Histogram;
-use ticklab_schema::bsp::{BspBlame, BspLastArrival, BspReport};
+use ticklab_schema::bsp::{BspReport, BspTally};
 use ticklab_schema::noise::NoiseClass;
 use ticklab_schema::workload::Barrier;
 
 /// No rank / no part.
 const NONE: u32 = u32::MAX;
-
-/// Largest iteration the histogram resolves (60 s); longer ones saturate.
-const HIST_MAX_NS: u64 = 60_000_000_000;
 
 /// How a synthetic detour hits the ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,17 +120,9 @@ pub struct BspJob {
     synthetic: Option<(SyntheticNoise, Stream)>,
     /// Index of the synthetic source among the blame parts.
     synthetic_part: u32,
-    // statistics
-    hist: Histogram<u64>,
-    sum_ns: u128,
-    min_ns: u64,
-    max_ns: u64,
-    completed: u64,
-    late: u64,
-    /// Per part: (late iterations, their excess).
-    blame: Vec<(u64, u64)>,
-    /// Per rank: late iterations it arrived last at.
-    last_count: Vec<u64>,
+    /// The closed iterations' statistics; blame parts are the noise parts and the synthetic
+    /// source after them.
+    tally: BspTally,
 }
 
 impl BspJob {
@@ -181,15 +169,7 @@ impl BspJob {
             open_waiting: 0,
             synthetic: None,
             synthetic_part: nr_parts as u32,
-            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
-                .expect("1..60 s at 3 significant digits is a valid histogram"),
-            sum_ns: 0,
-            min_ns: u64::MAX,
-            max_ns: 0,
-            completed: 0,
-            late: 0,
-            blame: vec![(0, 0); nr_parts + 1],
-            last_count: vec![0; cpus.len()],
+            tally: BspTally::new(cpus.len(), nr_parts + 1),
         }
     }
 
@@ -232,14 +212,7 @@ impl BspJob {
                 r.open_since = at;
             }
         }
-        self.completed = 0;
-        self.late = 0;
-        self.sum_ns = 0;
-        self.min_ns = u64::MAX;
-        self.max_ns = 0;
-        self.hist.reset();
-        self.blame.fill((0, 0));
-        self.last_count.fill(0);
+        self.tally.reset();
         self.draw_synthetic();
     }
 
@@ -351,13 +324,8 @@ impl BspJob {
         let end = self.max_arrival;
         let len = end - self.start;
         let excess = len - self.work_ns;
-        self.completed += 1;
-        self.sum_ns += u128::from(len);
-        self.min_ns = self.min_ns.min(len);
-        self.max_ns = self.max_ns.max(len);
-        self.hist.saturating_record(len.max(1));
+        self.tally.record(len);
         if excess > 0 {
-            self.late += 1;
             debug_assert!(self.last != NONE, "a late iteration has a last rank");
             if let Some(k) = self.ranks.get(self.last as usize) {
                 let part = if k.top_part == NONE {
@@ -365,17 +333,14 @@ impl BspJob {
                 } else {
                     k.top_part
                 };
-                let b = &mut self.blame[part as usize];
-                b.0 += 1;
-                b.1 += excess;
-                self.last_count[self.last as usize] += 1;
+                self.tally.blame(self.last as usize, part as usize, excess);
             }
         }
         self.iter += 1;
         self.start = end;
         self.max_arrival = end + self.work_ns;
         self.last = NONE;
-        if self.limit.is_some_and(|l| self.completed >= l) {
+        if self.limit.is_some_and(|l| self.tally.completed() >= l) {
             self.active = false;
             return;
         }
@@ -432,71 +397,16 @@ impl BspJob {
     /// noise part `i`.
     pub fn report(&mut self, end: Time, part: impl Fn(u32) -> (NoiseClass, String)) -> BspReport {
         self.advance(end);
-        let n = self.completed;
-        let mean = if n > 0 {
-            self.sum_ns as f64 / n as f64
-        } else {
-            0.0
-        };
-        let mut blame: Vec<BspBlame> = self
-            .blame
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.0 > 0)
-            .map(|(i, &(iterations, excess_ns))| {
-                let (class, name) = if i as u32 == self.synthetic_part {
-                    (NoiseClass::Hardware, "synthetic".to_string())
+        let synthetic = self.synthetic_part as usize;
+        self.tally
+            .report(&self.cpus, self.barrier, self.work_ns, |i| {
+                if i == synthetic {
+                    (Some(NoiseClass::Hardware), "synthetic".to_string())
                 } else {
-                    part(i as u32)
-                };
-                BspBlame {
-                    class: Some(class),
-                    name,
-                    iterations,
-                    excess_ns,
+                    let (class, name) = part(i as u32);
+                    (Some(class), name)
                 }
             })
-            .collect();
-        blame.sort_by(|a, b| {
-            b.excess_ns
-                .cmp(&a.excess_ns)
-                .then(b.iterations.cmp(&a.iterations))
-        });
-        let mut last: Vec<BspLastArrival> = self
-            .last_count
-            .iter()
-            .zip(&self.cpus)
-            .filter(|(n, _)| **n > 0)
-            .map(|(&iterations, &cpu)| BspLastArrival { cpu, iterations })
-            .collect();
-        last.sort_by(|a, b| b.iterations.cmp(&a.iterations).then(a.cpu.cmp(&b.cpu)));
-        last.truncate(8);
-        let excess_mean = if n > 0 {
-            mean - self.work_ns as f64
-        } else {
-            0.0
-        };
-        BspReport {
-            ranks: self.cpus.len() as u32,
-            cpus: self.cpus.clone(),
-            barrier: self.barrier,
-            work_ns: self.work_ns,
-            noiseless_ns: self.work_ns,
-            iterations: n,
-            min_ns: if n > 0 { self.min_ns } else { 0 },
-            mean_ns: mean,
-            p99_ns: if n > 0 {
-                self.hist.value_at_quantile(0.99).min(self.max_ns)
-            } else {
-                0
-            },
-            max_ns: self.max_ns,
-            excess_mean_ns: excess_mean,
-            excess_pct: 100.0 * excess_mean / self.work_ns as f64,
-            late_iterations: self.late,
-            blame,
-            last_arrivals: last,
-        }
     }
 }
 
@@ -504,6 +414,7 @@ impl BspJob {
 mod tests {
     use super::*;
     use crate::engine::rng::streams;
+    use ticklab_schema::bsp::BspLastArrival;
 
     fn job(n: u32, work_ns: u64) -> BspJob {
         let cpus: Vec<u32> = (0..n).collect();
