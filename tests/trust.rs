@@ -320,9 +320,11 @@ fn interrupt_sweep(args: &[String], out: &Path, signal: &str) -> Output {
 #[test]
 fn a_signalled_or_killed_sweep_resumes_to_the_same_bytes() {
     let dir = tmp_dir("resume");
-    // Runs long enough (4 simulated s each, 18 of them) that the signal lands mid-sweep on a
-    // quiet machine too: the first finished row is the cue, the rest are still to run.
-    let args = sweep_args("4s", 3);
+    // Runs long enough that the signal lands mid-sweep on a quiet machine too: the first
+    // finished row is the cue, the rest are still to run. 18 runs of 4 simulated seconds took
+    // 12 ms in all here (the journal's first row and the end came together, so the signal
+    // found the sweep gone); of an hour each, 1.4 s on two threads.
+    let args = sweep_args("1h", 3);
     let whole = dir.join("whole.jsonl");
     let o = sweep_to(&args, &["-j", "2", "-o", s(&whole)]);
     assert!(o.status.success(), "{}", stderr(&o));
