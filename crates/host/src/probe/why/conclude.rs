@@ -176,8 +176,13 @@ pub fn conclude(c: &CpuWhy, k: KernelTick, elapsed_s: f64) -> Conclusion {
         };
     }
     if let Some(s) = stopped.filter(|&s| s >= MOSTLY_STOPPED) {
-        let what = if idle > 0 || !k.nohz_full_cpu {
+        let what = if idle > 0 {
             format!("idle ({idle} idle entries)")
+        } else if !k.nohz_full_cpu {
+            // The trace missed the idle task's events (a guest's cpu_idle, say); the stopped
+            // share then comes from the gaps between ticks, which is what the sentence says.
+            "idle (no idle entry was traced: the stopped share is the gaps between its ticks)"
+                .to_string()
         } else {
             match (&busy, c.running_at_end.as_slice()) {
                 (Some((w, 1)), _) => format!("one task ran tickless (nohz_full): {w}"),
@@ -323,6 +328,12 @@ mod tests {
                 cpu(300, 300, 0.9, &[]),
                 idle_kernel,
                 "stopped 90 % of the window: idle (300 idle entries)",
+                None,
+            ),
+            (
+                cpu(0, 0, 0.98, &[]),
+                idle_kernel,
+                "stopped 98 % of the window: idle (no idle entry was traced",
                 None,
             ),
             (
