@@ -239,6 +239,7 @@ mod tests {
             count,
             noise_ns: noise,
             max_ns: max,
+            nested: false,
         };
         let cpu = CpuNoise {
             cpu: 1,

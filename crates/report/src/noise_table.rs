@@ -191,6 +191,7 @@ mod tests {
             count,
             noise_ns: Some(noise),
             max_ns: Some(max),
+            nested: false,
         };
         NoiseReport {
             method: NoiseMethod::Twin,

@@ -87,7 +87,8 @@ pub enum Figure {
     NoiseNsPerS,
     /// OS noise: the longest single detour, µs.
     MaxDetourUs,
-    /// OS noise: interference count of one class of sources, per second of runtime.
+    /// OS noise: interference count of one class of sources, per second of runtime (nested
+    /// parts left out: [`crate::noise::NoiseSource::class_interference`]).
     NoiseCountPerS {
         /// The class.
         class: crate::noise::NoiseClass,
@@ -545,18 +546,13 @@ pub fn compare_reports(measured: &Report, predicted: &Report, bands: Bands) -> V
 /// class counts detours). The predicted side is `None` where the other report has no noise
 /// accounting or not that CPU; a measured report without noise gives no rows.
 pub fn noise_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row> {
-    use crate::noise::{CpuNoise, NoiseClass};
+    use crate::noise::{CpuNoise, NoiseClass, NoiseSource};
     let Some(m) = &measured.noise else {
         return Vec::new();
     };
     let per_s = |n: u64, c: &CpuNoise| n as f64 * 1e9 / c.runtime_ns.max(1) as f64;
-    let class_count = |c: &CpuNoise, class: NoiseClass| -> u64 {
-        c.sources
-            .iter()
-            .filter(|s| s.class == class)
-            .map(|s| s.count)
-            .sum()
-    };
+    let class_count =
+        |c: &CpuNoise, class: NoiseClass| NoiseSource::class_interference(&c.sources, class);
     let mut rows = Vec::new();
     for mc in &m.cpus {
         let pc = predicted

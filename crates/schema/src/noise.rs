@@ -91,6 +91,24 @@ pub struct NoiseSource {
     /// Longest single run of this source, ns, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_ns: Option<u64>,
+    /// A part of another source's run, not an interruption of its own: the twin's `tick`
+    /// inside the timer interrupt, say. Its time and runs are its own, but a class's
+    /// interference count leaves it out (the interrupt around it was counted), so that the
+    /// twin's counts mean what a tracer's do: one per interrupt, softirq or thread run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nested: bool,
+}
+
+impl NoiseSource {
+    /// Interruptions of one class, per the module's definition: the runs of its sources that
+    /// are not nested in another source's run.
+    pub fn class_interference(sources: &[NoiseSource], class: NoiseClass) -> u64 {
+        sources
+            .iter()
+            .filter(|s| s.class == class && !s.nested)
+            .map(|s| s.count)
+            .sum()
+    }
 }
 
 /// The noise one CPU's task saw.
@@ -177,6 +195,36 @@ pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_counts_its_interruptions_not_the_parts_inside_them() {
+        let src = |class, name: &str, count, nested| NoiseSource {
+            class,
+            name: name.into(),
+            count,
+            noise_ns: None,
+            max_ns: None,
+            nested,
+        };
+        let sources = [
+            src(NoiseClass::Irq, "local_timer", 250, false),
+            src(NoiseClass::Irq, "tick", 250, true),
+            src(NoiseClass::Irq, "IPI reschedule", 3, false),
+            src(NoiseClass::Softirq, "TIMER", 40, false),
+            src(NoiseClass::Softirq, "RCU", 187, true),
+        ];
+        for (class, want) in [
+            (NoiseClass::Irq, 253),
+            (NoiseClass::Softirq, 40),
+            (NoiseClass::Thread, 0),
+        ] {
+            assert_eq!(
+                NoiseSource::class_interference(&sources, class),
+                want,
+                "{class:?}"
+            );
+        }
+    }
 
     fn cpu(runtime_ns: u64, noise_ns: u64, max_detour_ns: u64, detours: u64) -> CpuNoise {
         CpuNoise {

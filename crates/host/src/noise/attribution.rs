@@ -308,6 +308,8 @@ fn ordered(tallies: BTreeMap<SourceRef, Tally>, with_time: bool) -> Vec<NoiseSou
             count: t.count,
             noise_ns: with_time.then_some(t.noise),
             max_ns: with_time.then_some(t.max),
+            // A tracer's sources are each an interruption of their own.
+            nested: false,
         })
         .collect();
     v.sort_by(|a, b| {

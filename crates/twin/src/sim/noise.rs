@@ -313,6 +313,15 @@ impl NoiseStats {
         }
     }
 
+    /// Whether part `i` runs inside another part's interruption rather than being one: the
+    /// tick, RCU's step in it, lock waits and hrtimer callbacks all run inside the timer
+    /// interrupt (`local_timer`), which is the interruption a tracer counts. The TIMER softirq
+    /// (run at interrupt exit, counted apart by tracers), reschedule IPIs, other threads and
+    /// the hypervisor's exits (a detour of its own as the host sees it) are not.
+    fn part_nested(i: u32) -> bool {
+        matches!(i, TICK | RCU | LOCK_WAIT | FRAME_WAKE) || i >= HRTIMER_BASE
+    }
+
     /// The name and class of part `i`; `sources` names the background sources.
     fn part_name(i: u32, sources: &[String]) -> (NoiseClass, String) {
         match i {
@@ -481,6 +490,7 @@ impl<O: Observer> Sim<O> {
                         count: p.count,
                         noise_ns: Some(p.noise_ns),
                         max_ns: Some(p.max_ns),
+                        nested: NoiseStats::part_nested(i as u32),
                     }
                 })
                 .collect();
