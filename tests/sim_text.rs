@@ -98,16 +98,20 @@ fn histogram_without_frames_is_refused_with_exit_2() {
 /// not left among the kernel messages only, the text says so on a line of its own.
 #[test]
 fn nohz_full_on_a_kernel_built_without_it_gets_a_line_of_its_own() {
-    let text = guest(&[
-        "--nohz",
-        "idle",
-        "--cmdline",
-        "nohz_full=1",
-        "--workload",
-        "hogs:1@1",
-        "--duration",
-        "100ms",
-    ]);
+    // A hog on CPU 1 of a build with NO_HZ `nohz` (idle or full) and `nohz_full=1`.
+    let run = |nohz| {
+        guest(&[
+            "--nohz",
+            nohz,
+            "--cmdline",
+            "nohz_full=1",
+            "--workload",
+            "hogs:1@1",
+            "--duration",
+            "100ms",
+        ])
+    };
+    let text = run("idle");
     let line = "nohz_full: not possible on this kernel: built without CONFIG_NO_HZ_FULL";
     let at = text
         .lines()
@@ -121,15 +125,6 @@ fn nohz_full_on_a_kernel_built_without_it_gets_a_line_of_its_own() {
         "{text}"
     );
     // The same build with the option does not get it.
-    let full = guest(&[
-        "--nohz",
-        "full",
-        "--cmdline",
-        "nohz_full=1",
-        "--workload",
-        "hogs:1@1",
-        "--duration",
-        "100ms",
-    ]);
+    let full = run("full");
     assert!(!full.contains(line), "{full}");
 }
