@@ -26,6 +26,7 @@
 //! grammar of a given release. Both take the CPU count the kernel uses as `nbits`
 //! (`nr_cpu_ids`); `u32::MAX` means "not known" (see [`UNKNOWN_CPU_LIMIT`]).
 
+use crate::ctype::is_space;
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -146,13 +147,6 @@ pub fn parse_sysfs_cpulist(text: &str) -> Result<CpuSet, CpulistError> {
         return Ok(CpuSet::new());
     }
     parse_cpulist(text, u32::MAX)
-}
-
-/// A byte the kernel's `isspace` accepts (ASCII whitespace; the kernel's table also has 0xA0,
-/// which in a UTF-8 string is never the first byte of a character and so never reached: the
-/// byte before it already stopped the parse).
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
 /// End of the text for the kernel: NUL or newline.
@@ -463,6 +457,15 @@ pub fn parse_cpulist_as(
             Some(n) => i = n,
             None => return Ok(set),
         }
+    }
+}
+
+/// A set reads back from its cpulist text, the form [`CpuSet`]'s `Serialize` writes. Without a
+/// CPU count only explicit numbers are accepted: `N` and `all` need a machine.
+impl<'de> Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_cpulist(&s, u32::MAX).map_err(serde::de::Error::custom)
     }
 }
 

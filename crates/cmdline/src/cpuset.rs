@@ -1,11 +1,10 @@
 //! CPU sets: [`CpuSet`], the set of logical CPU numbers every part of ticklab speaks in.
 //!
 //! Reading the kernel's cpulist text into a set is the job of the `cpulist` module
-//! ([`parse_cpulist`]); [`CpuSet::to_cpulist`] writes the canonical text back the way sysfs
-//! prints it.
+//! ([`crate::parse_cpulist`], which also reads a set back from JSON); [`CpuSet::to_cpulist`]
+//! writes the canonical text back the way sysfs prints it.
 
-pub use crate::cpulist::{CpulistError, parse_cpulist};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fmt;
 
 /// A set of logical CPU numbers, stored as a bitmap.
@@ -205,17 +204,10 @@ impl Serialize for CpuSet {
     }
 }
 
-impl<'de> Deserialize<'de> for CpuSet {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        // Without a CPU count we can only accept explicit numbers; `N`/`all` need a machine.
-        parse_cpulist(&s, u32::MAX).map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpulist::parse_cpulist;
 
     #[test]
     fn set_ops_and_last() {

@@ -27,6 +27,7 @@
 //! |------------------|---------------------------------------------------------------------|
 //! | `cpuset.rs`      | [`CpuSet`], the set type                                            |
 //! | `cpulist.rs`     | the kernel's cpulist grammar ([`parse_cpulist`], [`parse_cpulist_as`]) and its errors |
+//! | `ctype.rs`       | the kernel's `isspace`, shared by the tokenizer and the cpulist parser |
 //! | `params.rs`      | the typed parameters: [`KernelCmdline`] and its argument types, and the canonical line it writes back ([`std::fmt::Display`]) |
 //! | `parse.rs`       | the kernel's tokenizer and value spellings, [`KernelCmdline::parse`] and its [`CmdlineError`] |
 //! | `tick_config.rs` | the meaning: [`KernelBuild`], [`TickConfig::resolve`] as the kernel's setup steps, [`CpuRole`] |
@@ -42,6 +43,7 @@
 
 mod cpulist;
 pub mod cpuset;
+mod ctype;
 mod kernel;
 mod messages;
 mod params;

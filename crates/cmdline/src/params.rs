@@ -9,7 +9,7 @@
 //! of [`KernelCmdline`] here. What they mean together is [`crate::tick_config`].
 
 use crate::cpuset::CpuSet;
-use crate::parse::is_space;
+use crate::ctype::is_space;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

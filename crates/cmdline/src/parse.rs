@@ -37,6 +37,7 @@
 //!   `isolcpus=` are kept in line order in [`KernelCmdline::housekeeping`], because the kernel's
 //!   housekeeping setup compares a second one with the first).
 
+use crate::ctype::is_space;
 use crate::cpulist::{CpulistErrno, CpulistGrammar, parse_cpulist_as};
 use crate::params::{
     CpulistArg, HousekeepingArg, IdleOverride, IsolcpusArg, IsolcpusFlag, KernelCmdline,
@@ -197,11 +198,6 @@ fn cpulist_at_boot(param: CpulistParam, rel: &Release) -> String {
                                    and offloads the RCU callbacks of every CPU"
             .into(),
     }
-}
-
-/// ASCII whitespace as the kernel's `isspace` sees it: it ends a token outside quotes.
-pub(crate) fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
 /// Splits a line like the kernel's argument tokenizer (`next_arg`): whitespace outside double

@@ -2,7 +2,8 @@
 //! a property that no line makes the parser panic.
 
 use super::*;
-use crate::cpuset::{CpuSet, parse_cpulist};
+use crate::cpulist::parse_cpulist;
+use crate::cpuset::CpuSet;
 
 fn p(line: &str) -> KernelCmdline {
     KernelCmdline::parse(line, 8).unwrap_or_else(|e| panic!("{line:?}: {e}"))

@@ -3,7 +3,7 @@
 //! property that every resolved line keeps the configuration's invariants.
 
 use super::*;
-use crate::cpuset::parse_cpulist;
+use crate::cpulist::parse_cpulist;
 
 /// How a ticklab remark reads when shown.
 const TICKLAB_NOTE: &str = "ticklab: ";
