@@ -6,6 +6,7 @@
 
 use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
 use crate::error::{input_error, interrupted, library_error_naming};
+use crate::output::emit;
 use clap::Args;
 use std::time::Duration;
 use ticklab_host::harness::{self, stop::Stop};
@@ -83,16 +84,6 @@ pub(crate) struct AuditArgs {
     /// another host).
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<std::path::PathBuf>,
-}
-
-/// Writes to stdout; a closed pipe (`| head`) comes back as an error that `crate::error`
-/// turns into the quiet exit code 141, as `sim`'s does.
-pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    // A closed pipe is an error too: `crate::error` turns it into the quiet exit code 141.
-    out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
-    Ok(())
 }
 
 /// Runs `host inspect`.

@@ -6,7 +6,7 @@ use ticklab_host::probe::coarse_staleness;
 
 use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::input_error;
-use crate::host_probe_cmd::emit;
+use crate::output::emit;
 
 /// `host staleness` arguments.
 #[derive(Debug, Args)]

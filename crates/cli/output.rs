@@ -76,6 +76,14 @@ pub(crate) fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Writes a command's whole output to stdout. A closed pipe (`| head`) comes back as an error,
+/// which `crate::error` turns into the quiet exit code 141, as `sim`'s does.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
+    Ok(())
+}
+
 /// Streams the output of `fill` to the file a flag named (see the module docs).
 pub(crate) fn write_with(
     flag: &str,

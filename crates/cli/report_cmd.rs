@@ -196,7 +196,7 @@ pub(crate) fn plot(a: &PlotArgs) -> anyhow::Result<()> {
                 plot::sweep::figure(rows, metric, &x).map_err(|e| input_error(e.to_string()))?;
             return match &a.output {
                 Some(path) => write("-o", path, &figure.svg),
-                None => crate::host_probe_cmd::emit(&figure.svg),
+                None => crate::output::emit(&figure.svg),
             };
         }
     };

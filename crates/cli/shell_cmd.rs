@@ -18,7 +18,7 @@ pub(crate) struct CompletionsArgs {
 pub(crate) fn completions(a: &CompletionsArgs, mut cmd: Command) -> anyhow::Result<()> {
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "ticklab", &mut out);
-    crate::host_probe_cmd::emit(&String::from_utf8_lossy(&out))
+    crate::output::emit(&String::from_utf8_lossy(&out))
 }
 
 /// `ticklab man` arguments.
@@ -56,7 +56,7 @@ pub(crate) fn man(a: &ManArgs, cmd: Command) -> anyhow::Result<()> {
     let page = crate::man_pages::find(&root, &a.page).map_err(crate::error::input_error)?;
     let mut out = Vec::new();
     crate::man_pages::render(page, &a.page.join(" "), &mut out)?;
-    crate::host_probe_cmd::emit(&String::from_utf8_lossy(&out))
+    crate::output::emit(&String::from_utf8_lossy(&out))
 }
 
 /// The documents `ticklab json-schema` describes.
@@ -93,5 +93,5 @@ pub(crate) struct JsonSchemaArgs {
 
 /// Prints the JSON Schema of a document (pretty JSON, one trailing newline).
 pub(crate) fn json_schema(a: &JsonSchemaArgs) -> anyhow::Result<()> {
-    crate::host_probe_cmd::emit(&(serde_json::to_string_pretty(&a.kind.schema())? + "\n"))
+    crate::output::emit(&(serde_json::to_string_pretty(&a.kind.schema())? + "\n"))
 }

@@ -248,7 +248,7 @@ pub(crate) fn merge(a: &MergeArgs) -> anyhow::Result<()> {
 /// Reads a sweep file (TOML), or standard input for `-`, within the scenario loader's size
 /// limit; errors name the file.
 pub(crate) fn read_input(path: &Path) -> anyhow::Result<String> {
-    let limit = ticklab_schema::validate::MAX_SCENARIO_BYTES;
+    let limit = ticklab_schema::scenario::MAX_SCENARIO_BYTES;
     let (shown, read) = if path.as_os_str() == "-" {
         (
             "standard input".to_string(),
@@ -301,6 +301,6 @@ fn write_out(o: &SweepOutput, rows: &[SweepRow]) -> anyhow::Result<()> {
     };
     match &o.output {
         Some(path) => crate::output::write_file("-o", path, text.as_bytes()),
-        None => crate::host_probe_cmd::emit(&text),
+        None => crate::output::emit(&text),
     }
 }

@@ -147,7 +147,7 @@ pub(crate) fn vm_build(a: &BuildArgs) -> anyhow::Result<()> {
             options,
             key,
         } => {
-            return crate::vm_cmd::emit(&format!(
+            return crate::output::emit(&format!(
                 "check: {} patch(es) apply to {source}; all {options} fragment lines survive \
                  make olddefconfig (key {})\n",
                 req.patches.len(),
@@ -170,9 +170,9 @@ pub(crate) fn vm_build(a: &BuildArgs) -> anyhow::Result<()> {
     };
     let m = &kernel.manifest;
     if a.json {
-        return crate::vm_cmd::emit(&(serde_json::to_string_pretty(m)? + "\n"));
+        return crate::output::emit(&(serde_json::to_string_pretty(m)? + "\n"));
     }
-    crate::vm_cmd::emit(&format!(
+    crate::output::emit(&format!(
         "{}  {}  {}\n",
         m.name,
         &m.key[..SHORT_KEY],
@@ -192,7 +192,7 @@ pub(crate) fn vm_kernels(a: &KernelsArgs) -> anyhow::Result<()> {
     let all = cache.list();
     if a.json {
         let v: Vec<_> = all.iter().map(|k| &k.manifest).collect();
-        return crate::vm_cmd::emit(&(serde_json::to_string_pretty(&v)? + "\n"));
+        return crate::output::emit(&(serde_json::to_string_pretty(&v)? + "\n"));
     }
     if all.is_empty() {
         eprintln!(
@@ -223,5 +223,5 @@ pub(crate) fn vm_kernels(a: &KernelsArgs) -> anyhow::Result<()> {
             }
         );
     }
-    crate::vm_cmd::emit(&s)
+    crate::output::emit(&s)
 }

@@ -2,7 +2,6 @@
 //! and the twin of that guest beside it. The work is in `ticklab-vm`; this module reads the
 //! flags (bad input → exit code 2 before anything boots), runs the twin, and prints.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use ticklab_vm::{
 
 use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::{input_error, library_error};
+use crate::output::emit;
 
 /// `ticklab vm` arguments: one boot; a subcommand compares or tabulates.
 #[derive(Debug, Args)]
@@ -233,13 +233,6 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
 
 fn duration_word(d: DurationArg) -> String {
     format!("{}ms", d.ns().div_ceil(1_000_000))
-}
-
-pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
 }
 
 /// Runs `ticklab vm` (and dispatches its subcommands).

@@ -26,8 +26,8 @@
 //! grammar of a given release. Both take the CPU count the kernel uses as `nbits`
 //! (`nr_cpu_ids`); `u32::MAX` means "not known" (see [`UNKNOWN_CPU_LIMIT`]).
 
-use crate::ctype::is_space;
 use crate::cpuset::CpuSet;
+use crate::ctype::is_space;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -37,8 +37,8 @@
 //!   `isolcpus=` are kept in line order in [`KernelCmdline::housekeeping`], because the kernel's
 //!   housekeeping setup compares a second one with the first).
 
-use crate::ctype::is_space;
 use crate::cpulist::{CpulistErrno, CpulistGrammar, parse_cpulist_as};
+use crate::ctype::is_space;
 use crate::params::{
     CpulistArg, HousekeepingArg, IdleOverride, IsolcpusArg, IsolcpusFlag, KernelCmdline,
     RcuNocbsArg, RepeatedParam,

@@ -360,7 +360,7 @@ pub(crate) mod tests {
                 },
                 first_fliers: if jitter_us > 5.0 { vec![3, 9] } else { vec![] },
                 last_flier: (jitter_us > 5.0).then_some(1_900),
-                wakeup: Some(ticklab_schema::frames::WakeupRow {
+                wakeup: Some(ticklab_schema::report::WakeupRow {
                     min_us: 3.1,
                     max_us: jitter_us + f64::from(cpu),
                     max_frame: 7,

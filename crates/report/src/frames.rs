@@ -281,7 +281,7 @@ mod tests {
     fn wakeup_rows_follow_the_jitter_layout() {
         let mut g = group();
         assert_eq!(wakeup_table(&g), "");
-        g.rows[0].wakeup = Some(ticklab_schema::frames::WakeupRow {
+        g.rows[0].wakeup = Some(ticklab_schema::report::WakeupRow {
             min_us: 1.20312,
             max_us: 6.409,
             max_frame: 2041,

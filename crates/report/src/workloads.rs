@@ -140,8 +140,8 @@ pub fn sim_report(title: &str, r: &Report) -> String {
 mod tests {
     use super::*;
     use crate::cpu::tests::twin_report;
-    use ticklab_schema::frames::WakeupRow;
     use ticklab_schema::histogram::CpuHistograms;
+    use ticklab_schema::report::WakeupRow;
     use ticklab_schema::report::{FrameGroupReport, FrameRow, SyscallBreakdown};
 
     /// A guest's twin report (no power model) with a frame group that kept 12-bucket

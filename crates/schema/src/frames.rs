@@ -7,9 +7,6 @@
 //! frames (0, 0.5 s and 1 s) and an empty window none. For a window that is a whole number of
 //! frame periods this is `FREQ × d`, the count the published E2 tables use.
 
-use crate::report::FrameRowStats;
-use serde::{Deserialize, Serialize};
-
 /// The start times of one frame group.
 ///
 /// Invariant: `integral_hz == Some(f)` exactly when the frequency is the whole number `f ≥ 1`;
@@ -105,77 +102,6 @@ impl FrameTiming {
     }
 }
 
-/// Wake-up latency of one worker over its frames (µs): the columns beside the jitter table.
-///
-/// Overruns and fliers are counted as the jitter table counts them, on the wake-up latency:
-/// an overrun is a frame whose worker started running after the next frame's start (a whole
-/// period late, the case cyclictest's loop skips), a flier one woken more than the flier
-/// threshold after its start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct WakeupRow {
-    /// Smallest wake-up latency.
-    pub min_us: f64,
-    /// Largest wake-up latency.
-    pub max_us: f64,
-    /// Frame index of the largest.
-    pub max_frame: u64,
-    /// Mean.
-    pub avg_us: f64,
-    /// Population standard deviation.
-    pub sigma_us: f64,
-    /// Frames whose worker started running after the next frame's start.
-    #[serde(default)]
-    pub overruns: u64,
-    /// Index of the last such frame.
-    #[serde(default)]
-    pub last_overrun: u64,
-    /// Frames woken more than the flier threshold after their start.
-    #[serde(default)]
-    pub fliers: u64,
-    /// First five flier frame indices.
-    #[serde(default)]
-    pub first_fliers: Vec<u64>,
-    /// Last flier frame index.
-    #[serde(default)]
-    pub last_flier: Option<u64>,
-}
-
-/// Running wake-up latency statistics of one worker: the frame-row statistics of the
-/// schema ([`FrameRowStats`], exact integer sums), with overruns and fliers of the wake-up
-/// latency ([`WakeupRow`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct WakeupRowStats(FrameRowStats);
-
-impl WakeupRowStats {
-    /// Folds in frame `k` woken `wakeup_ns` after its programmed start; `overrun` when the
-    /// worker started running after the next frame's start; a flier when `wakeup_ns` is
-    /// strictly above `flier_ns`.
-    #[inline]
-    pub fn record(&mut self, k: u64, wakeup_ns: i64, overrun: bool, flier_ns: i64) {
-        self.0.record(k, wakeup_ns, overrun, flier_ns);
-    }
-
-    /// The row (µs); `None` before the first frame.
-    pub fn row(&self) -> Option<WakeupRow> {
-        if self.0.frames == 0 {
-            return None;
-        }
-        let r = self.0.row(0);
-        Some(WakeupRow {
-            min_us: r.min_us,
-            max_us: r.max_us,
-            max_frame: r.max_frame,
-            avg_us: r.avg_us,
-            sigma_us: r.sigma_us,
-            overruns: r.overruns,
-            last_overrun: r.last_overrun,
-            fliers: r.fliers,
-            first_fliers: r.first_fliers,
-            last_flier: r.last_flier,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,30 +125,6 @@ mod tests {
             };
             assert_eq!((t.wakeup_ns(), t.jitter_ns(u)), (w, j));
         }
-    }
-
-    #[test]
-    fn wakeup_rows() {
-        let mut w = WakeupRowStats::default();
-        assert_eq!(w.row(), None);
-        // (wakeup ns, overrun): a 4 µs flier threshold.
-        for (k, (ns, over)) in [(2_000i64, false), (5_000, true), (2_000, false)]
-            .into_iter()
-            .enumerate()
-        {
-            w.record(k as u64, ns, over, 4_000);
-        }
-        let r = w.row().unwrap();
-        assert_eq!(
-            (r.min_us, r.max_us, r.max_frame, r.avg_us),
-            (2.0, 5.0, 1, 3.0)
-        );
-        assert_eq!((r.overruns, r.last_overrun), (1, 1));
-        assert_eq!(
-            (r.fliers, r.first_fliers.as_slice(), r.last_flier),
-            (1, &[1u64][..], Some(1))
-        );
-        assert!((r.sigma_us - 2f64.sqrt()).abs() < 1e-9);
     }
 
     #[test]

@@ -20,7 +20,8 @@ use crate::scenario::TimerKind;
 mod frame_table;
 pub use frame_table::{
     FIRST_FLIERS, FrameGroupReport, FrameRow, FrameRowStats, HistogramBucket,
-    JITTER_BUCKET_EDGES_NS, Percentiles, jitter_histogram, within_extremes,
+    JITTER_BUCKET_EDGES_NS, Percentiles, WakeupRow, WakeupRowStats, jitter_histogram,
+    within_extremes,
 };
 
 /// Version of the JSON report schema. Adding optional fields keeps the version; renaming or

@@ -219,6 +219,11 @@ pub fn tick_nsec(hz: u32) -> u64 {
 /// The `CONFIG_HZ` values a kernel can be built with (the choices `kernel/Kconfig.hz` offers).
 pub const CONFIG_HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
 
+/// Largest scenario file read (bytes). The largest file ticklab writes (`host calibrate` on a
+/// 256-CPU machine, one background source per CPU) is far below it; anything bigger is not a
+/// scenario, and `--scenario /dev/zero` must not read until memory runs out.
+pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
+
 /// Checks that `hz` is one of [`CONFIG_HZ_CHOICES`]; the error names the value and the
 /// choices.
 pub fn check_hz(hz: u32) -> Result<u32, String> {
@@ -465,10 +470,10 @@ impl Scenario {
     }
 
     /// Reads and parses a scenario file, or standard input for `-` (at most
-    /// [`MAX_SCENARIO_BYTES`](crate::validate::MAX_SCENARIO_BYTES), so that `/dev/zero` or a
+    /// [`MAX_SCENARIO_BYTES`], so that `/dev/zero` or a
     /// log given by mistake is refused rather than read until memory runs out).
     pub fn load(path: &str) -> Result<Scenario, ScenarioError> {
-        let limit = crate::validate::MAX_SCENARIO_BYTES;
+        let limit = MAX_SCENARIO_BYTES;
         let err = |what: String| ScenarioError {
             origin: path.to_string(),
             what,

@@ -25,11 +25,6 @@ use crate::scenario::{BackgroundSource, Scenario, check_hz};
 use crate::workload::TaskGroup;
 use std::fmt;
 
-/// Largest scenario file read (bytes). The largest file ticklab writes (`host calibrate` on a
-/// 256-CPU machine, one background source per CPU) is far below it; anything bigger is not a
-/// scenario, and `--scenario /dev/zero` must not read until memory runs out.
-pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
-
 /// Most logical CPUs a machine may have: the twin's event queue packs a CPU number in 12 bits
 /// (`ticklab_twin::engine::CPU_BITS`), which is also half of x86-64's `MAXSMP` limit of 8192.
 pub const MAX_CPUS: u32 = 4096;

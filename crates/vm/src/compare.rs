@@ -338,7 +338,7 @@ fn ipi_per_s(c: &ticklab_schema::report::CpuReport, seconds: f64) -> Option<f64>
 #[derive(Debug, Clone)]
 pub struct BootPoint<'a> {
     /// The guest kernel's build options.
-    pub config: &'a crate::KernelConfig,
+    pub config: &'a crate::kconfig::KernelConfig,
     /// The user's boot line.
     pub cmdline: &'a str,
     /// vCPUs.
@@ -419,7 +419,7 @@ pub fn with_twin(
 /// what the twin refused.
 pub fn retwin(
     c: CompareRecord,
-    kernel: &crate::KernelConfig,
+    kernel: &crate::kconfig::KernelConfig,
     twin: ticklab_host::calibrate::Simulator<'_>,
 ) -> Result<CompareRecord, String> {
     let v = &c.comparison;

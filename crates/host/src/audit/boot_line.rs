@@ -2,8 +2,8 @@
 //! built with what the line asks for, the CPUs are `nohz_full`, the `isolcpus=` flags, and
 //! RCU callback offloading.
 
+use super::check::{Check, Status};
 use super::host::AuditHost;
-use super::{Check, Status};
 use crate::probe::Probe;
 use ticklab_cmdline::{CpuSet, IsolcpusFlag, RcuNocbsArg};
 

@@ -2,7 +2,7 @@
 //! the build configuration, the boot line, the `nohz_full` and `isolated` sets, and the tasks
 //! (kernel threads and their allowed CPUs).
 
-use super::AuditError;
+use super::check::AuditError;
 use crate::probe::inspect::probes::{kconfig, kernel_info};
 use crate::probe::{HostRoot, Probe};
 use crate::procfs::Kconfig;

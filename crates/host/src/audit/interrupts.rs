@@ -3,8 +3,8 @@
 //! managed IRQs whose affinity the kernel owns (only `isolcpus=managed_irq` moves them).
 
 use super::boot_line::cpus_or_none;
+use super::check::{Check, Status};
 use super::host::{AuditHost, read_cpulist, read_cpumask};
-use super::{Check, Status};
 use crate::probe::Probe;
 use ticklab_cmdline::CpuSet;
 

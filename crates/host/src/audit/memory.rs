@@ -2,8 +2,8 @@
 //! (compaction and khugepaged collapsing pages under a task) and the `vmstat` update
 //! interval (the per-CPU statistics folded by a work item).
 
+use super::check::{Check, Status};
 use super::host::{AuditHost, read_int};
-use super::{Check, Status};
 use crate::probe::Probe;
 
 /// The bracketed choice of a sysfs selector (`always [madvise] never` → `madvise`).

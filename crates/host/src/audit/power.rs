@@ -1,8 +1,8 @@
 //! Checks of power management on the audited CPUs: the cpufreq governor, `intel_pstate`,
 //! C-state limits, and the PM QoS limit held on `/dev/cpu_dma_latency`.
 
+use super::check::{Check, Status};
 use super::host::AuditHost;
-use super::{Check, Status};
 use crate::probe::Probe;
 use crate::procfs::read_cpuidle;
 use ticklab_cmdline::IdleOverride;

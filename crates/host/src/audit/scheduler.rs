@@ -2,8 +2,8 @@
 //! allowed there, the unbound workqueue cpumask, and SMT siblings shared with housekeeping.
 
 use super::boot_line::cpus_or_none;
+use super::check::{Check, Status};
 use super::host::{AuditHost, read_cpulist, read_cpumask, read_int};
-use super::{Check, Status};
 use crate::probe::Probe;
 use crate::probe::tracefs::cpumask_hex;
 use ticklab_cmdline::CpuSet;

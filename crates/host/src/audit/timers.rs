@@ -2,8 +2,8 @@
 //! detector's NMI, and the soft lockup detector's hrtimer (`watchdog_cpumask`).
 
 use super::boot_line::cpus_or_none;
+use super::check::{Check, Status};
 use super::host::{AuditHost, read_cpulist, read_int};
-use super::{Check, Status};
 use crate::probe::Probe;
 
 /// `timer_migration`: unpinned timers armed on an idle or isolated CPU may be moved to a

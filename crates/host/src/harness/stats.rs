@@ -21,8 +21,8 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use ticklab_schema::frames::WakeupRowStats;
 use ticklab_schema::histogram::CpuHistograms;
+use ticklab_schema::report::WakeupRowStats;
 use ticklab_schema::report::{FrameRow, FrameRowStats};
 
 /// What one frame measured, in nanoseconds.

@@ -380,7 +380,7 @@ pub struct CpuJitter {
     pub fliers: u64,
     /// Wake-up latency columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wakeup: Option<crate::frames::WakeupRow>,
+    pub wakeup: Option<crate::report::WakeupRow>,
     /// Longest wait for a shared lock or line, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_lock_wait_us: Option<f64>,

@@ -18,7 +18,7 @@
 //! every point runs every seed, seeds innermost. That order does not depend on the order of
 //! the flags, so a sweep file and the flags that say the same thing give the same sweep.
 
-use super::{ParamKey, SweepParam};
+use super::row::{ParamKey, SweepParam};
 use crate::machine;
 use crate::scenario::{KernelError, Scenario, check_hz};
 use crate::units::parse_duration;

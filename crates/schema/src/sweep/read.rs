@@ -1,7 +1,7 @@
 //! Reading a sweep's JSON lines back into typed rows (`merge`, `plot`, `report`, `sweep
 //! --resume`), line by line within the limits of [`crate::lines`].
 
-use super::SweepRow;
+use super::row::SweepRow;
 use crate::lines::{LinesError, MAX_LINE_BYTES, MAX_LINES_TOTAL_BYTES, for_each_line};
 use std::io::BufRead;
 

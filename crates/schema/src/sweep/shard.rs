@@ -6,7 +6,7 @@
 //! modulo `N`: round-robin, so each shard gets a share of every part of the grid (cheap idle
 //! points and expensive loaded ones alike) and the shards take about as long as each other.
 
-use super::SweepRow;
+use super::row::SweepRow;
 use std::fmt;
 use std::str::FromStr;
 

@@ -41,7 +41,7 @@
 //! hand-off is then not charged to later arrivals). Capacity is four entries per CPU, which
 //! the twin never fills: a CPU spins at one lock at a time.
 
-use super::lock::TransferCost;
+use super::cacheline::TransferCost;
 use crate::engine::Time;
 use std::collections::VecDeque;
 

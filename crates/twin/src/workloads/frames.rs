@@ -18,8 +18,9 @@
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
 use hdrhistogram::Histogram;
-use ticklab_schema::frames::{FrameClock, WakeupRowStats};
+use ticklab_schema::frames::FrameClock;
 use ticklab_schema::histogram::CpuHistograms;
+use ticklab_schema::report::WakeupRowStats;
 use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles, jitter_histogram};
 
 /// Default flier threshold (docs/experiments.md E2: "default 10 µs").

@@ -18,6 +18,7 @@
 //! 6. image, config, log and manifest moved into the cache; the build tree removed.
 
 pub mod cache;
+mod error;
 pub mod fragment;
 pub mod patch;
 pub mod source;
@@ -30,20 +31,9 @@ use std::time::{Duration, Instant};
 use ticklab_cmdline::NohzBuild;
 
 use cache::{BuildInputs, CachedKernel, KernelCache, Manifest, PatchRecord};
+pub use error::BuildError;
 use fragment::ConfigFragment;
 use patch::{ApplyError, PatchFile};
-
-/// Why a build did not produce a kernel.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BuildError {
-    /// What the user gave is wrong: a series with no package, a patch that does not apply, a
-    /// fragment line the source cannot satisfy (exit code 2).
-    #[error("{0}")]
-    Input(String),
-    /// The machine is missing something or a step failed: a tool, space, make (exit code 1).
-    #[error("{0}")]
-    Environment(String),
-}
 
 /// One build request, checked by the caller (the fragment read, the patches read).
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::BuildError;
+use super::error::BuildError;
 
 /// The Debian package holding the source of `series` (`6.1` → `linux-source-6.1`).
 pub fn package_name(series: &str) -> Result<String, BuildError> {

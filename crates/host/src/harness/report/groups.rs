@@ -2,7 +2,22 @@
 //! ping-pong, syscall loop, bsp job) from its threads' outputs, and the warnings a group's
 //! own numbers call for. [`super::assemble`] wires them into the report.
 
-use super::*;
+use ticklab_schema::report::{
+    FrameGroupReport, Percentiles, PingPongReport, SyscallReport, WorkloadResult,
+};
+use ticklab_schema::workload::{TaskGroup, Workload};
+
+use super::super::error::HarnessError;
+use super::super::frames::FrameWorkerOutput;
+use super::super::pingpong::PingPongOutput;
+use super::super::plan::RunConfig;
+use super::super::sample::ExpectedBusy;
+use super::super::stats::{LatencySummary, merged};
+use super::super::stop::Stop;
+use super::super::syscall::SyscallOutput;
+use super::output::{
+    FrameGroupDetails, FrameWorkerDetails, Output, WarningTopic, Warnings, seconds,
+};
 
 /// A hog that never got its thread is not in the group's list.
 pub(super) fn drop_unspawned_hogs(hog_cpus: &mut [Vec<u32>], outputs: &[Vec<(u32, Output)>]) {

@@ -26,7 +26,9 @@
 
 use ticklab_cmdline::HaltpollParams;
 
-use super::{Governor, IdleStateParams, Reflect, SelectInput, Selection, default_poll_limit_ns};
+use super::governor::{
+    Governor, IdleStateParams, Reflect, SelectInput, Selection, default_poll_limit_ns,
+};
 
 /// The poll window after a HALT that blocked for `block_ns`, given the current window.
 pub fn adjust(poll_limit_ns: u64, block_ns: u64, p: &HaltpollParams) -> u64 {

@@ -28,7 +28,9 @@
 //! tick, so [`Selection::stop_tick`] is always true (on a periodic kernel the idle loop ignores
 //! it anyway).
 
-use super::{CPUIDLE_STATE_MAX, Governor, IdleStateParams, Reflect, SelectInput, Selection};
+use super::governor::{
+    CPUIDLE_STATE_MAX, Governor, IdleStateParams, Reflect, SelectInput, Selection,
+};
 
 /// Long stays needed before a promotion.
 pub const PROMOTION_COUNT: u32 = 4;

@@ -39,7 +39,9 @@
 //! [`Teo::reflect`] does it at once (same data, same order). The CPU's utilisation comes from
 //! the caller ([`SelectInput::utilized`]).
 
-use super::{CPUIDLE_STATE_MAX, Governor, IdleStateParams, Reflect, SelectInput, Selection};
+use super::governor::{
+    CPUIDLE_STATE_MAX, Governor, IdleStateParams, Reflect, SelectInput, Selection,
+};
 
 /// Added to a metric when it grows.
 pub const PULSE: u32 = 1024;

@@ -47,7 +47,7 @@ pub use correction::{
 };
 pub use interval::{INTERVALS, TYPICAL_MAX_VARIANCE_US2, typical_interval_us};
 
-use super::{Governor, IdleStateParams, Reflect, SelectInput, Selection};
+use super::governor::{Governor, IdleStateParams, Reflect, SelectInput, Selection};
 use interval::History;
 
 /// Per-CPU state of the menu governor.
