@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::scenario::{CONFIG_HZ_CHOICES, check_hz};
-use ticklab_schema::units::parse_cli_duration;
+use ticklab_schema::units::{DurationError, parse_cli_duration};
 
 /// A duration given on the command line (`10s`, `500ms`, `250us`, `2m`, `1h`, `1h30m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,12 +36,12 @@ impl DurationArg {
 /// The `value_parser` of every duration flag: [`ticklab_schema::units::parse_cli_duration`],
 /// the project's one duration parser with a bare number read as seconds (`-D 10`, as
 /// cyclictest and rtla read it); more than zero, at most a week.
-pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, String> {
+pub(crate) fn parse_duration_arg(s: &str) -> Result<DurationArg, DurationError> {
     parse_cli_duration(s).map(|ns| DurationArg { ns })
 }
 
 /// The `value_parser` of `--warmup`: a duration that may be `0s` (or `0`).
-pub(crate) fn parse_warmup_arg(s: &str) -> Result<DurationArg, String> {
+pub(crate) fn parse_warmup_arg(s: &str) -> Result<DurationArg, DurationError> {
     ticklab_schema::units::parse_cli_warmup(s).map(|ns| DurationArg { ns })
 }
 

@@ -71,9 +71,9 @@ pub(crate) struct NoiseArgs {
 fn parse_threshold(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let ns = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        parse_duration(&format!("{t}us"))?
+        parse_duration(&format!("{t}us")).map_err(|e| e.to_string())?
     } else {
-        parse_duration(t)?
+        parse_duration(t).map_err(|e| e.to_string())?
     };
     if ns > 1_000_000_000 {
         return Err(format!("{s}: expected at most 1s"));

@@ -28,14 +28,38 @@ pub const MAX_HISTOGRAM_US: u32 = 10_000_000;
 /// The bucket count when `--histogram` is given without a value.
 pub const DEFAULT_HISTOGRAM_US: u32 = 1_000;
 
+/// Why a histogram's size or a stored histogram was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistogramError {
+    /// A bucket count outside 1 ..= [`MAX_HISTOGRAM_US`].
+    #[error("{0} buckets: expected 1 to {MAX_HISTOGRAM_US} (one per microsecond)")]
+    Buckets(u32),
+    /// The run's frame workers would hold more than [`MAX_HISTOGRAM_TOTAL_BUCKETS`] together.
+    #[error(
+        "{workers} frame workers × 2 histograms × {max_us} buckets is {} buckets, above the \
+         limit of {MAX_HISTOGRAM_TOTAL_BUCKETS} ({} MiB of counts); give at most \
+         --histogram={} for {workers} workers",
+        u64::from(*max_us) * 2 * *workers as u64,
+        (MAX_HISTOGRAM_TOTAL_BUCKETS * 8) >> 20,
+        MAX_HISTOGRAM_TOTAL_BUCKETS / (2 * *workers as u64).max(1)
+    )]
+    TooManyBuckets {
+        /// Buckets per histogram.
+        max_us: u32,
+        /// Frame workers of the run.
+        workers: usize,
+    },
+    /// A stored histogram (JSON) that does not hold together.
+    #[error("histogram: {0}")]
+    Record(String),
+}
+
 /// Checks a `--histogram` value: 1 ..= [`MAX_HISTOGRAM_US`] buckets.
-pub fn check_histogram_us(max_us: u32) -> Result<u32, String> {
+pub fn check_histogram_us(max_us: u32) -> Result<u32, HistogramError> {
     if (1..=MAX_HISTOGRAM_US).contains(&max_us) {
         Ok(max_us)
     } else {
-        Err(format!(
-            "{max_us} buckets: expected 1 to {MAX_HISTOGRAM_US} (one per microsecond)"
-        ))
+        Err(HistogramError::Buckets(max_us))
     }
 }
 
@@ -46,18 +70,12 @@ pub const MAX_HISTOGRAM_TOTAL_BUCKETS: u64 = 1 << 25;
 
 /// Checks that `workers` frame workers, each with two histograms of `max_us` buckets, stay
 /// within [`MAX_HISTOGRAM_TOTAL_BUCKETS`] (`--histogram=10000000` on 64 CPUs asked for 10 GB).
-pub fn check_histogram_total(max_us: u32, workers: usize) -> Result<(), String> {
+pub fn check_histogram_total(max_us: u32, workers: usize) -> Result<(), HistogramError> {
     let total = u64::from(max_us) * 2 * workers as u64;
     if total <= MAX_HISTOGRAM_TOTAL_BUCKETS {
         return Ok(());
     }
-    let most = MAX_HISTOGRAM_TOTAL_BUCKETS / (2 * workers as u64).max(1);
-    Err(format!(
-        "{workers} frame workers × 2 histograms × {max_us} buckets is {total} buckets, above \
-         the limit of {MAX_HISTOGRAM_TOTAL_BUCKETS} ({} MiB of counts); give at most \
-         --histogram={most} for {workers} workers",
-        (MAX_HISTOGRAM_TOTAL_BUCKETS * 8) >> 20
-    ))
+    Err(HistogramError::TooManyBuckets { max_us, workers })
 }
 
 /// A latency histogram of 1 µs buckets (see the module docs).
@@ -214,26 +232,27 @@ impl From<LatencyHistogram> for HistogramRecord {
 }
 
 impl TryFrom<HistogramRecord> for LatencyHistogram {
-    type Error = String;
+    type Error = HistogramError;
 
-    fn try_from(r: HistogramRecord) -> Result<LatencyHistogram, String> {
-        check_histogram_us(r.max_us).map_err(|e| format!("histogram max_us: {e}"))?;
+    fn try_from(r: HistogramRecord) -> Result<LatencyHistogram, HistogramError> {
+        let bad = HistogramError::Record;
+        check_histogram_us(r.max_us).map_err(|e| bad(format!("max_us: {e}")))?;
         let mut counts = vec![0u64; r.max_us as usize];
         for (us, c) in r.buckets {
-            *counts.get_mut(us as usize).ok_or_else(|| {
-                format!("histogram bucket {us} us: beyond max_us {}", r.max_us)
-            })? += c;
+            *counts
+                .get_mut(us as usize)
+                .ok_or_else(|| bad(format!("bucket {us} us: beyond max_us {}", r.max_us)))? += c;
         }
         let sum_ns: i128 = r
             .sum_ns
             .parse()
-            .map_err(|e| format!("histogram sum_ns {:?}: {e}", r.sum_ns))?;
+            .map_err(|e| bad(format!("sum_ns {:?}: {e}", r.sum_ns)))?;
         if counts.iter().sum::<u64>() + r.overflows != r.samples {
-            return Err(format!(
-                "histogram: buckets and overflows add up to {}, not {} samples",
+            return Err(bad(format!(
+                "buckets and overflows add up to {}, not {} samples",
                 counts.iter().sum::<u64>() + r.overflows,
                 r.samples
-            ));
+            )));
         }
         Ok(LatencyHistogram {
             counts,
@@ -299,7 +318,7 @@ mod tests {
             );
         }
         let e = check_histogram_total(MAX_HISTOGRAM_US, 64).unwrap_err();
-        assert!(e.contains("--histogram=262144"), "{e}");
+        assert!(e.to_string().contains("--histogram=262144"), "{e}");
     }
 
     #[test]

@@ -106,6 +106,30 @@ pub struct TraceWindow {
     pub end_ns: Option<u64>,
 }
 
+/// Why a `--trace-window` was refused: the text as given and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("trace window {input:?}: {kind}")]
+pub struct TraceWindowError {
+    /// The text as given.
+    pub input: String,
+    /// What is wrong with it.
+    pub kind: TraceWindowErrorKind,
+}
+
+/// What is wrong with a refused trace window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceWindowErrorKind {
+    /// No `..` between the two ends.
+    #[error("expected START..END such as 2s..3s")]
+    NoRange,
+    /// One end is not a duration.
+    #[error("{0}")]
+    Side(crate::units::DurationError),
+    /// The end is not after the start.
+    #[error("the end must be after the start")]
+    EndNotAfterStart,
+}
+
 impl TraceWindow {
     /// The whole run.
     pub const WHOLE: TraceWindow = TraceWindow {
@@ -115,13 +139,15 @@ impl TraceWindow {
 
     /// Parses `START..END` (`2s..3s`, `..500ms`, `1s..`), each side a duration of
     /// [`crate::units::parse_duration`] (or `0`), END after START.
-    pub fn parse(s: &str) -> Result<TraceWindow, String> {
-        let Some((a, b)) = s.split_once("..") else {
-            return Err(format!(
-                "trace window {s:?}: expected START..END such as 2s..3s"
-            ));
+    pub fn parse(s: &str) -> Result<TraceWindow, TraceWindowError> {
+        let refuse = |kind| TraceWindowError {
+            input: s.to_string(),
+            kind,
         };
-        let side = |x: &str| -> Result<Option<u64>, String> {
+        let Some((a, b)) = s.split_once("..") else {
+            return Err(refuse(TraceWindowErrorKind::NoRange));
+        };
+        let side = |x: &str| -> Result<Option<u64>, TraceWindowError> {
             match x.trim() {
                 "" => Ok(None),
                 "0" => Ok(Some(0)),
@@ -138,7 +164,7 @@ impl TraceWindow {
                     }
                     crate::units::parse_duration(t)
                         .map(Some)
-                        .map_err(|e| format!("trace window {s:?}: {e}"))
+                        .map_err(|e| refuse(TraceWindowErrorKind::Side(e)))
                 }
             }
         };
@@ -147,9 +173,7 @@ impl TraceWindow {
         if let Some(e) = end_ns
             && e <= start_ns
         {
-            return Err(format!(
-                "trace window {s:?}: the end must be after the start"
-            ));
+            return Err(refuse(TraceWindowErrorKind::EndNotAfterStart));
         }
         Ok(TraceWindow { start_ns, end_ns })
     }

@@ -1,76 +1,113 @@
 //! Small unit parsers shared by the CLI, scenario files and the host lab.
 
+/// Why a duration was refused: the text as the user wrote it, and what is wrong with it.
+///
+/// Its `Display` names the input (`duration "10x": unknown unit "x" (expected ...)`); a bare
+/// number read as seconds on the command line says so (`"0" (seconds)`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("duration {input:?}{}: {kind}", if *.bare_seconds { " (seconds)" } else { "" })]
+pub struct DurationError {
+    /// The text as given.
+    pub input: String,
+    /// Whether it was a bare number that the command line read as seconds.
+    pub bare_seconds: bool,
+    /// What is wrong with it.
+    pub kind: DurationErrorKind,
+}
+
+/// What is wrong with a refused duration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationErrorKind {
+    /// Empty, or a part that is not a number followed by a unit.
+    #[error("expected a number with a unit like 10s, 500ms, 2m or 1h30m")]
+    NotANumber,
+    /// A unit that is not one of ns, us, ms, s, m, h.
+    #[error("unknown unit {0:?} (expected ns, us, ms, s, m or h)")]
+    UnknownUnit(String),
+    /// Parts not from the largest unit to the smallest, or a unit twice.
+    #[error("give the parts from the largest unit to the smallest, each once (like 1h30m)")]
+    PartsOutOfOrder,
+    /// Zero (or negative) where a length must be positive.
+    #[error("must be longer than zero")]
+    NotPositive,
+    /// Above zero but below one nanosecond.
+    #[error("below a nanosecond; give 0s for no warm-up")]
+    BelowNanosecond,
+    /// Longer than the longest run ticklab accepts.
+    #[error("at most a week")]
+    OverAWeek,
+}
+
 /// Parses a duration such as `10s`, `500ms`, `250us`, `100ns`, `2m` or `1h` into nanoseconds,
 /// or a compound one such as `1h30m`, `2m30s` or `1s500ms` (parts from the largest unit to the
 /// smallest, each unit once). Fractions are allowed (`1.5s`); the unit is required, so `10` is
 /// never silently read as ten seconds or ten minutes. This is the one duration parser of the
 /// project: the CLI, scenario files, sweep grids and the host lab all use it.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub fn parse_duration(s: &str) -> Result<u64, DurationError> {
     parse_duration_from(s, 1.0)
 }
 
 /// A duration given on the command line: [`parse_duration`], except that a bare number
 /// (`10`, `2.5`) means seconds, as cyclictest's and rtla's `-D` read it. Scenario files and
 /// sweep grids keep [`parse_duration`], where a unit is required.
-pub fn parse_cli_duration(s: &str) -> Result<u64, String> {
-    parse_duration(&bare_seconds(s)).map_err(|e| as_given(e, s))
+pub fn parse_cli_duration(s: &str) -> Result<u64, DurationError> {
+    with_bare_seconds(s, parse_duration)
 }
 
 /// [`parse_warmup`] on the command line: a bare number means seconds (`0` is no warm-up).
-pub fn parse_cli_warmup(s: &str) -> Result<u64, String> {
-    parse_warmup(&bare_seconds(s)).map_err(|e| as_given(e, s))
+pub fn parse_cli_warmup(s: &str) -> Result<u64, DurationError> {
+    with_bare_seconds(s, parse_warmup)
 }
 
-/// An error of [`parse_duration`] on `bare_seconds(s)`, naming `s` as the user wrote it.
-fn as_given(e: String, s: &str) -> String {
-    match bare_seconds(s) {
-        std::borrow::Cow::Owned(with_unit) => {
-            e.replacen(&format!("{with_unit:?}"), &format!("{s:?} (seconds)"), 1)
-        }
-        std::borrow::Cow::Borrowed(_) => e,
-    }
-}
-
-/// `s` with an `s` appended when it is a bare number (digits and at most one `.`, after
-/// trimming); anything else unchanged, so that its errors name it as given.
-fn bare_seconds(s: &str) -> std::borrow::Cow<'_, str> {
+/// Runs `parse` on `s`, or on `s` with an `s` appended when it is a bare number (digits and
+/// at most one `.`, after trimming); a refusal names `s` as the user wrote it.
+fn with_bare_seconds(
+    s: &str,
+    parse: fn(&str) -> Result<u64, DurationError>,
+) -> Result<u64, DurationError> {
     let t = s.trim();
     let bare = !t.is_empty()
         && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         && t.bytes().filter(|&b| b == b'.').count() <= 1
         && t.bytes().any(|b| b.is_ascii_digit());
-    if bare {
-        std::borrow::Cow::Owned(format!("{t}s"))
-    } else {
-        std::borrow::Cow::Borrowed(s)
+    if !bare {
+        return parse(s);
     }
+    parse(&format!("{t}s")).map_err(|e| DurationError {
+        input: s.to_string(),
+        bare_seconds: true,
+        kind: e.kind,
+    })
 }
 
 /// [`parse_duration`] for a length that may be zero (`0s`, `0ms`): a run's warm-up, which
 /// `docs/validation.md` allows to be empty.
-pub fn parse_warmup(s: &str) -> Result<u64, String> {
+pub fn parse_warmup(s: &str) -> Result<u64, DurationError> {
     parse_duration_from(s, 0.0)
 }
 
 /// The parser of [`parse_duration`], accepting `least` ns and more.
-fn parse_duration_from(s: &str, least: f64) -> Result<u64, String> {
+fn parse_duration_from(s: &str, least: f64) -> Result<u64, DurationError> {
+    let refuse = |kind| DurationError {
+        input: s.to_string(),
+        bare_seconds: false,
+        kind,
+    };
     let t = s.trim();
     let mut rest = t;
     let mut total = 0.0f64;
     let mut last_scale = f64::INFINITY;
     if rest.is_empty() {
-        return Err(format!(
-            "duration {s:?}: expected a number with a unit like 10s, 500ms, 2m or 1h30m"
-        ));
+        return Err(refuse(DurationErrorKind::NotANumber));
     }
     while !rest.is_empty() {
         let split = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
         let (num, after) = rest.split_at(split);
-        let value: f64 = num.parse().map_err(|_| {
-            format!("duration {s:?}: expected a number with a unit like 10s, 500ms, 2m or 1h30m")
-        })?;
+        let value: f64 = num
+            .parse()
+            .map_err(|_| refuse(DurationErrorKind::NotANumber))?;
         let unit_len = after
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .unwrap_or(after.len());
@@ -82,17 +119,12 @@ fn parse_duration_from(s: &str, least: f64) -> Result<u64, String> {
             "ns" => 1.0,
             "m" | "min" => 60e9,
             "h" => 3600e9,
-            _ => {
-                return Err(format!(
-                    "duration {s:?}: unknown unit {unit:?} (expected ns, us, ms, s, m or h)"
-                ));
-            }
+            // A number without its unit (`1h30`): say what a duration looks like.
+            "" => return Err(refuse(DurationErrorKind::NotANumber)),
+            _ => return Err(refuse(DurationErrorKind::UnknownUnit(unit.to_string()))),
         };
         if scale >= last_scale {
-            return Err(format!(
-                "duration {s:?}: give the parts from the largest unit to the smallest, each \
-                 once (like 1h30m)"
-            ));
+            return Err(refuse(DurationErrorKind::PartsOutOfOrder));
         }
         last_scale = scale;
         total += value * scale;
@@ -100,15 +132,13 @@ fn parse_duration_from(s: &str, least: f64) -> Result<u64, String> {
     }
     let ns = total;
     if !(ns.is_finite() && ns >= least) {
-        return Err(format!("duration {s:?}: must be longer than zero"));
+        return Err(refuse(DurationErrorKind::NotPositive));
     }
     if least == 0.0 && ns > 0.0 && ns < 1.0 {
-        return Err(format!(
-            "duration {s:?}: below a nanosecond; give 0s for no warm-up"
-        ));
+        return Err(refuse(DurationErrorKind::BelowNanosecond));
     }
     if ns > 7.0 * 24.0 * 3600e9 {
-        return Err(format!("duration {s:?}: at most a week"));
+        return Err(refuse(DurationErrorKind::OverAWeek));
     }
     Ok(ns.round() as u64)
 }
@@ -182,7 +212,11 @@ mod tests {
             if want.is_none() {
                 // A refusal names the input as given.
                 let e = parse_duration(input).unwrap_err();
-                assert!(e.contains(&format!("{input:?}")), "{input:?}: {e}");
+                assert_eq!(e.input, *input);
+                assert!(
+                    e.to_string().contains(&format!("{input:?}")),
+                    "{input:?}: {e}"
+                );
             }
         }
     }
@@ -211,9 +245,20 @@ mod tests {
         }
         // A refusal names what was given, not the `s` added to it.
         let e = parse_cli_duration("0").unwrap_err();
-        assert!(e.contains("\"0\" (seconds)"), "{e}");
+        assert_eq!(
+            (e.bare_seconds, &e.kind),
+            (true, &DurationErrorKind::NotPositive)
+        );
+        assert_eq!(
+            e.to_string(),
+            "duration \"0\" (seconds): must be longer than zero"
+        );
         let e = parse_cli_duration("1h30").unwrap_err();
-        assert!(e.contains("\"1h30\""), "{e}");
+        assert_eq!(
+            (e.bare_seconds, &e.kind),
+            (false, &DurationErrorKind::NotANumber)
+        );
+        assert!(e.to_string().contains("\"1h30\""), "{e}");
         // Warm-ups may be zero.
         assert_eq!(parse_cli_warmup("0"), Ok(0));
         assert_eq!(parse_cli_warmup("1"), Ok(1_000_000_000));

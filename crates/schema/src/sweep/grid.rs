@@ -386,11 +386,11 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
             Ok(number)
         }
         ParamKey::Duration => {
-            s.run.duration_ns = parse_duration(v)?;
+            s.run.duration_ns = parse_duration(v).map_err(|e| e.to_string())?;
             Ok(Some(s.run.duration_ns as f64 / 1e9))
         }
         ParamKey::Warmup => {
-            s.run.warmup_ns = crate::units::parse_warmup(v)?;
+            s.run.warmup_ns = crate::units::parse_warmup(v).map_err(|e| e.to_string())?;
             Ok(Some(s.run.warmup_ns as f64 / 1e9))
         }
     }
