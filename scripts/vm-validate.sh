@@ -5,6 +5,9 @@
 # ping-pong, syscall and 3-vCPU points of issue 29 (`workload_points`). Each point is one
 # `ticklab vm compare --json` file; `ticklab vm table` renders them (typed, no text scraping)
 # between the markers of docs/vm-validation.md, whose hand-written reasons stay as they are.
+# A point whose always-runnable vCPUs outnumber this host's online CPUs (on 2 cores: the
+# 4-vCPU idle=poll point) is run and shown, but `vm table` marks it "not judged
+# (oversubscribed: ...)" and leaves it out of the judged count (crates/vm/src/oversubscription.rs).
 #
 # Usage: scripts/vm-validate.sh [--quick] [OUTDIR]
 #   --quick   four points only (the CI smoke: .ci/run)

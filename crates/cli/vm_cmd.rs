@@ -363,6 +363,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         kvm_fallback: boot.output.kvm_fallback.clone(),
         wall_s: boot.output.wall_s,
         host_wait: boot.output.host_wait,
+        host_cpus: boot.output.host_cpus,
     };
     let record = with_twin(&point, run, &twin).map_err(input_error)?;
     if a.json {

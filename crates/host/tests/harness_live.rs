@@ -212,6 +212,18 @@ fn an_idle_run_covers_the_requested_window() {
     );
     assert_eq!(out.host_run.requested_duration_ns, 300_000_000);
     assert_eq!(out.host_run.short_window, None);
+    // The coordinator polls every 100 ms and says where each poll woke it: 300 ms hold at
+    // most 3 polls (one more if the first began before the window's start), at least the
+    // one that ends the window, each on a CPU of this run.
+    let wakeups = &out.report.coordinator_wakeups;
+    let polls: u64 = wakeups.iter().map(|w| w.wakeups).sum();
+    assert!((1..=4).contains(&polls), "{wakeups:?}");
+    assert!(
+        wakeups
+            .iter()
+            .all(|w| out.report.cpus.iter().any(|c| c.cpu == w.cpu)),
+        "{wakeups:?}"
+    );
     assert!(
         !out.report.warnings.iter().any(|w| w.contains("unreliable")),
         "{:?}",

@@ -95,6 +95,39 @@ pub struct Report {
     /// that load rather than the workload; the report's warnings say the same in words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contamination: Vec<Contamination>,
+    /// Where the run's coordinator thread woke (host only): after each of its polls it asks
+    /// the kernel which CPU it runs on (`sched_getcpu`), one entry per CPU it woke on, in CPU
+    /// order. Empty in twin reports and in host reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coordinator_wakeups: Vec<CpuWakeups>,
+}
+
+/// How many of a thread's wake-ups ran on one CPU ([`Report::coordinator_wakeups`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CpuWakeups {
+    /// The CPU.
+    pub cpu: u32,
+    /// Wake-ups that found the thread on it.
+    pub wakeups: u64,
+}
+
+/// Counts one wake-up on `cpu` in `rows` (kept in CPU order, a CPU's row made on its first
+/// wake-up): after the CPUs a thread visits have each been seen once, counting allocates
+/// nothing.
+pub fn count_wakeup(rows: &mut Vec<CpuWakeups>, cpu: u32) {
+    match rows.binary_search_by_key(&cpu, |r| r.cpu) {
+        Ok(i) => rows[i].wakeups += 1,
+        Err(i) => rows.insert(i, CpuWakeups { cpu, wakeups: 1 }),
+    }
+    debug_assert!(rows.windows(2).all(|w| w[0].cpu < w[1].cpu), "CPU order");
+}
+
+/// The CPU where most of the wake-ups ran (the lowest number on a tie); `None` for no rows.
+pub fn modal_cpu(rows: &[CpuWakeups]) -> Option<u32> {
+    rows.iter()
+        .filter(|r| r.wakeups > 0)
+        .max_by(|a, b| a.wakeups.cmp(&b.wakeups).then(b.cpu.cmp(&a.cpu)))
+        .map(|r| r.cpu)
 }
 
 /// One CPU's contamination in a measured run ([`Report::contamination`]).
@@ -184,6 +217,7 @@ impl Report {
             noise: None,
             cpu_dma_latency_us: None,
             contamination: Vec::new(),
+            coordinator_wakeups: Vec::new(),
         }
     }
 
@@ -633,5 +667,69 @@ mod tests {
         assert_eq!(r.first_fliers, vec![2, 10, 11, 12, 13]);
         assert_eq!(r.last_flier, Some(19));
         assert_eq!(r.fliers, 11);
+    }
+
+    #[test]
+    fn coordinator_wakeups_count_by_cpu_and_pick_the_commonest() {
+        // (CPUs the wake-ups ran on) -> (rows as (cpu, wakeups), modal CPU)
+        type Case<'a> = (&'a [u32], &'a [(u32, u64)], Option<u32>);
+        let cases: &[Case] = &[
+            (&[], &[], None),
+            (&[2], &[(2, 1)], Some(2)),
+            (&[3, 0, 3, 3, 0], &[(0, 2), (3, 3)], Some(3)),
+            // A tie goes to the lowest CPU number.
+            (&[1, 0, 1, 0], &[(0, 2), (1, 2)], Some(0)),
+            (&[5, 1, 3], &[(1, 1), (3, 1), (5, 1)], Some(1)),
+        ];
+        for (seen, rows, modal) in cases {
+            let mut got = Vec::new();
+            for &cpu in *seen {
+                count_wakeup(&mut got, cpu);
+            }
+            let want: Vec<CpuWakeups> = rows
+                .iter()
+                .map(|&(cpu, wakeups)| CpuWakeups { cpu, wakeups })
+                .collect();
+            assert_eq!(got, want, "{seen:?}");
+            assert_eq!(modal_cpu(&got), *modal, "{seen:?}");
+        }
+    }
+
+    #[test]
+    fn coordinator_wakeups_round_trip_and_old_reports_read_without_them() {
+        let mut r = Report::new(
+            Source::Host {
+                hostname: "h".into(),
+                kernel: "6.1".into(),
+            },
+            "idle",
+            "h",
+            "",
+            250,
+            5,
+        );
+        r.coordinator_wakeups = vec![
+            CpuWakeups {
+                cpu: 2,
+                wakeups: 49,
+            },
+            CpuWakeups { cpu: 3, wakeups: 1 },
+        ];
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.contains(
+                r#""coordinator_wakeups":[{"cpu":2,"wakeups":49},{"cpu":3,"wakeups":1}]"#
+            ),
+            "{text}"
+        );
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        // A report written before the field existed (and every twin report) has no key.
+        r.coordinator_wakeups.clear();
+        let old = serde_json::to_string(&r).unwrap();
+        assert!(!old.contains("coordinator_wakeups"), "{old}");
+        let read: Report = serde_json::from_str(&old).unwrap();
+        assert!(read.coordinator_wakeups.is_empty());
+        assert_eq!(modal_cpu(&read.coordinator_wakeups), None);
     }
 }

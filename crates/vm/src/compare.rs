@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 use ticklab_schema::report::{CpuRole, Report};
 
+use crate::oversubscription::{Oversubscribed, always_runnable_vcpus, oversubscribed};
 use crate::qemu::Accel;
 
 use ticklab_schema::comparison::{Bands, Figure, Row, cpu_rows, loc_band_vm};
@@ -213,12 +214,41 @@ pub struct VmComparison {
     /// ([`Report::contamination`]): the misses of these CPUs are marked as possibly theirs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contamination: Vec<ticklab_schema::report::Contamination>,
+    /// The host's online CPUs when the point ran (`None` in records written before it was
+    /// recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpus: Option<u32>,
+    /// vCPUs that are always runnable under this workload and boot line
+    /// ([`always_runnable_vcpus`](crate::oversubscription::always_runnable_vcpus); `None` in
+    /// records written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runnable_vcpus: Option<u32>,
 }
 
 impl VmComparison {
-    /// Why `c` (a CPU of this point) missed, or `None` when it did not.
+    /// Whether the point's always-runnable vCPUs exceed the host's CPUs: it is then shown
+    /// but not judged ([`crate::oversubscription`]).
+    pub fn oversubscribed(&self) -> Option<Oversubscribed> {
+        oversubscribed(self.runnable_vcpus?, self.host_cpus)
+    }
+
+    /// `c`'s verdict in this point: [`CpuComparison::verdict`], or `None` (not judged) when
+    /// the point is oversubscribed.
+    pub fn verdict(&self, c: &CpuComparison) -> Option<bool> {
+        if self.oversubscribed().is_some() {
+            return None;
+        }
+        c.verdict()
+    }
+
+    /// CPUs of this point that are judged.
+    pub fn judged(&self) -> impl Iterator<Item = &CpuComparison> {
+        self.cpus.iter().filter(|c| self.verdict(c).is_some())
+    }
+
+    /// Why `c` (a CPU of this point) missed, or `None` when it did not (or is not judged).
     pub fn miss_reason(&self, c: &CpuComparison) -> Option<MissReason> {
-        if c.verdict() != Some(false) {
+        if self.verdict(c) != Some(false) {
             return None;
         }
         let starved = self
@@ -243,9 +273,9 @@ impl VmComparison {
         self.contamination.iter().any(|c| c.cpu() == cpu)
     }
 
-    /// CPUs outside their band (LOC/s or IPI/s).
+    /// Judged CPUs outside their band (LOC/s or IPI/s).
     pub fn misses(&self) -> impl Iterator<Item = &CpuComparison> {
-        self.cpus.iter().filter(|c| c.verdict() == Some(false))
+        self.cpus.iter().filter(|c| self.verdict(c) == Some(false))
     }
 }
 
@@ -355,6 +385,15 @@ pub struct BootPoint<'a> {
     pub wall_s: f64,
     /// How long the host kept the guest waiting, when measured.
     pub host_wait: Option<crate::qemu::HostWait>,
+    /// The host's online CPUs when the guest ran, when known.
+    pub host_cpus: Option<u32>,
+}
+
+/// Whether the guest's idle loop polls on this boot line (`idle=poll`); a line the kernel
+/// cannot parse never reaches here (the CLI checks it first) and counts as not polling.
+fn idle_polls(config: &crate::KernelConfig, cmdline: &str, vcpus: u32) -> bool {
+    crate::twin_guest::guest_tick_config(config, cmdline, vcpus)
+        .is_some_and(|c| c.idle == ticklab_cmdline::IdleOverride::Poll)
 }
 
 /// Runs the twin of the guest (`twin`, the binary passes the twin's single entry) and sets
@@ -384,6 +423,12 @@ pub fn with_twin(
         host_wait: p.host_wait,
         refused: None,
         contamination: run.report.contamination.clone(),
+        host_cpus: p.host_cpus,
+        runnable_vcpus: Some(always_runnable_vcpus(
+            p.workload,
+            idle_polls(p.config, p.cmdline, p.vcpus),
+            p.vcpus,
+        )),
     };
     if let Some(why) = crate::twin_guest::refused(p.workload) {
         comparison.refused = Some(why.to_string());
@@ -435,6 +480,7 @@ pub fn retwin(
         kvm_fallback: v.kvm_fallback.clone(),
         wall_s: v.wall_s,
         host_wait: v.host_wait,
+        host_cpus: v.host_cpus,
     };
     with_twin(&point, c.kernel, twin)
 }

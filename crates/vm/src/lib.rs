@@ -15,6 +15,8 @@
 //! * [`twin_guest`] — the twin scenario of a guest boot: its vCPUs, kernel, boot line,
 //!   workload, and only the background that runs in the initramfs.
 //! * [`compare`] — kernel versus twin per CPU, on counts only, with the validation bands.
+//! * [`oversubscription`] — points whose always-runnable vCPUs outnumber the host's CPUs,
+//!   shown but not judged.
 //! * [`render`] — the comparison as text and the validation table as Markdown.
 //! * [`guest`] — one whole boot: work directory, initramfs, QEMU, result.
 //! * [`rtla`] — the noise probe's peer: `rtla osnoise top` read back and set beside
@@ -32,6 +34,7 @@ pub mod guest;
 pub mod initramfs;
 pub mod kbuild;
 pub mod kconfig;
+pub mod oversubscription;
 pub mod qemu;
 pub mod render;
 pub mod rtla;

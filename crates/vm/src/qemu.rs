@@ -104,6 +104,9 @@ pub struct VmOutput {
     /// How long QEMU's threads waited for a host CPU while the probe ran, when it could be
     /// read (see [`HostWait`]).
     pub host_wait: Option<HostWait>,
+    /// The host's online CPUs when the guest ran (`None` when
+    /// `/sys/devices/system/cpu/online` could not be read).
+    pub host_cpus: Option<u32>,
 }
 
 /// QEMU's threads' host run-queue wait (`/proc/<pid>/task/*/schedstat`, second field: time
@@ -435,6 +438,7 @@ fn boot_once(
             wall_s,
             console,
             host_wait,
+            host_cpus: ticklab_host::harness::os::online_cpus().map(|c| c.len() as u32),
         }),
         None => Err(no_result(
             format!("QEMU exited ({status}) without the end marker"),

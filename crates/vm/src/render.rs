@@ -27,16 +27,30 @@ fn band_name(b: Band) -> &'static str {
     }
 }
 
-fn verdict(c: &CpuComparison) -> &'static str {
-    match c.verdict() {
+/// The verdict column: `ok`, `MISS`, `not judged` (an oversubscribed point) or `-` (no band).
+fn verdict(v: &VmComparison, c: &CpuComparison) -> &'static str {
+    match v.verdict(c) {
         Some(true) => "ok",
         Some(false) => "MISS",
+        None if v.oversubscribed().is_some() && c.verdict().is_some() => NOT_JUDGED,
         None => MISSING,
     }
 }
 
-/// The reason column: empty unless the CPU missed its band.
-fn reason(v: &VmComparison, c: &CpuComparison) -> &'static str {
+/// The verdict of a CPU in a point that is shown but not judged.
+const NOT_JUDGED: &str = "not judged";
+
+/// The reason column: why an oversubscribed point is not judged, and empty unless the CPU
+/// missed its band otherwise.
+fn reason(v: &VmComparison, c: &CpuComparison) -> String {
+    if let Some(o) = v.oversubscribed() {
+        return o.reason();
+    }
+    miss_reason_text(v, c).to_string()
+}
+
+/// The words of a judged CPU's miss reason (empty when it did not miss).
+fn miss_reason_text(v: &VmComparison, c: &CpuComparison) -> &'static str {
     match v.miss_reason(c) {
         None => "",
         Some(MissReason::EmulatorTickLoss) => {
@@ -114,7 +128,7 @@ pub fn comparison_text(v: &VmComparison) -> String {
             fixed(c.diff_loc_per_s, 1),
             error_pct(c),
             band_name(c.band).to_string(),
-            match verdict(c) {
+            match verdict(v, c) {
                 // As `host run --twin` marks it: the miss may be the other load's.
                 "MISS" if v.contaminated(c.cpu) => {
                     ticklab_report::comparison::contaminated_verdict("MISS")
@@ -128,6 +142,13 @@ pub fn comparison_text(v: &VmComparison) -> String {
     right_align_from(&mut t, 3);
     s.push_str(&t.to_string());
     s.push('\n');
+    if let Some(o) = v.oversubscribed() {
+        let _ = writeln!(
+            s,
+            "{}: the host cannot run this point's vCPUs in real time",
+            o.label()
+        );
+    }
     for c in &v.contamination {
         let _ = writeln!(s, "CPU {} contaminated: {}", c.cpu(), c.text());
     }
@@ -236,22 +257,22 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
                 band_name(c.band),
                 ipi(c.kernel_ipi_per_s),
                 ipi(c.twin_ipi_per_s.filter(|_| c.ipi_within.is_some())),
-                verdict(c),
+                verdict(v, c),
                 reason(v, c)
             );
         }
     }
-    let judged = points
-        .iter()
-        .flat_map(|v| &v.cpus)
-        .filter(|c| c.verdict().is_some())
-        .count();
+    let judged = points.iter().flat_map(VmComparison::judged).count();
     let refused = points.iter().filter(|v| v.refused.is_some()).count();
+    let oversubscribed = points
+        .iter()
+        .filter(|v| v.oversubscribed().is_some())
+        .count();
     let misses = points.iter().flat_map(VmComparison::misses).count();
     let emulator = points
         .iter()
-        .flat_map(|v| v.misses().map(move |c| reason(v, c)))
-        .filter(|r| r.starts_with("emulator"))
+        .flat_map(|v| v.misses().filter_map(move |c| v.miss_reason(c)))
+        .filter(|r| r.is_emulator())
         .count();
     let pct = if judged > 0 {
         format!(
@@ -263,7 +284,7 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
     };
     let _ = writeln!(
         s,
-        "\n{} points ({refused} refused), {judged} CPUs judged, {} within their band{pct}, \
+        "\n{} points ({refused} refused, {oversubscribed} not judged: oversubscribed), {judged} CPUs judged, {} within their band{pct}, \
          {misses} missed ({emulator} of them put down to the emulator, {} where the twin \
          differs).",
         points.len(),
@@ -274,11 +295,7 @@ pub fn validation_markdown(points: &[VmComparison]) -> String {
         for k in &kernels {
             let of_k: Vec<&VmComparison> =
                 points.iter().filter(|v| &kernel_label(v) == k).collect();
-            let judged = of_k
-                .iter()
-                .flat_map(|v| &v.cpus)
-                .filter(|c| c.verdict().is_some())
-                .count();
+            let judged = of_k.iter().flat_map(|v| v.judged()).count();
             let misses = of_k.iter().flat_map(|v| v.misses()).count();
             let n = of_k.len();
             let _ = writeln!(
@@ -345,6 +362,8 @@ mod tests {
             }),
             refused: None,
             contamination: Vec::new(),
+            host_cpus: Some(2),
+            runnable_vcpus: Some(1),
         }
     }
 
@@ -370,6 +389,38 @@ mod tests {
         v.cpus[1].ipi_within = Some(false);
         assert_eq!(v.miss_reason(&v.cpus[1]), Some(MissReason::TwinIpi));
         assert!(!MissReason::TwinIpi.is_emulator());
+    }
+
+    /// More always-runnable vCPUs than host CPUs: no CPU of the point is judged, its misses
+    /// are no misses and the text says why; at the host's count it is judged as before, and
+    /// a record without the host's count is judged.
+    #[test]
+    fn an_oversubscribed_point_is_shown_not_judged() {
+        let mut v = sample();
+        assert_eq!(v.misses().count(), 1, "CPU 1 misses when judged");
+        v.runnable_vcpus = Some(3);
+        assert_eq!(
+            v.oversubscribed().map(|o| o.label()),
+            Some("not judged (oversubscribed: 3 runnable vCPUs on 2 host CPUs)".into())
+        );
+        assert_eq!((v.judged().count(), v.misses().count()), (0, 0));
+        assert_eq!(v.miss_reason(&v.cpus[1]), None);
+        let text = comparison_text(&v);
+        assert!(
+            text.contains("not judged (oversubscribed: 3 runnable vCPUs on 2 host CPUs): "),
+            "{text}"
+        );
+        assert!(!text.contains("MISS"), "{text}");
+        let table = validation_markdown(std::slice::from_ref(&v));
+        assert!(
+            table.contains("1 points (0 refused, 1 not judged: oversubscribed), 0 CPUs judged"),
+            "{table}"
+        );
+        v.runnable_vcpus = Some(2);
+        assert_eq!((v.judged().count(), v.misses().count()), (2, 1));
+        v.runnable_vcpus = Some(4);
+        v.host_cpus = None;
+        assert_eq!((v.judged().count(), v.misses().count()), (2, 1));
     }
 
     /// A guest whose host lab found CPU 1 stolen from: its miss is marked beside the verdict,
@@ -424,12 +475,19 @@ mod tests {
         pingpong.workload = "pingpong futex 0<->1".into();
         pingpong.cpus.clear();
         pingpong.refused = Some("ping-pong: not modelled".into());
-        insta::assert_snapshot!(validation_markdown(&[
-            sample(),
-            idle.clone(),
-            frames,
-            pingpong
-        ]));
+        // 4 vCPUs spinning in idle=poll on a 2-CPU host: shown, not judged, though CPU 1
+        // would miss.
+        let mut poll = sample();
+        poll.cmdline = "idle=poll".into();
+        poll.workload = "idle".into();
+        poll.vcpus = 4;
+        poll.runnable_vcpus = Some(4);
+        let table = validation_markdown(&[sample(), idle.clone(), frames, pingpong, poll]);
+        assert!(
+            table.contains("| not judged | oversubscribed: 4 runnable vCPUs on 2 host CPUs |"),
+            "{table}"
+        );
+        insta::assert_snapshot!(table);
         assert_eq!(
             validation_header(&[sample(), idle]),
             "kernel 6.1.0-57-amd64 (config 6.1.192, HZ=250), QEMU TCG"

@@ -115,17 +115,29 @@ pub fn coordinator_cpu(
         .unwrap_or(0)
 }
 
-/// Where the guest's own report shows the coordinator ran: among the CPUs [`coordinator_cpu`]
-/// could choose that run no workload task, the one with the most busy time (the coordinator
-/// is the only task that wakes on them in a bare initramfs). Which idle CPU a forked task
+/// Where the guest's own report shows the coordinator ran. Which idle CPU a forked task
 /// lands on depends on what else ran at fork time, so the guest's placement is taken as
-/// measured, as the hogs' is; `None` when the report has no busy times or no such CPU.
+/// measured, as the hogs' is:
+///
+/// * the CPU most of its polls woke on, as the guest's harness asked the kernel after each
+///   one (`sched_getcpu`, [`Report::coordinator_wakeups`]), taken as reported;
+/// * in a report written before that was recorded, a guess from busy time: among the CPUs
+///   [`coordinator_cpu`] could choose that run no workload task, the one with the most busy
+///   time (the coordinator is the only task that wakes on them in a bare initramfs). The
+///   guess fails where another CPU's interrupts outweigh ten polls a second: under TCG a
+///   `nohz_full` guest's CPU 0 keeps ticking for timekeeping, and its 250 ticks a second
+///   took more busy time than the coordinator on the CPU it really ran on.
+///
+/// `None` when the report has neither.
 pub fn observed_coordinator_cpu(
     guest: &Report,
     workload: &Workload,
     nohz_full: &CpuSet,
     isolated_domain: &CpuSet,
 ) -> Option<u32> {
+    if let Some(cpu) = ticklab_schema::report::modal_cpu(&guest.coordinator_wakeups) {
+        return Some(cpu);
+    }
     let busy = busy_cpus(workload);
     guest
         .cpus
@@ -351,6 +363,20 @@ fn background_task_as_run(
     (run_ns < 0.5 * gap_ns).then(|| run_ns.round().max(1.0) as u64)
 }
 
+/// The tick configuration the guest kernel (`config`, `vcpus` CPUs) makes of `cmdline`, as the
+/// boot-line model resolves it; `None` for a line it cannot parse.
+pub fn guest_tick_config(
+    config: &KernelConfig,
+    cmdline: &str,
+    vcpus: u32,
+) -> Option<ticklab_cmdline::TickConfig> {
+    let kernel = ticklab_cmdline::Kernel {
+        build: config.build(),
+        nr_cpus: vcpus,
+    };
+    kernel.resolve(cmdline).ok().map(|r| r.config)
+}
+
 /// The twin scenario of one guest boot. Seed 1; a 1 s warm-up stands for the guest's settle
 /// time before the window.
 pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
@@ -359,13 +385,8 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
     syscall_as_run(&mut workload, &mut machine, p.guest);
     // A boot line the kernel cannot parse never reaches here (the CLI checks it first); an
     // unparsable one would isolate nothing.
-    let kernel = ticklab_cmdline::Kernel {
-        build: p.config.build(),
-        nr_cpus: p.vcpus,
-    };
-    let (nohz_full, isolated) = kernel
-        .resolve(p.cmdline)
-        .map(|r| (r.config.nohz_full, r.config.isolated_domain))
+    let (nohz_full, isolated) = guest_tick_config(p.config, p.cmdline, p.vcpus)
+        .map(|c| (c.nohz_full, c.isolated_domain))
         .unwrap_or_default();
     let coordinator = observed_coordinator_cpu(p.guest, &workload, &nohz_full, &isolated)
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
@@ -509,40 +530,83 @@ mod tests {
     fn coordinator_sits_where_the_guest_shows_it_busy() {
         let cpu = |n: u32, busy: Option<u64>| guest_cpu(n, 0, busy);
         let none = CpuSet::new();
-        // (busy ns per CPU, hogs ran on, nohz_full) -> coordinator CPU
-        type Case<'a> = (&'a [Option<u64>], &'a [u32], &'a str, Option<u32>);
+        // (busy ns per CPU, coordinator wake-ups reported as (cpu, polls), hogs ran on,
+        // vCPUs, nohz_full) -> coordinator CPU
+        type Case<'a> = (
+            &'a [Option<u64>],
+            &'a [(u32, u64)],
+            &'a [u32],
+            &'a str,
+            Option<u32>,
+        );
+        let ms = |n: u64| Some(n * 1_000_000);
         let cases: &[Case] = &[
-            (&[Some(1_000), Some(50_000_000)], &[], "", Some(1)),
-            (&[Some(50_000_000), Some(1_000)], &[], "", Some(0)),
-            (&[Some(7), Some(7)], &[], "", Some(0)),
+            // Old reports: the busiest free CPU.
+            (&[Some(1_000), ms(50)], &[], &[], "", Some(1)),
+            (&[ms(50), Some(1_000)], &[], &[], "", Some(0)),
+            (&[Some(7), Some(7)], &[], &[], "", Some(0)),
             // A hog's CPU and a nohz_full CPU are never the coordinator's.
-            (&[Some(1_000), Some(5_000_000_000)], &[1], "", Some(0)),
-            (&[Some(1_000), Some(50_000_000)], &[], "1", Some(0)),
+            (&[Some(1_000), ms(5_000)], &[], &[1], "", Some(0)),
+            (&[Some(1_000), ms(50)], &[], &[], "1", Some(0)),
             // No busy times: the rule decides.
-            (&[None, None], &[], "", None),
-            (&[Some(1), Some(1)], &[0, 1], "", None),
+            (&[None, None], &[], &[], "", None),
+            (&[Some(1), Some(1)], &[], &[0, 1], "", None),
+            // 4 vCPUs, nohz_full=1, idle, as the 6.1 guest under TCG: CPU 0's timekeeping
+            // ticks outweigh the coordinator's polls on CPU 2; the guess says 0.
+            (&[ms(60), Some(0), ms(12), ms(1)], &[], &[], "1", Some(0)),
+            // With the guest's report the CPU it woke on wins over any busy time...
+            (
+                &[ms(60), Some(0), ms(12), ms(1)],
+                &[(2, 50)],
+                &[],
+                "1",
+                Some(2),
+            ),
+            // ... the CPU most polls woke on, the lowest on a tie ...
+            (
+                &[ms(60), Some(0), ms(12), ms(1)],
+                &[(0, 3), (3, 47)],
+                &[],
+                "1",
+                Some(3),
+            ),
+            (
+                &[ms(60), Some(0), ms(12), ms(1)],
+                &[(2, 25), (3, 25)],
+                &[],
+                "1",
+                Some(2),
+            ),
+            // ... and is taken as reported even where the rule would not put it.
+            (&[Some(1_000), ms(50)], &[(1, 50)], &[], "1", Some(1)),
+            (&[Some(1), Some(1)], &[(1, 50)], &[0, 1], "", Some(1)),
         ];
-        for (busy, ran, full, want) in cases {
+        for (busy, wakeups, ran, full, want) in cases {
+            let vcpus = busy.len() as u32;
             let mut g = guest_report(ran);
             g.cpus = busy
                 .iter()
                 .enumerate()
                 .map(|(i, b)| cpu(i as u32, *b))
                 .collect();
+            g.coordinator_wakeups = wakeups
+                .iter()
+                .map(|&(cpu, wakeups)| ticklab_schema::report::CpuWakeups { cpu, wakeups })
+                .collect();
             let spec = match ran.len() {
                 0 => "idle".to_string(),
                 n => format!("hogs:{n}"),
             };
-            let w = workload_as_run(&Workload::parse(&spec, 2).unwrap(), &g);
+            let w = workload_as_run(&Workload::parse(&spec, vcpus).unwrap(), &g);
             let full_set = if full.is_empty() {
                 none.clone()
             } else {
-                ticklab_cmdline::parse_cpulist(full, 2).unwrap()
+                ticklab_cmdline::parse_cpulist(full, vcpus).unwrap()
             };
             assert_eq!(
                 observed_coordinator_cpu(&g, &w, &full_set, &none),
                 *want,
-                "busy {busy:?}, hogs on {ran:?}, nohz_full {full:?}"
+                "busy {busy:?}, wake-ups {wakeups:?}, hogs on {ran:?}, nohz_full {full:?}"
             );
         }
     }

@@ -113,6 +113,14 @@ pub(crate) fn thread_id() -> libc::pid_t {
     unsafe { libc::gettid() }
 }
 
+/// The CPU the calling thread runs on now (`sched_getcpu`); `None` if the kernel does not
+/// say (it fails only without the getcpu system call).
+pub(crate) fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu takes no arguments and touches no memory of ours.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok()
+}
+
 /// SIGINT and SIGTERM, the signals a [`Stop`](super::Stop) watches.
 fn stop_signals() -> nix::sys::signal::SigSet {
     use nix::sys::signal::{SigSet, Signal};

@@ -56,6 +56,8 @@ pub(crate) struct AssembleInput<'a> {
     pub(crate) skipped: Vec<String>,
     /// The `/dev/cpu_dma_latency` limit held during the run, µs.
     pub(crate) cpu_dma_latency_us: Option<u32>,
+    /// Where the coordinator woke after each poll ([`Report::coordinator_wakeups`]).
+    pub(crate) coordinator_wakeups: Vec<ticklab_schema::report::CpuWakeups>,
     /// The run's stop flag (set when it was interrupted).
     pub(crate) stop: &'a Stop,
 }
@@ -83,6 +85,7 @@ pub(crate) fn assemble(
         watchdog,
         skipped,
         cpu_dma_latency_us,
+        coordinator_wakeups,
         stop,
     } = input;
     drop_unspawned_hogs(&mut hog_cpus, &outputs);
@@ -162,6 +165,7 @@ pub(crate) fn assemble(
             warnings: warnings.texts(),
             cpu_dma_latency_us,
             contamination,
+            coordinator_wakeups,
         },
         host_run: RunDetails {
             interrupted,

@@ -22,6 +22,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ticklab_schema::frames::FrameClock;
+use ticklab_schema::report::count_wakeup;
 use ticklab_schema::workload::{TaskGroup, Workload};
 
 use super::bsp::{self, BspBarrier};
@@ -205,6 +206,9 @@ pub(crate) fn run_with_warnings(
         let (start, t0) = gate.open(spawned, Snapshot::take);
         let end_at = t0.saturating_add(duration_ns);
         dog.set_window_end(end_at);
+        // Where each poll woke this thread, as the kernel says (the VM lab's twin places the
+        // coordinator there); a row per CPU, made on its first wake-up there.
+        let mut coordinator_wakeups = Vec::new();
         let ended = loop {
             let seen = dog.coordinator.generation();
             if spawn_error.is_some() || stop.is_set() {
@@ -220,6 +224,9 @@ pub(crate) fn run_with_warnings(
             // Woken early by the watchdog when it takes a signal, or by a signal here.
             dog.coordinator
                 .wait_until(seen, (now + poll_ns).min(end_at));
+            if let Some(cpu) = os::current_cpu() {
+                count_wakeup(&mut coordinator_wakeups, cpu);
+            }
         };
         window_over.request();
         let outputs = join_all(handles);
@@ -235,6 +242,7 @@ pub(crate) fn run_with_warnings(
             spawn_error,
             watchdog,
             skipped,
+            coordinator_wakeups,
         ))
     });
     if let Some(mask) = saved_mask {
@@ -245,7 +253,8 @@ pub(crate) fn run_with_warnings(
         os::unlock_memory();
     }
     let cpu_dma_latency_us = pm_qos.map(|held| held.us);
-    let (start, t0, outputs, end, ended, spawn_error, watchdog, skipped) = scoped?;
+    let (start, t0, outputs, end, ended, spawn_error, watchdog, skipped, coordinator_wakeups) =
+        scoped?;
     if let Some(e) = spawn_error {
         return Err(e);
     }
@@ -265,6 +274,7 @@ pub(crate) fn run_with_warnings(
             watchdog,
             skipped,
             cpu_dma_latency_us,
+            coordinator_wakeups,
             stop,
         },
     )
