@@ -105,7 +105,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         }
         None => Grid::from_sets(&a.set, seeds, base.run.seed),
     }
-    .map_err(input_error)?;
+    .map_err(|e| input_error(e.to_string()))?;
     let shard = a.shard.unwrap_or(Shard::ALL);
     if a.shard.is_some() && (a.out.summary || a.out.format != SweepFormat::Jsonl) {
         return Err(input_error(
@@ -113,7 +113,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
              and give them to merge",
         ));
     }
-    let points = grid.points(&base).map_err(input_error)?;
+    let points = grid.points(&base).map_err(|e| input_error(e.to_string()))?;
     let id = grid.id(&base);
     let threads = a.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -391,7 +391,7 @@ pub struct BootPoint<'a> {
 
 /// Whether the guest's idle loop polls on this boot line (`idle=poll`); a line the kernel
 /// cannot parse never reaches here (the CLI checks it first) and counts as not polling.
-fn idle_polls(config: &crate::KernelConfig, cmdline: &str, vcpus: u32) -> bool {
+fn idle_polls(config: &crate::kconfig::KernelConfig, cmdline: &str, vcpus: u32) -> bool {
     crate::twin_guest::guest_tick_config(config, cmdline, vcpus)
         .is_some_and(|c| c.idle == ticklab_cmdline::IdleOverride::Poll)
 }

@@ -58,17 +58,89 @@ pub enum Seeds {
     Count(u64),
 }
 
+/// Why a sweep grid was refused, or a point of it did not apply: where (the `--set`
+/// assignment, or the sweep file and its key; nothing for the grid as a whole) and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{kind}", at.as_ref().map(|a| format!("{a}: ")).unwrap_or_default())]
+pub struct GridError {
+    /// The assignment or file key the error is about, as the user gave it.
+    pub at: Option<String>,
+    /// What is wrong.
+    pub kind: GridErrorKind,
+}
+
+impl GridError {
+    fn at(at: Option<String>, kind: GridErrorKind) -> GridError {
+        GridError { at, kind }
+    }
+}
+
+/// What is wrong with a sweep grid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GridErrorKind {
+    /// A `--set` without `=`.
+    #[error("expected KEY=VALUE, e.g. hz=1000")]
+    NotKeyValue,
+    /// The sweep file is not TOML.
+    #[error("{0}")]
+    Toml(String),
+    /// A key that is not a sweep parameter, or a value it does not take.
+    #[error("{0}")]
+    Value(String),
+    /// `seeds =` in a sweep file that is not a positive integer.
+    #[error("expected a positive number of seeds")]
+    SeedCount,
+    /// One value given twice for one key.
+    #[error("{key}={value} is given twice")]
+    ValueTwice {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// Both a seed count and seed values.
+    #[error("give seeds either as a count (--seeds) or as seed= values")]
+    SeedsTwoWays,
+    /// One seed given twice.
+    #[error("seed={0} is given twice")]
+    SeedTwice(u64),
+    /// `--seeds 0`.
+    #[error("--seeds: expected at least 1")]
+    NoSeeds,
+    /// More seeds than a sweep may run.
+    #[error("--seeds {0}: at most {MAX_RUNS}")]
+    TooManySeeds(u64),
+    /// Seeds counting up from the base seed would pass 2^64-1.
+    #[error(
+        "--seeds {n} from seed {base_seed}: the seeds would pass 18446744073709551615 (2^64-1) \
+         and wrap; give a lower --seed"
+    )]
+    SeedsWrap {
+        /// The seed count.
+        n: u64,
+        /// The base scenario's seed.
+        base_seed: u64,
+    },
+    /// Points × seeds above [`MAX_RUNS`].
+    #[error("the sweep has more than {MAX_RUNS} runs")]
+    TooManyRuns,
+    /// A point's parameter does not apply to the base scenario.
+    #[error("{0}")]
+    Point(String),
+}
+
 impl Grid {
     /// Reads `KEY=VALUE` assignments (each one value; `seed=` values and ranges are seeds).
     /// `seeds` may not be `Count` when a `seed` key is given. Errors name the assignment.
-    pub fn from_sets(sets: &[String], seeds: Seeds, base_seed: u64) -> Result<Grid, String> {
+    pub fn from_sets(sets: &[String], seeds: Seeds, base_seed: u64) -> Result<Grid, GridError> {
         let mut axes: BTreeMap<ParamKey, Vec<String>> = BTreeMap::new();
         let mut seed_list = Vec::new();
         for set in sets {
+            let at = || Some(format!("--set {set:?}"));
             let (k, v) = set
                 .split_once('=')
-                .ok_or_else(|| format!("--set {set:?}: expected KEY=VALUE, e.g. hz=1000"))?;
-            let ctx = |e: String| format!("--set {set:?}: {e}");
+                .ok_or_else(|| GridError::at(at(), GridErrorKind::NotKeyValue))?;
+            let ctx = |e: String| GridError::at(at(), GridErrorKind::Value(e));
             if k.trim() == "seed" {
                 seed_list.extend(expand_u64(v.trim()).map_err(ctx)?);
                 continue;
@@ -77,17 +149,19 @@ impl Grid {
             let values = expand(&key, v).map_err(ctx)?;
             axes.entry(key).or_default().extend(values);
         }
-        Grid::new(axes, seed_list, seeds, base_seed)
+        Grid::new(axes, seed_list, seeds, base_seed).map_err(|kind| GridError::at(None, kind))
     }
 
     /// Reads a sweep file (module docs); `origin` names it in errors.
-    pub fn from_toml(text: &str, origin: &str, base_seed: u64) -> Result<Grid, String> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    pub fn from_toml(text: &str, origin: &str, base_seed: u64) -> Result<Grid, GridError> {
+        let table: toml::Table = toml::from_str(text)
+            .map_err(|e| GridError::at(Some(origin.into()), GridErrorKind::Toml(e.to_string())))?;
         let mut axes: BTreeMap<ParamKey, Vec<String>> = BTreeMap::new();
         let mut seed_list = Vec::new();
         let mut seeds = Seeds::Base;
         for (k, v) in &table {
-            let ctx = |e: String| format!("{origin}: {k}: {e}");
+            let ctx =
+                |e: String| GridError::at(Some(format!("{origin}: {k}")), GridErrorKind::Value(e));
             let items: Vec<String> = match v {
                 toml::Value::Array(a) => a.iter().map(scalar).collect::<Result<_, _>>(),
                 other => scalar(other).map(|s| vec![s]),
@@ -97,7 +171,12 @@ impl Grid {
                 "seeds" => {
                     let n = match v {
                         toml::Value::Integer(n) if *n > 0 => *n as u64,
-                        _ => return Err(ctx("expected a positive number of seeds".into())),
+                        _ => {
+                            return Err(GridError::at(
+                                Some(format!("{origin}: {k}")),
+                                GridErrorKind::SeedCount,
+                            ));
+                        }
                     };
                     seeds = Seeds::Count(n);
                 }
@@ -115,7 +194,8 @@ impl Grid {
                 }
             }
         }
-        Grid::new(axes, seed_list, seeds, base_seed).map_err(|e| format!("{origin}: {e}"))
+        Grid::new(axes, seed_list, seeds, base_seed)
+            .map_err(|kind| GridError::at(Some(origin.into()), kind))
     }
 
     fn new(
@@ -123,37 +203,35 @@ impl Grid {
         seed_list: Vec<u64>,
         seeds: Seeds,
         base_seed: u64,
-    ) -> Result<Grid, String> {
+    ) -> Result<Grid, GridErrorKind> {
         for (k, vs) in &axes {
             for (i, v) in vs.iter().enumerate() {
                 if vs[..i].contains(v) {
-                    return Err(format!("{}={v} is given twice", k.name()));
+                    return Err(GridErrorKind::ValueTwice {
+                        key: k.name(),
+                        value: v.clone(),
+                    });
                 }
             }
         }
         let seeds = match (seed_list.is_empty(), seeds) {
-            (false, Seeds::Count(_)) => {
-                return Err("give seeds either as a count (--seeds) or as seed= values".into());
-            }
+            (false, Seeds::Count(_)) => return Err(GridErrorKind::SeedsTwoWays),
             (false, Seeds::Base) => {
                 for (i, s) in seed_list.iter().enumerate() {
                     if seed_list[..i].contains(s) {
-                        return Err(format!("seed={s} is given twice"));
+                        return Err(GridErrorKind::SeedTwice(*s));
                     }
                 }
                 seed_list
             }
             (true, Seeds::Base) => vec![base_seed],
-            (true, Seeds::Count(0)) => return Err("--seeds: expected at least 1".into()),
+            (true, Seeds::Count(0)) => return Err(GridErrorKind::NoSeeds),
             (true, Seeds::Count(n)) => {
                 if n > MAX_RUNS {
-                    return Err(format!("--seeds {n}: at most {MAX_RUNS}"));
+                    return Err(GridErrorKind::TooManySeeds(n));
                 }
                 if base_seed.checked_add(n - 1).is_none() {
-                    return Err(format!(
-                        "--seeds {n} from seed {base_seed}: the seeds would pass \
-                         18446744073709551615 (2^64-1) and wrap; give a lower --seed"
-                    ));
+                    return Err(GridErrorKind::SeedsWrap { n, base_seed });
                 }
                 (0..n).map(|i| base_seed + i).collect()
             }
@@ -164,7 +242,7 @@ impl Grid {
         });
         match runs {
             Some(r) if r <= MAX_RUNS => Ok(g),
-            _ => Err(format!("the sweep has more than {MAX_RUNS} runs")),
+            _ => Err(GridErrorKind::TooManyRuns),
         }
     }
 
@@ -191,7 +269,7 @@ impl Grid {
     /// Every point, in order, each with its scenario built from `base`. An error names the
     /// point's parameter that does not apply (a machine preset that does not exist, a
     /// workload that does not fit the machine, a command line the kernel version refuses).
-    pub fn points(&self, base: &Scenario) -> Result<Vec<Point>, String> {
+    pub fn points(&self, base: &Scenario) -> Result<Vec<Point>, GridError> {
         let axes: Vec<(&ParamKey, &Vec<String>)> = self.axes.iter().collect();
         let n = self.nr_points();
         let mut out = Vec::with_capacity(n as usize);
@@ -208,7 +286,10 @@ impl Grid {
                 .zip(&picks)
                 .map(|((k, vs), &p)| (*k, vs[p].as_str()))
                 .collect();
-            out.push(point(index, base, &chosen)?);
+            out.push(
+                point(index, base, &chosen)
+                    .map_err(|e| GridError::at(None, GridErrorKind::Point(e)))?,
+            );
         }
         Ok(out)
     }
@@ -503,7 +584,7 @@ mod tests {
         ];
         for (s, seeds, word) in cases {
             let e = Grid::from_sets(&sets(s), *seeds, 1).unwrap_err();
-            assert!(e.contains(word), "{s:?}: {e}");
+            assert!(e.to_string().contains(word), "{s:?}: {e}");
         }
     }
 
@@ -562,7 +643,8 @@ mod tests {
         let other = Grid::from_toml("hz = [100]\n", "s.toml", 1).unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(flags.id(&base()), other.id(&base()));
         let e = Grid::from_toml("hz = [true]\n", "s.toml", 1).unwrap_err();
-        assert!(e.contains("s.toml: hz"), "{e}");
+        assert_eq!(e.at.as_deref(), Some("s.toml: hz"));
+        assert!(matches!(e.kind, GridErrorKind::Value(_)), "{e}");
     }
 
     #[test]
@@ -584,7 +666,8 @@ mod tests {
             let g = Grid::from_sets(&sets(&[set]), Seeds::Base, 1)
                 .unwrap_or_else(|e| panic!("{set}: {e}"));
             let e = g.points(&base()).unwrap_err();
-            assert!(e.contains(word), "{set}: {e}");
+            assert!(matches!(e.kind, GridErrorKind::Point(_)), "{set}: {e}");
+            assert!(e.to_string().contains(word), "{set}: {e}");
         }
     }
 }
