@@ -30,7 +30,11 @@ use crate::error::{input_error, interrupted, library_error};
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Workload spec, as for `ticklab sim` (e.g. `frames:1000@1:loop=0`, `hogs:2`,
-    /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`; join groups with `+`).
+    /// `pingpong:pipe@0,1:n=1000000`, `syscall:getpid@0:n=10000000`,
+    /// `bsp:2@0-1:work=100us:iters=20000`; join groups with `+`). A bsp job's late iterations
+    /// are blamed on the source that ran in their rank's largest detour, from a trace of the
+    /// ranks' CPUs (root and tracefs; without them the source is unknown and a warning says
+    /// why: docs/noise.md "The host lab").
     #[arg(long)]
     pub(crate) workload: String,
     /// Frame period in microseconds, as cyclictest's `-i`: an alternative to the frame rate

@@ -23,7 +23,8 @@ use crate::workload::Barrier;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BspBlame {
     /// The source's class; `None` when the producer cannot tell which source it was (the
-    /// host lab's ranks see their detours but not what ran in them: docs/noise.md).
+    /// host lab's ranks without a trace of their CPUs see their detours but not what ran in
+    /// them: docs/noise.md).
     pub class: Option<NoiseClass>,
     /// Its name, as in the noise report's sources.
     pub name: String,
@@ -31,6 +32,16 @@ pub struct BspBlame {
     pub iterations: u64,
     /// The excess of those iterations, summed (ns).
     pub excess_ns: u64,
+}
+
+impl BspBlame {
+    /// The report's order of blame rows: largest excess first, then most iterations (a
+    /// stable sort keeps equal rows in the producer's order).
+    pub fn order(a: &BspBlame, b: &BspBlame) -> std::cmp::Ordering {
+        b.excess_ns
+            .cmp(&a.excess_ns)
+            .then(b.iterations.cmp(&a.iterations))
+    }
 }
 
 /// How often one CPU arrived last at a late iteration.
@@ -226,11 +237,7 @@ impl BspTally {
                 }
             })
             .collect();
-        blame.sort_by(|a, b| {
-            b.excess_ns
-                .cmp(&a.excess_ns)
-                .then(b.iterations.cmp(&a.iterations))
-        });
+        blame.sort_by(BspBlame::order);
         let mut last: Vec<BspLastArrival> = self
             .last_count
             .iter()

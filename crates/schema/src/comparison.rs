@@ -93,6 +93,12 @@ pub enum Figure {
         /// The class.
         class: crate::noise::NoiseClass,
     },
+    /// OS noise: runs of one softirq vector (`TIMER`, `RCU`, ...) per second of runtime,
+    /// nested or not: one vector's runs counted one for one on either side.
+    SoftirqPerS {
+        /// The vector's name, as tracefs prints it (`action=`).
+        vector: String,
+    },
     /// A bulk-synchronous job's iteration time, µs.
     BspIterationUs {
         /// `mean`, `p99` or `max`.
@@ -121,6 +127,7 @@ impl Figure {
             Figure::NoiseNsPerS => "noise ns/s".into(),
             Figure::MaxDetourUs => "max detour us".into(),
             Figure::NoiseCountPerS { class } => format!("{class:?} noise/s").to_lowercase(),
+            Figure::SoftirqPerS { vector } => format!("softirq {vector}/s"),
             Figure::BspIterationUs { stat } => format!("bsp iteration {stat} us"),
             Figure::BspExcessUs => "bsp excess us".into(),
             Figure::BspLatePct => "bsp late %".into(),
@@ -218,10 +225,12 @@ impl Bands {
                 | Figure::BspLatePct,
             ) => Band::Shown,
             (Bands::Host, Figure::BspIterationUs { stat }) if stat != "mean" => Band::Shown,
-            (Bands::Host, Figure::NoiseCountPerS { .. }) => Band::Within {
-                rel: HOST_TOLERANCE,
-                abs: LOC_FLOOR_PER_S,
-            },
+            (Bands::Host, Figure::NoiseCountPerS { .. } | Figure::SoftirqPerS { .. }) => {
+                Band::Within {
+                    rel: HOST_TOLERANCE,
+                    abs: LOC_FLOOR_PER_S,
+                }
+            }
             (Bands::Host, _) => Band::Within {
                 rel: HOST_TOLERANCE,
                 abs: 0.0,
@@ -541,10 +550,13 @@ pub fn compare_reports(measured: &Report, predicted: &Report, bands: Bands) -> V
     rows
 }
 
-/// The noise rows: per CPU of the measured report's noise, noise ns/s, the longest detour
-/// and the interference count per second of each class either side names (the hardware
-/// class counts detours). The predicted side is `None` where the other report has no noise
-/// accounting or not that CPU; a measured report without noise gives no rows.
+/// The noise rows: per CPU of the measured report's noise, noise ns/s, the longest detour,
+/// the interference count per second of each class either side names (the hardware class
+/// counts detours), and the runs per second of each softirq vector either side names. The
+/// predicted side is `None` where the other report has no noise accounting or not that CPU,
+/// and for a vector the predicting side does not name (the twin runs `TIMER` and RCU's step
+/// only: a host's `SCHED` or `HRTIMER` row is measured against nothing, not against 0); a
+/// measured report without noise gives no rows.
 pub fn noise_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row> {
     use crate::noise::{CpuNoise, NoiseClass, NoiseSource};
     let Some(m) = &measured.noise else {
@@ -591,6 +603,32 @@ pub fn noise_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Ro
                 bands,
             ));
         }
+        let vector_count = |c: &CpuNoise, name: &str| {
+            c.sources
+                .iter()
+                .find(|s| s.class == NoiseClass::Softirq && s.name == name)
+                .map(|s| s.count)
+        };
+        let mut vectors: Vec<&str> = mc
+            .sources
+            .iter()
+            .chain(pc.iter().flat_map(|p| &p.sources))
+            .filter(|s| s.class == NoiseClass::Softirq)
+            .map(|s| s.name.as_str())
+            .collect();
+        vectors.sort_unstable();
+        vectors.dedup();
+        for vector in vectors {
+            rows.push(Row::new(
+                cpu,
+                Figure::SoftirqPerS {
+                    vector: vector.to_string(),
+                },
+                Some(per_s(vector_count(mc, vector).unwrap_or(0), mc)),
+                pc.and_then(|p| Some(per_s(vector_count(p, vector)?, p))),
+                bands,
+            ));
+        }
     }
     rows
 }
@@ -598,6 +636,75 @@ pub fn noise_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Ro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The softirq rows: one per vector either side names, counted nested or not; a vector
+    /// the predicting side does not name is measured against nothing.
+    #[test]
+    fn softirq_vectors_are_compared_one_for_one() {
+        use crate::noise::{CpuNoise, NoiseClass, NoiseMethod, NoiseReport, NoiseSource};
+        use crate::report::Source;
+        let src = |class, name: &str, count, nested| NoiseSource {
+            class,
+            name: name.into(),
+            count,
+            noise_ns: Some(0),
+            max_ns: Some(0),
+            nested,
+        };
+        let report = |sources: Vec<NoiseSource>| {
+            let mut r = Report::new(Source::Twin { seed: 1 }, "t", "m", "", 250, 1_000_000_000);
+            r.noise = Some(NoiseReport {
+                method: NoiseMethod::Twin,
+                threshold_ns: 1_000,
+                cpus: vec![CpuNoise {
+                    cpu: 1,
+                    runtime_ns: 2_000_000_000,
+                    noise_ns: 0,
+                    available_pct: 100.0,
+                    max_detour_ns: 0,
+                    detours: 0,
+                    histogram: None,
+                    sources,
+                }],
+            });
+            r
+        };
+        let measured = report(vec![
+            src(NoiseClass::Irq, "local_timer", 500, false),
+            src(NoiseClass::Softirq, "TIMER", 30, false),
+            src(NoiseClass::Softirq, "RCU", 20, false),
+            src(NoiseClass::Softirq, "SCHED", 34, false),
+        ]);
+        let predicted = report(vec![
+            src(NoiseClass::Irq, "local_timer", 500, false),
+            src(NoiseClass::Softirq, "TIMER", 90, false),
+            src(NoiseClass::Softirq, "RCU", 22, true),
+        ]);
+        let rows: Vec<(String, Option<f64>, Option<f64>, Verdict)> =
+            noise_rows(&measured, &predicted, Bands::Host)
+                .into_iter()
+                .filter(|r| matches!(r.figure, Figure::SoftirqPerS { .. }))
+                .map(|r| (r.figure.name(), r.measured, r.predicted, r.verdict()))
+                .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("softirq RCU/s".into(), Some(10.0), Some(11.0), Verdict::Ok),
+                (
+                    "softirq SCHED/s".into(),
+                    Some(17.0),
+                    None,
+                    Verdict::NotCompared
+                ),
+                (
+                    "softirq TIMER/s".into(),
+                    Some(15.0),
+                    Some(45.0),
+                    Verdict::Miss
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn vm_loc_bands_table() {

@@ -26,8 +26,12 @@
 //! threshold. Its blame goes to the rank with the latest arrival: to the detours inside its
 //! compute part, or, when it lost more by starting late than by computing, to the release
 //! reaching it late (with `futex`, the wake-up; with `spin`, a detour while it spun that
-//! outlasted the release). The ranks see their detours but not who ran in them, so the blame's
-//! class is unknown (`None`).
+//! outlasted the release). The ranks see their detours but not who ran in them: the barrier
+//! keeps each late iteration's [`LateIteration`] (the last rank, and the span that delayed it:
+//! its largest detour while computing, or the time from the release to its start), and
+//! [`BspBarrier::report_traced`] names the source that ran in that span from a trace of the
+//! ranks' CPUs (`bsp_blame.rs`). Without a trace, [`BspBarrier::report`] leaves the class
+//! unknown (`None`).
 //!
 //! Nothing in the timed loop allocates: the slots, the statistics and their histogram exist
 //! before the gate opens.
@@ -35,7 +39,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use ticklab_schema::bsp::{BspReport, BspTally};
+use ticklab_schema::bsp::{BspBlame, BspReport, BspTally};
+use ticklab_schema::host_noise::SourceRef;
 use ticklab_schema::workload::Barrier;
 
 use super::error::{HarnessError, os_error};
@@ -53,6 +58,10 @@ const BLAME_COMPUTE: usize = 0;
 /// Blame: the latest rank saw the release late.
 const BLAME_RELEASE: usize = 1;
 
+/// Late iterations kept with their span for [`BspBarrier::report_traced`] (40 bytes each,
+/// reserved before the start line); later ones keep the unnamed blame of their part.
+pub(crate) const MAX_LATE_KEPT: usize = 1 << 16;
+
 /// What one rank reports about the iteration it arrives at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Arrival {
@@ -62,6 +71,26 @@ pub(crate) struct Arrival {
     pub lost_ns: u64,
     /// How long after the release it started computing (ns).
     pub late_start_ns: u64,
+    /// Its largest detour while computing: start (ns, `CLOCK_MONOTONIC`), 0 if none.
+    pub detour_at_ns: u64,
+    /// Its length (ns), 0 if none.
+    pub detour_ns: u64,
+}
+
+/// A late iteration, kept for naming its source after the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LateIteration {
+    /// The last rank to arrive.
+    pub rank: u32,
+    /// What delayed it: `BLAME_COMPUTE` or `BLAME_RELEASE`.
+    pub part: usize,
+    /// The iteration's excess (ns).
+    pub excess_ns: u64,
+    /// The span that delayed the rank (ns, `CLOCK_MONOTONIC`): its largest detour while
+    /// computing, or from the release to its start when it saw the release late.
+    pub from_ns: u64,
+    /// The span's end.
+    pub to_ns: u64,
 }
 
 /// One rank's slot, on its own cache line so arrivals do not bounce each other's lines.
@@ -71,6 +100,10 @@ struct Slot {
     at_ns: AtomicU64,
     lost_ns: AtomicU64,
     late_start_ns: AtomicU64,
+    detour_at_ns: AtomicU64,
+    detour_ns: AtomicU64,
+    /// The rank thread's kernel tid (its `sched_switch` pid), once it started.
+    tid: AtomicU32,
 }
 
 /// What a rank does after the barrier.
@@ -89,6 +122,10 @@ struct Stats {
     tally: BspTally,
     /// The release that started the current iteration (ns).
     release_ns: u64,
+    /// The first [`MAX_LATE_KEPT`] late iterations (capacity reserved: no allocation).
+    late: Vec<LateIteration>,
+    /// Per blame part, the late iterations not kept in `late`: (iterations, excess).
+    unkept: [(u64, u64); 2],
 }
 
 /// The barrier of one bulk-synchronous job and its statistics (see the module docs).
@@ -134,6 +171,8 @@ impl BspBarrier {
             stats: Mutex::new(Stats {
                 tally: BspTally::new(ranks as usize, 2),
                 release_ns: 0,
+                late: Vec::with_capacity(MAX_LATE_KEPT),
+                unkept: [(0, 0); 2],
             }),
         }
     }
@@ -141,6 +180,19 @@ impl BspBarrier {
     /// The ranks' CPUs, in rank order.
     pub(crate) fn cpus(&self) -> &[u32] {
         &self.cpus
+    }
+
+    /// Rank `rank`'s thread has kernel tid `tid`.
+    pub(crate) fn set_tid(&self, rank: u32, tid: u32) {
+        self.slots[rank as usize].tid.store(tid, Ordering::Relaxed);
+    }
+
+    /// The ranks' kernel tids, in rank order (0 for a rank that never started).
+    pub(crate) fn tids(&self) -> Vec<u32> {
+        self.slots
+            .iter()
+            .map(|s| s.tid.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// Iteration 0 starts at `t0` (ns); call once, before any rank computes.
@@ -181,11 +233,13 @@ impl BspBarrier {
     }
 
     /// Records rank `rank`'s arrival; returns whether it was the last of the iteration.
-    fn check_in(&self, rank: u32, a: Arrival) -> bool {
+    pub(crate) fn check_in(&self, rank: u32, a: Arrival) -> bool {
         let slot = &self.slots[rank as usize];
         slot.at_ns.store(a.at_ns, Ordering::Relaxed);
         slot.lost_ns.store(a.lost_ns, Ordering::Relaxed);
         slot.late_start_ns.store(a.late_start_ns, Ordering::Relaxed);
+        slot.detour_at_ns.store(a.detour_at_ns, Ordering::Relaxed);
+        slot.detour_ns.store(a.detour_ns, Ordering::Relaxed);
         // AcqRel: the last arriver's increment reads every earlier one (one release sequence),
         // so it sees every slot written before them.
         let n = self.arrived.fetch_add(1, Ordering::AcqRel) + 1;
@@ -267,44 +321,134 @@ impl BspBarrier {
                 BLAME_COMPUTE
             };
             st.tally.blame(last, kind, excess);
+            let (from_ns, to_ns) = if kind == BLAME_RELEASE {
+                (st.release_ns, st.release_ns + late_start)
+            } else {
+                let at = s.detour_at_ns.load(Ordering::Relaxed);
+                (at, at + s.detour_ns.load(Ordering::Relaxed))
+            };
+            if st.late.len() < MAX_LATE_KEPT {
+                st.late.push(LateIteration {
+                    rank: last as u32,
+                    part: kind,
+                    excess_ns: excess,
+                    from_ns,
+                    to_ns,
+                });
+            } else {
+                st.unkept[kind].0 += 1;
+                st.unkept[kind].1 += excess;
+            }
         }
         self.limit.is_some_and(|l| st.tally.completed() >= l)
     }
 
-    /// The job's report.
+    /// The unnamed blame of part `kind` (no trace, or none that could name it).
+    fn unnamed(&self, kind: usize) -> &'static str {
+        match (kind, self.barrier) {
+            (BLAME_RELEASE, Barrier::Spin) => "unknown: release seen late",
+            (BLAME_RELEASE, Barrier::Futex) => "futex wake-up",
+            _ => "unknown: detours while computing",
+        }
+    }
+
+    /// The job's report, its blame unnamed (no trace of the ranks' CPUs).
     pub(crate) fn report(&self) -> BspReport {
         let st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        let release = match self.barrier {
-            Barrier::Spin => "unknown: release seen late",
-            Barrier::Futex => "futex wake-up",
-        };
         st.tally
             .report(&self.cpus, self.barrier, self.work_ns, |kind| {
-                let name = if kind == BLAME_RELEASE {
-                    release
-                } else {
-                    "unknown: detours while computing"
-                };
-                (None, name.to_string())
+                (None, self.unnamed(kind).to_string())
             })
+    }
+
+    /// The job's report with each kept late iteration blamed on the source `name` gives its
+    /// span (`None`: it cannot tell, and the part's unnamed blame stays). A futex barrier's
+    /// late release is the rank's own wake-up from sleep, not a source's: it stays `futex
+    /// wake-up`. Late iterations beyond [`MAX_LATE_KEPT`] keep their part's unnamed blame.
+    pub(crate) fn report_traced(
+        &self,
+        name: impl Fn(&LateIteration) -> Option<SourceRef>,
+    ) -> BspReport {
+        let mut r = self.report();
+        let st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rows: Vec<BspBlame> = Vec::new();
+        let mut add = |class, name: String, iterations: u64, excess_ns: u64| {
+            if iterations == 0 {
+                return;
+            }
+            match rows.iter_mut().find(|b| b.class == class && b.name == name) {
+                Some(b) => {
+                    b.iterations += iterations;
+                    b.excess_ns += excess_ns;
+                }
+                None => rows.push(BspBlame {
+                    class,
+                    name,
+                    iterations,
+                    excess_ns,
+                }),
+            }
+        };
+        for l in &st.late {
+            let named = (l.part == BLAME_COMPUTE || self.barrier == Barrier::Spin)
+                .then(|| name(l))
+                .flatten();
+            match named {
+                Some(s) => add(Some(s.class), s.name, 1, l.excess_ns),
+                None => add(None, self.unnamed(l.part).to_string(), 1, l.excess_ns),
+            }
+        }
+        for (kind, &(n, excess)) in st.unkept.iter().enumerate() {
+            add(None, self.unnamed(kind).to_string(), n, excess);
+        }
+        rows.sort_by(BspBlame::order);
+        r.blame = rows;
+        debug_assert_eq!(r.check(), Ok(()), "every late iteration blamed once");
+        r
     }
 }
 
-/// Computes `work_ns` of this CPU's time from `start_ns` (see the module docs): returns the
-/// arrival time and the time lost to detours on the way. Allocates nothing.
-pub(crate) fn compute(work_ns: u64, start_ns: u64, now: impl Fn() -> u64) -> (u64, u64) {
+/// What one compute part measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Computed {
+    /// When the work was done (ns).
+    pub at_ns: u64,
+    /// Time lost to detours on the way (ns).
+    pub lost_ns: u64,
+    /// The largest detour's start (ns; 0 with no detour).
+    pub detour_at_ns: u64,
+    /// Its length (ns; 0 with no detour).
+    pub detour_ns: u64,
+}
+
+/// Computes `work_ns` of this CPU's time from `start_ns` (see the module docs). Allocates
+/// nothing.
+pub(crate) fn compute(work_ns: u64, start_ns: u64, now: impl Fn() -> u64) -> Computed {
     let (mut last, mut done, mut lost) = (start_ns, 0u64, 0u64);
+    let (mut detour_at_ns, mut detour_ns) = (0u64, 0u64);
     while done < work_ns {
         let t = now();
         let gap = t.saturating_sub(last);
         if gap > DETOUR_THRESHOLD_NS {
             lost += gap;
+            if gap > detour_ns {
+                (detour_at_ns, detour_ns) = (last, gap);
+            }
         } else {
             done += gap;
         }
         last = t;
     }
-    (last, lost)
+    debug_assert!(
+        detour_ns <= lost,
+        "the largest detour is part of the time lost"
+    );
+    Computed {
+        at_ns: last,
+        lost_ns: lost,
+        detour_at_ns,
+        detour_ns,
+    }
 }
 
 /// What a rank thread returns: the job's report from rank 0, nothing from the others.
@@ -331,6 +475,7 @@ pub(crate) fn rank(
     if pinned.is_err() {
         job.fail();
     }
+    job.set_tid(rank, super::os::thread_id() as u32);
     let t0 = gate.wait();
     pinned?;
     if rank == 0 {
@@ -345,11 +490,13 @@ pub(crate) fn rank(
     if !job.over_before_start() {
         loop {
             let start = now_ns();
-            let (at_ns, lost_ns) = compute(job.work_ns, start, now_ns);
+            let c = compute(job.work_ns, start, now_ns);
             let a = Arrival {
-                at_ns,
-                lost_ns,
+                at_ns: c.at_ns,
+                lost_ns: c.lost_ns,
                 late_start_ns: start.saturating_sub(release),
+                detour_at_ns: c.detour_at_ns,
+                detour_ns: c.detour_ns,
             };
             match job.arrive(rank, generation, a, now_ns, || {
                 stop.is_set() || window_over.is_set()
@@ -386,7 +533,7 @@ mod tests {
             let a = Arrival {
                 at_ns: release + 100 + u64::from(g) * 2_000,
                 lost_ns: u64::from(g) * 2_000,
-                late_start_ns: 0,
+                ..Arrival::default()
             };
             let s = job.arrive(0, g, a, || a.at_ns + 10, || false);
             steps.push(s);
@@ -453,6 +600,7 @@ mod tests {
                 at_ns: arr[r].0,
                 lost_ns: arr[r].1,
                 late_start_ns: arr[r].2,
+                ..Arrival::default()
             };
             assert!(!job.check_in(2, a(2)), "{case}");
             assert!(!job.check_in(0, a(0)), "{case}");
@@ -478,9 +626,11 @@ mod tests {
             t.set(v);
             v
         };
-        let (at, lost) = compute(1_000, 0, now);
-        assert_eq!(lost, 5_000);
-        assert_eq!(at, 1_000 + 5_000);
+        let c = compute(1_000, 0, now);
+        assert_eq!(c.lost_ns, 5_000);
+        assert_eq!(c.at_ns, 1_000 + 5_000);
+        // The jump came after the read at 300.
+        assert_eq!((c.detour_at_ns, c.detour_ns), (300, 5_000));
     }
 
     #[test]
@@ -500,12 +650,14 @@ mod tests {
                             let mut release = job.release_ns.load(Ordering::Relaxed);
                             loop {
                                 let start = now_ns();
-                                let (at_ns, lost_ns) = compute(job.work_ns, start, now_ns);
+                                let c = compute(job.work_ns, start, now_ns);
                                 passes[r as usize].fetch_add(1, Ordering::Relaxed);
                                 let a = Arrival {
-                                    at_ns,
-                                    lost_ns,
+                                    at_ns: c.at_ns,
+                                    lost_ns: c.lost_ns,
                                     late_start_ns: start.saturating_sub(release),
+                                    detour_at_ns: c.detour_at_ns,
+                                    detour_ns: c.detour_ns,
                                 };
                                 match job.arrive(r, generation, a, now_ns, || false) {
                                     Step::Go(t) => {

@@ -21,7 +21,8 @@
 //!   frame-table statistics in `stats.rs` and the calibrated work unit in `work.rs`;
 //! * `pingpong.rs` — futex or pipe ping-pong between two processes (or threads);
 //! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads; `bsp.rs` — the
-//!   bulk-synchronous job's ranks and their spinning or futex barrier;
+//!   bulk-synchronous job's ranks and their spinning or futex barrier; `bsp_blame.rs` — the
+//!   trace of the ranks' CPUs that names what delayed each late iteration;
 //! * `sample.rs` — `/proc` snapshots, contamination and energy;
 //! * [`haltpoll_sweep`] — E3's live part: the futex ping-pong at several
 //!   `guest_halt_poll_ns` values, with the cpuidle driver/governor check;
@@ -36,6 +37,7 @@
 //! [`placement`] and [`stop`]); the workers, the gate and the assembly are crate-private.
 
 pub(crate) mod bsp;
+pub(crate) mod bsp_blame;
 pub(crate) mod cacheline;
 pub(crate) mod clock_read;
 mod error;

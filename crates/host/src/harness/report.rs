@@ -52,7 +52,8 @@ pub(crate) struct AssembleInput<'a> {
     pub(crate) memory_note: Option<String>,
     /// What the watchdog did (`None`: no frame workers, no watchdog).
     pub(crate) watchdog: Option<WatchdogOutcome>,
-    /// Threads of hogs and frame groups that could not be spawned (the run went on without).
+    /// What the workload did not get and went on without: threads of hogs and frame groups
+    /// that could not be spawned, a bsp job's blame left unnamed (no trace), as warnings.
     pub(crate) skipped: Vec<String>,
     /// The `/dev/cpu_dma_latency` limit held during the run, µs.
     pub(crate) cpu_dma_latency_us: Option<u32>,

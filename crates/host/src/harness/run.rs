@@ -25,7 +25,8 @@ use ticklab_schema::frames::FrameClock;
 use ticklab_schema::report::count_wakeup;
 use ticklab_schema::workload::{TaskGroup, Workload};
 
-use super::bsp::{self, BspBarrier};
+use super::bsp::{self, BspBarrier, RankOutput};
+use super::bsp_blame;
 use super::error::{HarnessError, os_error};
 use super::frames::{self, FramePlan};
 use super::gate::Gate;
@@ -132,6 +133,9 @@ pub(crate) fn run_with_warnings(
             _ => None,
         })
         .collect();
+
+    // The ranks' CPUs traced for the blame (docs/noise.md, "The host lab"), before any thread.
+    let blame_trace = bsp_blame::start(workload, config.duration);
 
     let scoped = std::thread::scope(|s| {
         let (gate, window_over, abort, counted_left) = (&gate, &window_over, &abort, &counted_left);
@@ -253,10 +257,22 @@ pub(crate) fn run_with_warnings(
         os::unlock_memory();
     }
     let cpu_dma_latency_us = pm_qos.map(|held| held.us);
-    let (start, t0, outputs, end, ended, spawn_error, watchdog, skipped, coordinator_wakeups) =
-        scoped?;
+    let (
+        start,
+        t0,
+        mut outputs,
+        end,
+        ended,
+        spawn_error,
+        watchdog,
+        mut skipped,
+        coordinator_wakeups,
+    ) = scoped?;
     if let Some(e) = spawn_error {
         return Err(e);
+    }
+    if let Some(why) = name_bsp_blame(blame_trace, &barriers, &mut outputs) {
+        skipped.push(why);
     }
     assemble(
         workload,
@@ -278,6 +294,34 @@ pub(crate) fn run_with_warnings(
             stop,
         },
     )
+}
+
+/// Replaces each bsp group's report in `outputs` by one whose late iterations are blamed on
+/// the traced sources; returns why not when the ranks' CPUs could not be traced (the blame's
+/// class then stays unknown).
+fn name_bsp_blame(
+    trace: Option<Result<bsp_blame::BlameTrace, String>>,
+    barriers: &[Option<BspBarrier>],
+    outputs: &mut [Vec<(u32, Output)>],
+) -> Option<String> {
+    let reports = match trace?.and_then(|t| t.finish(barriers)) {
+        Ok(r) => r,
+        Err(why) => {
+            return Some(format!(
+                "bsp blame: sources not named ({why}): the class of each late iteration's \
+                 blame is unknown"
+            ));
+        }
+    };
+    for (group, report) in outputs.iter_mut().zip(reports) {
+        let Some(report) = report else { continue };
+        for (_, out) in group.iter_mut() {
+            if let Output::Bsp(Ok(RankOutput::Report(b, _))) = out {
+                **b = report.clone();
+            }
+        }
+    }
+    None
 }
 
 /// A job of the run: one thread's work, returning its output.

@@ -376,6 +376,65 @@ pub(crate) fn attribute(detours: &[Detour], runs: &[Run], runtime: u64) -> Attri
     }
 }
 
+/// One CPU's runs, indexed to find the runs that overlap a span quickly: sorted by start,
+/// with the latest end of every prefix (a long run that began early still overlaps a later
+/// span, so the start alone does not bound the search).
+///
+/// Invariant: `reach[i]` is the largest `end` of `runs[..=i]`, so it never decreases.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunIndex {
+    runs: Vec<Run>,
+    reach: Vec<i64>,
+}
+
+impl RunIndex {
+    /// Indexes `runs` (as [`runs_from_trace`] returns them, or in any order).
+    pub(crate) fn new(mut runs: Vec<Run>) -> RunIndex {
+        runs.sort_by_key(|r| (r.start, r.end));
+        let mut reach = Vec::with_capacity(runs.len());
+        let mut far = i64::MIN;
+        for r in &runs {
+            far = far.max(r.end);
+            reach.push(far);
+        }
+        debug_assert!(reach.windows(2).all(|w| w[0] <= w[1]));
+        RunIndex { runs, reach }
+    }
+
+    /// The source that took the most of `span`, with that time (ns): every run overlapping
+    /// it gives its source the smaller of its net time and its overlap with the span (a run
+    /// nested in another counts once, in its own source; the outer one's net time already
+    /// excludes it). Ties go to the run that began first. `None` when no run overlaps:
+    /// nothing the trace records ran in the span (firmware, the hypervisor: [`Hardware`]).
+    ///
+    /// [`Hardware`]: NoiseClass::Hardware
+    pub(crate) fn largest_inside(&self, span: Detour) -> Option<(SourceRef, u64)> {
+        let (from, to) = (span.start, span.end());
+        let lo = self.reach.partition_point(|&e| e <= from);
+        let hi = self.runs.partition_point(|r| r.start < to);
+        let mut by: Vec<(&SourceRef, u64)> = Vec::new();
+        for r in self.runs.get(lo..hi).unwrap_or_default() {
+            if r.end <= from {
+                continue;
+            }
+            let overlap = (r.end.min(to) - r.start.max(from)).max(0) as u64;
+            let part = overlap.min(r.net);
+            match by.iter_mut().find(|(s, _)| **s == r.source) {
+                Some(e) => e.1 += part,
+                None => by.push((&r.source, part)),
+            }
+        }
+        // First of the largest: `by` is in the order the sources' first runs began.
+        let mut best: Option<(&SourceRef, u64)> = None;
+        for (s, ns) in by {
+            if best.is_none_or(|(_, b)| ns > b) {
+                best = Some((s, ns));
+            }
+        }
+        best.map(|(s, ns)| (s.clone(), ns))
+    }
+}
+
 /// The name a `/proc/interrupts` row gets as a source: the x86 mnemonics by the name of the
 /// trace event that counts them (`LOC` → `local_timer`), a numbered device interrupt by its
 /// last description word (the action, as `irq_handler_entry` names it), anything else as
@@ -548,6 +607,29 @@ mod tests {
         assert_eq!((nmi.count, nmi.noise_ns), (1, Some(0)));
         // Largest noise first.
         assert_eq!(a.sources[0].name, "kworker/1:1");
+    }
+
+    /// The source that took most of a span: (span start, length) -> (name, ns).
+    #[test]
+    fn the_largest_source_inside_a_span() {
+        let index = RunIndex::new(runs());
+        // (span start, length, the source and its ns)
+        type Case<'a> = (i64, u64, Option<(&'a str, u64)>);
+        let table: &[Case<'_>] = &[
+            (900, 4400, Some(("local_timer", 2000))),
+            // Only the softirq's net time counts, not the device interrupt inside it.
+            (3200, 2000, Some(("TIMER", 1600))),
+            // Late in a thread run that began long before, after the tick nested in it.
+            (25_000, 2_000, Some(("kworker/1:1", 2000))),
+            (60_000, 2_000, None),
+            // A span that touches a run's end only is not inside it.
+            (3000, 100, None),
+        ];
+        for &(start, ns, want) in table {
+            let got = index.largest_inside(Detour { start, ns });
+            let got = got.as_ref().map(|(s, n)| (s.name.as_str(), *n));
+            assert_eq!(got, want, "span {start}+{ns}");
+        }
     }
 
     #[test]

@@ -114,13 +114,24 @@ fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, Strin
     if !config.trace {
         return Err("tracing not asked for (--no-trace)".into());
     }
+    trace_sources(&config.cpus, config.duration, clock)
+}
+
+/// Starts a private tracefs instance recording the events [`attribution::runs_from_trace`]
+/// reads on `cpus`, for about `duration`, with the trace clock whose timestamps are `clock`'s
+/// readings (host noise's samplers, and the bsp ranks' blame: `harness::bsp_blame`). `Err`
+/// says why not (not root, no tracefs, no such trace clock).
+pub(crate) fn trace_sources(
+    cpus: &[u32],
+    duration: Duration,
+    clock: Clock,
+) -> Result<TraceSession, String> {
     let events = trace_events();
     let names: Vec<&str> = events.iter().map(String::as_str).collect();
     // About 100 bytes per event, a few thousand events per second on a busy CPU.
-    let kb = (config.duration.as_secs().saturating_mul(512)).clamp(4096, 131_072) as u32;
-    let session =
-        TraceSession::start_with_clock(&names, kb, Some(&config.cpus), &[clock.trace_clock()])
-            .map_err(|e| e.to_string())?;
+    let kb = (duration.as_secs().saturating_mul(512)).clamp(4096, 131_072) as u32;
+    let session = TraceSession::start_with_clock(&names, kb, Some(cpus), &[clock.trace_clock()])
+        .map_err(|e| e.to_string())?;
     if session.clock != clock.trace_clock() {
         return Err(format!(
             "the trace clock {} is missing, so trace times and the sampler's cannot be matched",
@@ -136,6 +147,17 @@ fn preempt_rt() -> bool {
     let flag = std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|t| t.trim() == "1");
     flag || std::fs::read_to_string("/proc/sys/kernel/version")
         .is_ok_and(|v| v.split_whitespace().any(|w| w == "PREEMPT_RT"))
+}
+
+impl SoftirqContext {
+    /// The context of the running kernel's softirqs: in threads on PREEMPT_RT.
+    pub(crate) fn of_this_kernel() -> SoftirqContext {
+        if preempt_rt() {
+            SoftirqContext::InThreads
+        } else {
+            SoftirqContext::Own
+        }
+    }
 }
 
 /// `/proc/interrupts`, parsed.
@@ -313,11 +335,7 @@ pub fn run_noise(
             "{overruns} trace events lost to ring-buffer overruns: some sources are missing"
         ));
     }
-    let softirqs = if preempt_rt() {
-        SoftirqContext::InThreads
-    } else {
-        SoftirqContext::Own
-    };
+    let softirqs = SoftirqContext::of_this_kernel();
     let method = if trace_text.is_some() {
         NoiseMethod::Tracefs
     } else {

@@ -109,16 +109,22 @@ pub(crate) fn mono_raw_ns() -> u64 {
 pub(crate) struct ClockPair {
     /// The loop clock.
     pub count: u64,
-    /// `CLOCK_MONOTONIC_RAW`, ns.
+    /// The ns clock, ns (`CLOCK_MONOTONIC_RAW` for the samplers).
     pub ns: u64,
 }
 
 impl ClockPair {
     /// Reads both, the clock between two raw reads (its time is their midpoint).
     pub(crate) fn now(clock: Clock) -> ClockPair {
-        let a = mono_raw_ns();
+        ClockPair::now_against(clock, mono_raw_ns)
+    }
+
+    /// [`ClockPair::now`] against another ns clock (`ns`, read twice around the counter):
+    /// the bsp ranks' `CLOCK_MONOTONIC`, whose rate NTP may slew away from the raw clock's.
+    pub(crate) fn now_against(clock: Clock, ns: fn() -> u64) -> ClockPair {
+        let a = ns();
         let count = clock.read();
-        let b = mono_raw_ns();
+        let b = ns();
         ClockPair {
             count,
             ns: a + (b - a) / 2,
