@@ -40,7 +40,7 @@ pub(crate) mod bsp;
 pub(crate) mod bsp_blame;
 pub(crate) mod cacheline;
 pub(crate) mod clock_read;
-mod error;
+pub(crate) mod error;
 pub(crate) mod frames;
 pub(crate) mod gate;
 pub mod haltpoll_sweep;

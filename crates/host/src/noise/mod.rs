@@ -27,7 +27,9 @@ use ticklab_schema::report::{Report, Source};
 
 use crate::harness::placement::CpuPlacement;
 use crate::harness::sample::{self, ExpectedBusy, Snapshot};
-use crate::harness::{HarnessError, Stop, os};
+use crate::harness::error::HarnessError;
+use crate::harness::os;
+use crate::harness::stop::Stop;
 use crate::probe::tracefs::TraceSession;
 use crate::procfs::{Interrupts, parse_interrupts};
 
@@ -249,7 +251,7 @@ pub fn run_noise(
         let h = std::thread::Builder::new()
             .name(format!("noise-{cpu}"))
             .spawn(move || sampler::sample(&spec, &b, &s, &live))
-            .map_err(|e| crate::harness::os_error("spawn a sampler thread", e))?;
+            .map_err(|e| crate::harness::error::os_error("spawn a sampler thread", e))?;
         handles.push(h);
     }
     os::restore_signal_mask(saved);

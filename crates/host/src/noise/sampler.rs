@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::harness::Stop;
+use crate::harness::stop::Stop;
 use crate::harness::os;
 
 /// How often (in clock reads) the loop looks at its deadline and the stop flag.
