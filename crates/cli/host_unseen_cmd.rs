@@ -149,9 +149,22 @@ mod tests {
             assert_eq!(l.control, w.groups.is_empty(), "{}", l.spec);
         }
         assert_eq!(LOADS.iter().filter(|l| l.control).count(), 1);
-        // A calibration phase's spec is not an unseen load.
-        for seen in ["hogs:1@1", "frames:1000@0:loop=0", "pingpong:pipe@0,1"] {
-            assert!(LOADS.iter().all(|l| !l.spec.starts_with(seen)), "{seen}");
+        // A calibration phase's workload is not an unseen load (the phases' specs, as
+        // parsed, against each load's).
+        let phases = [
+            "hogs:1@1",
+            "syscall:getpid@0:n=1000000000",
+            "pingpong:pipe@0,0:n=100000000",
+            "pingpong:pipe@0,1:n=100000000",
+            "frames:1000@0:loop=0",
+            "hogs:1@1+frames:1000@1:loop=0",
+        ];
+        for seen in phases {
+            let seen = Workload::parse(seen, 2).expect("a phase spec");
+            for l in LOADS.iter().filter(|l| !l.control) {
+                let w = Workload::parse(l.spec, 2).expect("parsed above");
+                assert_ne!(w, seen, "{} is a calibration phase", l.spec);
+            }
         }
     }
 }

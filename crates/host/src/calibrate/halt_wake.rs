@@ -34,7 +34,6 @@
 use std::time::Duration;
 
 use ticklab_schema::machine::{HaltWake, HaltWakePoint};
-use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
@@ -180,14 +179,8 @@ fn twin_p50(s: &Scenario, rate_hz: u32, sim: Simulator<'_>) -> Result<f64, Strin
     x.workload =
         Workload::parse(&spec(rate_hz), s.machine.topology.nr_cpus()).map_err(|e| e.to_string())?;
     x.run.duration_ns = TWIN_FRAMES * 1_000_000_000 / u64::from(rate_hz.max(1));
-    p50(&sim(&x)?).ok_or_else(|| format!("{}: the twin reported no wake-ups", spec(rate_hz)))
-}
-
-fn p50(r: &Report) -> Option<f64> {
-    r.workloads.iter().find_map(|w| match w {
-        WorkloadResult::Frames(g) => g.wakeup.map(|p| p.p50_us),
-        _ => None,
-    })
+    super::wakeup_fit::wakeup_p50(&sim(&x)?)
+        .ok_or_else(|| format!("{}: the twin reported no wake-ups", spec(rate_hz)))
 }
 
 /// Fits `[machine.halt_wake]` of `s` to the sweep `measured` (module docs), with `sim` as the
