@@ -40,6 +40,23 @@ fn bad_input_exits_2_and_names_the_input() {
             "--set \"nope=1\"",
         ),
         (&["host", "haltpoll-sweep", "--cpus", "0"], "--cpus"),
+        // The unseen-load check: each load needs a window a 100 Hz p99 can be read from,
+        // and its options mean nothing without it (refused before anything is measured).
+        (
+            &[
+                "host",
+                "calibrate",
+                "--check-unseen",
+                "--load-duration",
+                "1s",
+            ],
+            "--load-duration 1.0 s: each load needs at least 2 s",
+        ),
+        (
+            &["host", "calibrate", "--load-duration", "20s"],
+            "--check-unseen",
+        ),
+        (&["host", "calibrate", "--json"], "--check-unseen"),
         // The ping-pong is modelled in a KVM guest only.
         (&["sim", "--workload", "pingpong:futex@0,1"], "kvm-guest-2"),
         // Every duration flag goes through the one parser, and its error names the flag.

@@ -146,7 +146,10 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
     let beside = match &twin {
         Some((scenario, notes)) => {
             let spec = format!("hogs:{}@{}", config.cpus.len(), args.cpus);
-            let (report, rows) = crate::host_twin_cmd::beside(&run.report, &spec, scenario, None)?;
+            let workload = ticklab_schema::workload::Workload::parse(&spec, possible_cpu_count())
+                .map_err(|e| input_error(format!("--twin: {spec}: {e}")))?;
+            let (report, rows) =
+                crate::host_twin_cmd::beside(&run.report, &workload, scenario, None)?;
             Some((scenario, notes, report, rows))
         }
         None => None,

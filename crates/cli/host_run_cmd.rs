@@ -105,9 +105,10 @@ pub(crate) struct RunArgs {
 /// `host calibrate` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct CalibrateArgs {
-    /// Total measurement budget; every phase is scaled to fit it (at least 5s).
-    #[arg(short = 'D', short_alias = 'd', long, default_value = "60s", value_parser = parse_duration_arg)]
-    pub(crate) duration: DurationArg,
+    /// Total measurement budget; every phase is scaled to fit it (at least 5s). Default 60s,
+    /// 30s with `--check-unseen`.
+    #[arg(short = 'D', short_alias = 'd', long, value_parser = parse_duration_arg)]
+    pub(crate) duration: Option<DurationArg>,
     /// Write the scenario file here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<std::path::PathBuf>,
@@ -115,6 +116,19 @@ pub(crate) struct CalibrateArgs {
     /// explains, steal); without it such a run writes nothing and exits with code 4.
     #[arg(long)]
     pub(crate) force: bool,
+    /// Then run the loads the calibration did not (idle as a control, two hogs, frames at
+    /// 100 Hz and 2 kHz, a futex ping-pong across CPUs, getpid beside a hog, two hogs on one
+    /// CPU), each beside the fitted twin as `host run --twin` does, and print one table of
+    /// every figure with the in-band count (idle not counted). The scenario file goes to
+    /// `--out` only.
+    #[arg(long)]
+    pub(crate) check_unseen: bool,
+    /// With `--check-unseen`: each load's window (at least 2s).
+    #[arg(long, default_value = "10s", value_parser = parse_duration_arg, requires = "check_unseen", value_name = "DURATION")]
+    pub(crate) load_duration: DurationArg,
+    /// With `--check-unseen`: print the check as JSON (every row typed, and the count).
+    #[arg(long, requires = "check_unseen")]
+    pub(crate) json: bool,
 }
 
 fn run_config(args: &RunArgs) -> RunConfig {
@@ -152,8 +166,6 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             workload.label()
         )));
     }
-    // The spec as parsed (the rate --interval gave written out), for the twin beside.
-    let spec = workload.label();
     check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
@@ -185,7 +197,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let beside = match &twin {
         Some((scenario, _)) => Some(crate::host_twin_cmd::beside(
             &run.report,
-            &spec,
+            &workload,
             scenario,
             args.histogram,
         )?),
@@ -253,12 +265,34 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `host calibrate`'s budget without `-D`.
+const CALIBRATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+/// `host calibrate --check-unseen`'s budget without `-D`: the check's loads take another
+/// 70 s, so the calibration is the shorter one issue 30 ran.
+const CHECK_UNSEEN_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs `host calibrate`: measures (progress on stderr), fits with the twin, and writes the
 /// scenario file (comment header + TOML) to stdout or `--out`.
 pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.out {
         // Before the minute of measuring, not after it.
         crate::output::check_target("--out", path)?;
+    }
+    let budget = args.duration.map_or(
+        if args.check_unseen {
+            CHECK_UNSEEN_BUDGET
+        } else {
+            CALIBRATE_BUDGET
+        },
+        DurationArg::as_std,
+    );
+    let load = args.load_duration.as_std();
+    if args.check_unseen && load < crate::host_unseen_cmd::MIN_LOAD {
+        return Err(input_error(format!(
+            "--load-duration {:.1} s: each load needs at least {} s",
+            load.as_secs_f64(),
+            crate::host_unseen_cmd::MIN_LOAD.as_secs()
+        )));
     }
     let stop = Stop::on_signals()?;
     let sim =
@@ -267,13 +301,7 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     restore_leftover_params()?;
     // Its phases through the one progress line (a timed log off a terminal).
     let result = crate::progress::steps("calibrate", |progress| {
-        ticklab_host::calibrate::calibrate(
-            args.duration.as_std(),
-            &stop,
-            &sim,
-            progress,
-            args.force,
-        )
+        ticklab_host::calibrate::calibrate(budget, &stop, &sim, progress, args.force)
     });
     let calibration = calibrate_outcome(result, &stop)?;
     // What the phase line only flashed: the phases fitted from although contaminated.
@@ -299,11 +327,19 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             crate::output::write_file("--out", path, text.as_bytes())?;
             eprintln!("calibrate: wrote {}", path.display());
         }
+        // The check's table is the output; the file only where asked for.
+        None if args.check_unseen => {}
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;
             out.flush()?;
         }
+    }
+    if args.check_unseen {
+        let check = crate::progress::steps("check-unseen", |progress| {
+            crate::host_unseen_cmd::check(&text, budget, load, &stop, progress)
+        })?;
+        crate::host_unseen_cmd::print(&check, args.json)?;
     }
     Ok(())
 }

@@ -59,21 +59,27 @@ pub(crate) fn twin_scenario(arg: &str) -> anyhow::Result<(Scenario, Vec<String>)
     Ok((s, notes))
 }
 
-/// The twin's run of a measured workload: `spec` on the twin's CPUs for the measured window,
-/// then every figure beside its measurement.
+/// The twin's run of a measured workload: `workload` on the twin's CPUs for the measured
+/// window, then every figure beside its measurement.
+///
+/// The workload is placed again on the twin's CPUs from its label (an unpinned group takes
+/// the twin's default placement; a CPU the twin lacks is an input error), and the counted
+/// groups keep the counts they were given ([`keep_counts`]): the label leaves them out.
 pub(crate) fn beside(
     measured: &Report,
-    spec: &str,
+    workload: &Workload,
     scenario: &Scenario,
     histogram: Option<u32>,
 ) -> anyhow::Result<(Report, Vec<Row>)> {
     let mut s = scenario.clone();
     let nr = s.machine.topology.nr_cpus();
-    s.workload = Workload::parse(spec, nr).map_err(|e| {
+    let spec = workload.label();
+    s.workload = Workload::parse(&spec, nr).map_err(|e| {
         input_error(format!(
             "--twin: workload {spec} on the twin's {nr} CPUs: {e}"
         ))
     })?;
+    keep_counts(&mut s.workload, workload);
     // The twin models the spinning barrier only: a futex job is run there spinning, and its
     // rows are not compared (`workload_rows` matches a bsp job by CPUs and barrier), while the
     // CPUs' rows still are.
@@ -90,4 +96,55 @@ pub(crate) fn beside(
         .map_err(|e| input_error(format!("--twin: {e}")))?;
     let rows = compare_reports(measured, &twin, Bands::Host);
     Ok((twin, rows))
+}
+
+/// Gives the twin's counted groups (a syscall loop's calls, a ping-pong's round trips) the
+/// counts of the same groups in `given`, group by group (both were parsed from one label, so
+/// they come in one order). Without it the twin ran the parser's default count: a getpid
+/// loop told to run for the whole window beside a hog (`syscall:getpid@0:n=1e11+hogs:1@1`)
+/// ran its default 10 000 000 calls in the twin, about 1 s of a 10 s window, and the loop's
+/// CPU idled for the rest where the host's stayed busy (issue 30).
+pub(crate) fn keep_counts(twin: &mut Workload, given: &Workload) {
+    debug_assert_eq!(
+        twin.groups.len(),
+        given.groups.len(),
+        "one label, one group list"
+    );
+    for (t, g) in twin.groups.iter_mut().zip(&given.groups) {
+        match (t, g) {
+            (TaskGroup::Syscall { calls, .. }, TaskGroup::Syscall { calls: n, .. }) => *calls = *n,
+            (
+                TaskGroup::PingPong { round_trips, .. },
+                TaskGroup::PingPong { round_trips: n, .. },
+            ) => *round_trips = *n,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_twin_keeps_the_counts_the_label_leaves_out() {
+        // (spec as given, the twin's count of its counted group)
+        let table = [
+            ("syscall:getpid@0:n=100000000000+hogs:1@1", 100_000_000_000),
+            ("syscall:getpid@0", 10_000_000),
+            ("pingpong:futex@0,1:n=200000", 200_000),
+            ("hogs:1@1+pingpong:pipe@0,1:n=7", 7),
+        ];
+        for (spec, want) in table {
+            let given = Workload::parse(spec, 2).expect("valid spec");
+            let mut twin = Workload::parse(&given.label(), 2).expect("the label parses");
+            keep_counts(&mut twin, &given);
+            let got = twin.groups.iter().find_map(|g| match g {
+                TaskGroup::Syscall { calls, .. } => Some(*calls),
+                TaskGroup::PingPong { round_trips, .. } => Some(*round_trips),
+                _ => None,
+            });
+            assert_eq!(got, Some(want), "{spec}");
+        }
+    }
 }

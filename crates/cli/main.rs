@@ -2,7 +2,7 @@
 //! the twin and the host lab produce typed results, `ticklab-report` renders them.
 //!
 //! One module per group of subcommands (`twin_cmd`: sim and compare; `experiment_cmd`;
-//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why, audit; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
+//! `bench_cmd`; `host_probe_cmd`: inspect, irqs, why, audit; `host_staleness_cmd`: staleness; `host_run_cmd`: run and calibrate; `host_unseen_cmd`: calibrate --check-unseen; `host_noise_cmd`: noise; `vm_cmd`: vm, vm compare, vm table; `vm_build_cmd`: vm build, vm kernels; `report_cmd`: plot and report --html; `sweep_cmd`: sweep, merge; `shell_cmd`: completions, man, json-schema; `man_pages`: a man page per subcommand),
 //! the argument types they share in `args`, stderr progress in `progress`, and the exit-code
 //! rule in `error`.
 
@@ -18,6 +18,7 @@ mod host_probe_cmd;
 mod host_run_cmd;
 mod host_staleness_cmd;
 mod host_twin_cmd;
+mod host_unseen_cmd;
 mod man_pages;
 mod output;
 mod progress;

@@ -21,7 +21,7 @@ use std::fmt::Write;
 use ticklab_schema::comparison::{Band, Row, Verdict};
 use ticklab_schema::report::Contamination;
 
-fn value(v: Option<f64>) -> String {
+pub(crate) fn value(v: Option<f64>) -> String {
     match v {
         Some(x) if x.abs() < 10.0 => fixed(x, 3),
         Some(x) => fixed(x, 1),
@@ -29,7 +29,7 @@ fn value(v: Option<f64>) -> String {
     }
 }
 
-fn band(b: Band) -> String {
+pub(crate) fn band(b: Band) -> String {
     match b {
         Band::Within { rel, abs: 0.0 } => format!("{} %", fixed(rel * 100.0, 0)),
         Band::Within { rel: 0.0, abs } => fixed(abs, 1),

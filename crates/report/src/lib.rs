@@ -16,6 +16,8 @@
 //!   nohz_full vs nohz_full_aggressive table of docs/experiments.md E1).
 //! * [`comparison_tables`] ([`comparison`]) — a measured run beside the twin's prediction
 //!   (`host run --twin`, `host calibrate`): measured, predicted, ratio, verdict per figure.
+//! * [`unseen_check_table`] ([`unseen_check`]) — `host calibrate --check-unseen`: every
+//!   figure of the loads the calibration did not run, beside the twin's, and the in-band count.
 //! * [`frame_table`] — the frame-scheduler jitter table in exactly the column layout of
 //!   docs/experiments.md E2 (`Cpu Frames Min Max(Frame) Avg Sigma Overruns(Last) Fliers(Frames)`).
 //! * [`frame_histograms`] ([`histogram`]) — `--histogram`: a frame group's jitter and
@@ -71,6 +73,7 @@ pub mod noise_table;
 pub mod openmetrics;
 pub mod plot;
 pub mod sweep;
+pub mod unseen_check;
 pub mod workloads;
 
 pub use bench::{BenchPoint, bench_table};
@@ -89,4 +92,5 @@ pub use frames::{frame_row, frame_table, wakeup_table};
 pub use histogram::{cyclictest_layout, frame_histograms};
 pub use host_run::{HostRunExtras, host_run_report};
 pub use noise_table::{bsp_lines, noise_table};
+pub use unseen_check::unseen_check_table;
 pub use workloads::{guest_pingpong_text, sim_report, workload_section};

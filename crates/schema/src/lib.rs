@@ -29,6 +29,8 @@
 //!   at a time).
 //! * [`bsp`] is the result of a bulk-synchronous job: iteration times, their excess over the
 //!   noiseless iteration and the blame for each late one.
+//! * [`unseen_check`] is `host calibrate --check-unseen`'s result: loads the calibration did
+//!   not run, each figure beside the twin's, and the in-band count.
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
@@ -55,6 +57,7 @@ pub mod scenario;
 pub mod sweep;
 pub mod trace;
 pub mod units;
+pub mod unseen_check;
 pub mod validate;
 pub mod versioned;
 pub mod workload;

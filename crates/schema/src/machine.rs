@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 mod e4_servers;
 pub use e4_servers::{arm64_128_4n, epyc_7252_2s, x86_context_tracking, xeon_e5_2650v3_2s};
+mod halt_wake;
+pub use halt_wake::{HaltWake, HaltWakePoint};
 mod kvm_host;
 pub use kvm_host::KvmHost;
 
@@ -38,6 +40,12 @@ pub struct Machine {
     /// for the presets and in older scenario files: the published host estimates apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kvm_host: Option<KvmHost>,
+    /// On a VM guest, the exit cost of a halted vCPU against how long it slept
+    /// (`[machine.halt_wake]`, [`HaltWake`]), which then replaces the constant exit latency
+    /// of the idle states that halt. `None` for the presets and in older scenario files: every
+    /// state keeps its own latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt_wake: Option<HaltWake>,
 }
 
 /// CPU topology. Logical CPUs are numbered like x86 Linux enumerates them: first one thread of
@@ -566,6 +574,7 @@ pub fn xps13_7390() -> Machine {
             max_idle_ns: TSC_MAX_IDLE_NS,
         },
         kvm_host: None,
+        halt_wake: None,
     }
 }
 

@@ -164,6 +164,9 @@ impl Machine {
         if let Some(k) = &self.kvm_host {
             validate_kvm_host(k)?;
         }
+        if let Some(h) = &self.halt_wake {
+            validate_halt_wake(h)?;
+        }
         let n = self.idle_states.len();
         if n == 0 || n > MAX_IDLE_STATES {
             return Err(bad(
@@ -353,6 +356,49 @@ fn validate_kvm_host(k: &KvmHost) -> Result<(), ValidationError> {
     )?;
     if let Some(ns) = k.host_halt_poll_ns {
         check_u64("machine.kvm_host.host_halt_poll_ns", ns, MAX_COST_NS, "ns")?;
+    }
+    Ok(())
+}
+
+/// Most points a `[machine.halt_wake]` curve may have: calibration writes a handful.
+pub const MAX_HALT_WAKE_POINTS: usize = 64;
+
+/// `[machine.halt_wake]`: 1 to [`MAX_HALT_WAKE_POINTS`] points, sleep lengths strictly
+/// rising, exit costs never falling and at most [`MAX_COST_NS`] (the invariants
+/// [`crate::machine::HaltWake::exit_ns`] relies on).
+fn validate_halt_wake(h: &crate::machine::HaltWake) -> Result<(), ValidationError> {
+    let key = "machine.halt_wake.points";
+    if h.points.is_empty() || h.points.len() > MAX_HALT_WAKE_POINTS {
+        return Err(bad(
+            key,
+            format!(
+                "expected 1 to {MAX_HALT_WAKE_POINTS} points, found {}",
+                h.points.len()
+            ),
+        ));
+    }
+    for (i, p) in h.points.iter().enumerate() {
+        check_u64(&format!("{key}.{i}.exit_ns"), p.exit_ns, MAX_COST_NS, "ns")?;
+    }
+    for (i, w) in h.points.windows(2).enumerate() {
+        if w[1].slept_ns <= w[0].slept_ns {
+            return Err(bad(
+                format!("{key}.{}.slept_ns", i + 1),
+                format!(
+                    "expected a sleep longer than the point before ({} ns), found {} ns",
+                    w[0].slept_ns, w[1].slept_ns
+                ),
+            ));
+        }
+        if w[1].exit_ns < w[0].exit_ns {
+            return Err(bad(
+                format!("{key}.{}.exit_ns", i + 1),
+                format!(
+                    "expected an exit cost no lower than the point before ({} ns), found {} ns",
+                    w[0].exit_ns, w[1].exit_ns
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -61,6 +61,9 @@ pub struct Measurements {
     pub steal_pct: Vec<Option<f64>>,
     /// The measure stage's length, s (what `steal_pct` is a share of).
     pub measured_s: f64,
+    /// On a VM guest, the idle-CPU wake-up at several sleep lengths (`super::halt_wake`);
+    /// empty elsewhere.
+    pub halt_wake: Vec<super::halt_wake::SleepWake>,
 }
 
 impl Measurements {
@@ -279,6 +282,7 @@ pub(crate) mod tests {
             contaminated: Vec::new(),
             steal_pct: vec![Some(0.0), Some(0.0)],
             measured_s: 60.0,
+            halt_wake: Vec::new(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! 1. **measure** ([`measure`]): the phases inside one time budget (60 s by default; every
 //!    phase gets a fixed share of it, so a 20 s budget runs the same phases shorter), then on
-//!    a KVM guest the guest's ping-pongs (`kvm`);
+//!    a VM guest the wake-up against sleep length (`halt_wake`, about 10 s) and on a KVM guest
+//!    the guest's ping-pongs (`kvm`);
 //! 2. **fit** ([`fit_scenario`]): the [`Measurements`] turned into a [`Scenario`] that
 //!    `ticklab sim --scenario FILE` loads, with the twin in the loop;
 //! 3. **check** ([`check`]): every phase re-run in the fitted twin beside its measurement, and
@@ -32,7 +33,9 @@
 //!   bounced between cores, the background task's run time), `timer_tracepoints` (the tick,
 //!   hrtimer, timer-wheel and clock-event costs timed by the kernel's tracepoints, root and
 //!   tracefs), `kvm` (on a KVM guest, its host's wake-up of a blocked vCPU, from the futex
-//!   ping-pong at `guest_halt_poll_ns=0`, fitted into `[machine.kvm_host]` before the checks);
+//!   ping-pong at `guest_halt_poll_ns=0`, fitted into `[machine.kvm_host]` before the checks),
+//!   `halt_wake` (on a VM guest, the idle-CPU wake-up at six sleep lengths, fitted into
+//!   `[machine.halt_wake]`: the exit of a halted vCPU against how long it slept);
 //! * `live_sweep` — not part of `calibrate()`: E3's sweep of `guest_halt_poll_ns` on top of
 //!   `kvm` (measure every value, fit at 0, predict the rest), for `host haltpoll-sweep`;
 //! * `phases` — the phases with no module of their own (inspect, idle, one hog, syscall,
@@ -53,6 +56,7 @@ use crate::harness::Stop;
 pub(crate) mod error;
 pub(crate) mod fit_quality;
 pub(crate) mod fitting;
+pub(crate) mod halt_wake;
 pub(crate) mod kvm;
 pub(crate) mod ledger;
 pub(crate) mod live_sweep;
@@ -68,6 +72,7 @@ pub(crate) mod wakeup_fit;
 pub use error::{CalibrateError, ContaminatedPhase};
 pub use fit_quality::{FitCheck, twin_checks};
 pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
+pub use halt_wake::SleepWake;
 pub use kvm::{
     GuestKvm, KvmCalibration, KvmFitError, KvmGuestCosts, KvmMeasurements, KvmModel,
     fit as fit_kvm, measure as measure_kvm,
@@ -146,6 +151,12 @@ pub fn measure(
     let busy_wakeup =
         wakeup_fit::measure_busy(&run, hog_cpu, phase(SHARES[6]), progress, &mut warnings)?;
     let measured = started.elapsed();
+    // Outside the budget, like the KVM ping-pongs: only a guest halts into its hypervisor.
+    let halt_wake = if crate::probe::is_vm_guest(std::path::Path::new("/proc")) {
+        halt_wake::measure(&run, progress, &mut warnings)?
+    } else {
+        Vec::new()
+    };
     let cpus: Vec<u32> = (0..nr_cpus).collect();
     let steal_pct = match (stat_start, crate::harness::sample::read_stat()) {
         (Some(a), Some(b)) => crate::harness::sample::steal_pct(&a, &b, &cpus, measured),
@@ -180,6 +191,7 @@ pub fn measure(
         contaminated: p.take_contaminated(),
         steal_pct,
         measured_s: measured.as_secs_f64(),
+        halt_wake,
     })
 }
 
@@ -212,6 +224,15 @@ pub fn fit_scenario(
     let mut scenario = fitting::background(m, machine, kernel, &mut notes, sim, progress)?;
     // The wake-path costs, with every cost `machine()` fitted and the background in place.
     wakeup_fit::fit(m, &mut scenario, &mut ledger, &mut notes, sim, progress);
+    // With every wake-path cost in place: what leaving a halt adds, by sleep length.
+    halt_wake::fit(
+        &m.halt_wake,
+        &mut scenario,
+        &mut ledger,
+        &mut notes,
+        sim,
+        progress,
+    );
     fitting::check_hog(m, &scenario, &mut notes, sim, progress)?;
     if let Some(k) = kvm {
         kvm::fit_scenario(k, &mut scenario, &mut ledger, &mut notes, sim, progress);

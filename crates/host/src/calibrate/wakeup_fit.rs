@@ -235,7 +235,7 @@ fn twin_wakeup_p50(s: &Scenario, spec: &str, sim: Simulator<'_>) -> Result<f64, 
 }
 
 /// The first frame group's wake-up p50 of a report, µs.
-fn wakeup_p50(r: &Report) -> Option<f64> {
+pub(crate) fn wakeup_p50(r: &Report) -> Option<f64> {
     r.workloads.iter().find_map(|w| match w {
         WorkloadResult::Frames(g) => g.wakeup.map(|p| p.p50_us),
         _ => None,

@@ -268,6 +268,26 @@ fn every_bad_value_is_refused_naming_its_key() {
             "machine.kvm_host.host_halt_poll_ns",
         ),
         (
+            "halt wake with no point",
+            |s| s.machine.halt_wake = Some(crate::machine::HaltWake { points: vec![] }),
+            "machine.halt_wake.points",
+        ),
+        (
+            "halt wake sleeps not rising",
+            |s| s.machine.halt_wake = Some(halt_wake(&[(1000, 5), (1000, 6)])),
+            "machine.halt_wake.points.1.slept_ns",
+        ),
+        (
+            "halt wake cost falling",
+            |s| s.machine.halt_wake = Some(halt_wake(&[(1000, 6), (2000, 5)])),
+            "machine.halt_wake.points.1.exit_ns",
+        ),
+        (
+            "halt wake cost past a second",
+            |s| s.machine.halt_wake = Some(halt_wake(&[(1000, 2_000_000_000)])),
+            "machine.halt_wake.points.0.exit_ns",
+        ),
+        (
             "kernel version x",
             |s| s.kernel.version = "x".into(),
             "kernel.version",
@@ -345,4 +365,24 @@ fn idle_state_fields_are_checked_one_by_one() {
     m.idle_states[9].exit_latency_ns = MAX_COST_NS + 1;
     let e = m.validate().expect_err("a latency past a second");
     assert_eq!(e.key, "machine.idle_states[9].exit_latency_ns");
+}
+
+fn halt_wake(points: &[(u64, u64)]) -> crate::machine::HaltWake {
+    crate::machine::HaltWake {
+        points: points
+            .iter()
+            .map(|&(slept_ns, exit_ns)| crate::machine::HaltWakePoint { slept_ns, exit_ns })
+            .collect(),
+    }
+}
+
+#[test]
+fn a_rising_halt_wake_curve_is_accepted() {
+    let mut s = scenario(kvm_guest(2));
+    s.machine.halt_wake = Some(halt_wake(&[
+        (50_000, 9_000),
+        (1_000_000, 9_000),
+        (100_000_000, 30_000),
+    ]));
+    s.validate().expect("a flat then rising curve is valid");
 }

@@ -53,11 +53,17 @@ impl<O: Observer> Sim<O> {
             },
         );
         // The exit latency is spent leaving the state (its energy is the state's wake energy);
-        // the core executes from the end of it.
+        // the core executes from the end of it. On a guest with a calibrated halt-wake curve a
+        // halting state's exit is the hypervisor's wake of the halted vCPU, which grows with
+        // how long it was halted (`HaltWake::exit_ns`); a polling state never halts.
         let exec = if stay.polling {
             t
         } else {
-            t + self.states[stay.actual as usize].exit_latency_ns
+            t + exit_cost(
+                self.halt_wake.as_ref(),
+                self.states[stay.actual as usize].exit_latency_ns,
+                residency,
+            )
         };
         if let Some(e) = &mut self.energy {
             e.set(c, exec, Activity::Executing);
@@ -219,5 +225,53 @@ impl<O: Observer> Sim<O> {
     pub(super) fn poll_timeout(&mut self, c: usize, t: Time) {
         let now = self.idle_wake(c, t, true);
         self.enter_idle(c, now);
+    }
+}
+
+/// The time to leave a halting idle state after `residency_ns` in it: the machine's
+/// halt-wake curve at that sleep length when it has one, else the state's own
+/// `exit_latency_ns` (every machine without `[machine.halt_wake]` behaves as before).
+#[inline]
+fn exit_cost(
+    halt_wake: Option<&ticklab_schema::machine::HaltWake>,
+    exit_latency_ns: u64,
+    residency_ns: u64,
+) -> u64 {
+    match halt_wake {
+        Some(h) => h.exit_ns(residency_ns),
+        None => exit_latency_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_cost;
+    use ticklab_schema::machine::{HaltWake, HaltWakePoint};
+
+    #[test]
+    fn a_halt_wake_curve_replaces_the_constant_exit_latency() {
+        let curve = HaltWake {
+            points: vec![
+                HaltWakePoint {
+                    slept_ns: 100_000,
+                    exit_ns: 8_000,
+                },
+                HaltWakePoint {
+                    slept_ns: 10_000_000,
+                    exit_ns: 28_000,
+                },
+            ],
+        };
+        // (curve, state's latency, residency, expected exit)
+        let table = [
+            (None, 1_000, 0, 1_000),
+            (None, 1_000, 50_000_000, 1_000),
+            (Some(&curve), 1_000, 0, 8_000),
+            (Some(&curve), 1_000, 5_050_000, 18_000),
+            (Some(&curve), 1_000, 50_000_000, 28_000),
+        ];
+        for (c, lat, res, want) in table {
+            assert_eq!(exit_cost(c, lat, res), want, "residency {res}");
+        }
     }
 }

@@ -382,6 +382,10 @@ pub struct Sim<O: Observer = NoTimeline> {
     noise: Option<Box<noise::NoiseStats>>,
     /// The machine is a KVM guest (interrupt delivery includes VM exits).
     is_guest: bool,
+    /// On a calibrated VM guest, the exit cost of a halting idle state against the time it
+    /// was halted (`[machine.halt_wake]`): used in place of the state's constant exit
+    /// latency by [`Sim::idle_wake`](idle). `None`: every state keeps its own.
+    halt_wake: Option<ticklab_schema::machine::HaltWake>,
 }
 
 impl<O: Observer> Sim<O> {

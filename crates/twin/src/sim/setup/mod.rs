@@ -196,6 +196,7 @@ impl<O: Observer> Sim<O> {
             syscall: workload.syscall,
             noise: None,
             is_guest: m.kvm_host.is_some() || m.cpuidle_driver == "haltpoll",
+            halt_wake: m.halt_wake.clone(),
         };
         sim.boot();
         if let Some(b) = workload.bsp {
