@@ -39,6 +39,7 @@ use ticklab_schema::workload::Workload;
 
 use super::error::CalibrateError;
 use super::ledger::CostLedger;
+use super::measurements::SleepWake;
 use super::specs::{RunPhase, Simulator};
 
 /// Frame rates of the sweep: periods 100 µs, 500 µs, 2 ms, 10 ms, 50 ms and 100 ms.
@@ -52,19 +53,6 @@ pub(crate) const MIN_POINT: Duration = Duration::from_secs(1);
 const TWIN_FRAMES: u64 = 400;
 /// The ledger's name of the fitted curve.
 pub(crate) const LEDGER_NAME: &str = "halt_wake";
-
-/// One rate of the sweep as measured.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SleepWake {
-    /// The frame rate, Hz.
-    pub rate_hz: u32,
-    /// Frames timed.
-    pub samples: u64,
-    /// Median wake-up latency, µs.
-    pub p50_us: f64,
-    /// Whether other load contaminated the run (the harness's check).
-    pub contaminated: bool,
-}
 
 /// The frame worker's spec at `rate` Hz on CPU 0.
 pub(crate) fn spec(rate_hz: u32) -> String {

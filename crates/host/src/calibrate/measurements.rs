@@ -63,7 +63,7 @@ pub struct Measurements {
     pub measured_s: f64,
     /// On a VM guest, the idle-CPU wake-up at several sleep lengths (`super::halt_wake`);
     /// empty elsewhere.
-    pub halt_wake: Vec<super::halt_wake::SleepWake>,
+    pub halt_wake: Vec<SleepWake>,
 }
 
 impl Measurements {
@@ -221,6 +221,19 @@ pub struct TimerTracepoints {
     pub tick_restart: Option<Timed>,
     /// Events the ring buffers overwrote (0: none lost).
     pub overruns: u64,
+}
+
+/// One rate of the halt wake-up sweep (`halt_wake.rs`) as measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SleepWake {
+    /// The frame rate, Hz.
+    pub rate_hz: u32,
+    /// Frames timed.
+    pub samples: u64,
+    /// Median wake-up latency, µs.
+    pub p50_us: f64,
+    /// Whether other load contaminated the run (the harness's check).
+    pub contaminated: bool,
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub(crate) mod wakeup_fit;
 pub use error::{CalibrateError, ContaminatedPhase};
 pub use fit_quality::{FitCheck, twin_checks};
 pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
-pub use halt_wake::SleepWake;
+pub use measurements::SleepWake;
 pub use kvm::{
     GuestKvm, KvmCalibration, KvmFitError, KvmGuestCosts, KvmMeasurements, KvmModel,
     fit as fit_kvm, measure as measure_kvm,
