@@ -219,7 +219,7 @@ pub struct VmComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpus: Option<u32>,
     /// vCPUs that are always runnable under this workload and boot line
-    /// ([`always_runnable_vcpus`](crate::oversubscription::always_runnable_vcpus); `None` in
+    /// ([`always_runnable_vcpus`]; `None` in
     /// records written before it was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runnable_vcpus: Option<u32>,

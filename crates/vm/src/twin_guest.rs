@@ -15,6 +15,8 @@
 //! estimates: under TCG only counts are compared, never costs (crate docs).
 
 use ticklab_cmdline::CpuSet;
+use ticklab_host::harness::coordinator_poll_ns;
+#[cfg(test)]
 use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::report::{Report, WorkloadResult};
@@ -246,10 +248,6 @@ pub fn guest_background(
             ));
         }
     }
-    let counted = workload
-        .groups
-        .iter()
-        .any(|g| matches!(g, TaskGroup::PingPong { .. } | TaskGroup::Syscall { .. }));
     let mut on = CpuSet::new();
     on.insert(coordinator_cpu);
     v.push(BackgroundSource {
@@ -257,11 +255,7 @@ pub fn guest_background(
         kind: TimerKind::Hrtimer,
         // One instance, on the CPU of [`coordinator_cpu`].
         placement: Placement::PerCpu,
-        period_ns: Some(if counted {
-            COORDINATOR_POLL_COUNTED_NS
-        } else {
-            COORDINATOR_POLL_NS
-        }),
+        period_ns: Some(coordinator_poll_ns(workload)),
         rate_hz: None,
         deferrable: false,
         // C: default timer slack of a SCHED_OTHER task, 50 µs.

@@ -72,20 +72,21 @@ pub(crate) mod wakeup_fit;
 pub use error::{CalibrateError, ContaminatedPhase};
 pub use fit_quality::{FitCheck, twin_checks};
 pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
-pub use measurements::SleepWake;
 pub use kvm::{
     GuestKvm, KvmCalibration, KvmFitError, KvmGuestCosts, KvmMeasurements, KvmModel,
     fit as fit_kvm, measure as measure_kvm,
 };
 pub use ledger::{CostLedger, Fitted};
 pub use live_sweep::{FixedCosts, live_sweep};
+pub use measurements::SleepWake;
 pub use measurements::{
     BatchFigure, HostFacts, LineTransfer, Measurements, MicroMeasurements, Timed, TimerTracepoints,
 };
 pub use phases::host_facts;
 pub use sensitivity::{CostSensitivity, Move, Step, Trial, flagged_lines};
 pub use specs::{
-    CHECK_SIM_NS, FIT_ROUNDS, FIT_WINDOWS, HARNESS_POLL_NS, Simulator, Windows, loc_per_s,
+    CHECK_SIM_NS, FIT_ROUNDS, FIT_WINDOWS, HARNESS_POLL_NS, Simulator, Windows, harness_poll_for,
+    loc_per_s,
 };
 
 /// A fitted scenario with its provenance.
@@ -151,12 +152,22 @@ pub fn measure(
     let busy_wakeup =
         wakeup_fit::measure_busy(&run, hog_cpu, phase(SHARES[6]), progress, &mut warnings)?;
     let measured = started.elapsed();
+    // The phases that can refuse the calibration end here.
+    let contaminated = p.take_contaminated();
     // Outside the budget, like the KVM ping-pongs: only a guest halts into its hypervisor.
     let halt_wake = if crate::probe::is_vm_guest(std::path::Path::new("/proc")) {
         halt_wake::measure(&run, progress, &mut warnings)?
     } else {
         Vec::new()
     };
+    // A contaminated halt-wake point is left out of the curve (`halt_wake::fit`), so it does
+    // not refuse the calibration: it is said, and the curve is fitted from the rest.
+    for c in p.take_contaminated() {
+        warnings.push(format!(
+            "{}: {}: left out of the halt-wake curve",
+            c.phase, c.why
+        ));
+    }
     let cpus: Vec<u32> = (0..nr_cpus).collect();
     let steal_pct = match (stat_start, crate::harness::sample::read_stat()) {
         (Some(a), Some(b)) => crate::harness::sample::steal_pct(&a, &b, &cpus, measured),
@@ -188,7 +199,7 @@ pub fn measure(
         kernel_trace,
         warnings,
         micro,
-        contaminated: p.take_contaminated(),
+        contaminated,
         steal_pct,
         measured_s: measured.as_secs_f64(),
         halt_wake,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
+use ticklab_schema::workload::Workload;
 
 use super::error::CalibrateError;
 use crate::harness::HostRun;
@@ -73,6 +74,20 @@ pub(crate) fn harness_source(nr: u32) -> BackgroundSource {
     }
 }
 
+/// Gives the harness coordinator's source of a calibrated scenario the poll that `workload`'s
+/// run uses ([`crate::harness::coordinator_poll_ns`]). The calibration fits it at the timed
+/// poll (100 ms); a run with a counted group polls every 5 ms, 200 wake-ups a second on the
+/// measured CPUs, which the twin must charge too (issue 30: a getpid loop beside a hog
+/// counted about 200 LOC/s above its tick on one CPU, the coordinator's). A scenario without
+/// the source (not written by `host calibrate`) is left alone.
+pub fn harness_poll_for(s: &mut Scenario, workload: &Workload) {
+    let nr = u64::from(s.machine.topology.nr_cpus());
+    let poll = crate::harness::coordinator_poll_ns(workload);
+    for b in s.background.iter_mut().filter(|b| b.name == HARNESS_SOURCE) {
+        b.period_ns = Some(poll * nr);
+    }
+}
+
 /// Rescaling rounds of the background-rate fit.
 pub const FIT_ROUNDS: usize = 4;
 /// Simulated window of each fitting run.
@@ -109,5 +124,43 @@ mod tests {
             + super::SHARES[3]
             + super::MICRO_SHARES.iter().sum::<f64>();
         assert!(total <= 1.0 + 1e-9, "phase shares add up to {total}");
+    }
+
+    #[test]
+    fn the_harness_source_polls_as_the_run_does() {
+        use super::{HARNESS_SOURCE, Scenario, Workload, harness_poll_for, harness_source};
+        let base = |with_source: bool| {
+            let mut s = crate::calibrate::fit_quality::tests::scenario();
+            s.background.retain(|b| b.name != HARNESS_SOURCE);
+            if with_source {
+                s.background.push(harness_source(2));
+            }
+            s
+        };
+        let period = |s: &Scenario| {
+            s.background
+                .iter()
+                .find(|b| b.name == HARNESS_SOURCE)
+                .and_then(|b| b.period_ns)
+        };
+        // (workload, the source's period on 2 CPUs: the poll spread over both)
+        for (spec, want) in [
+            ("idle", 200_000_000),
+            ("hogs:2", 200_000_000),
+            ("frames:100@1:loop=1000", 200_000_000),
+            ("syscall:getpid@0:n=1000+hogs:1@1", 10_000_000),
+            ("pingpong:futex@0,1:n=1000", 10_000_000),
+            ("bsp:2@0-1:work=100us:iters=10", 10_000_000),
+            ("bsp:2@0-1:work=100us", 200_000_000),
+        ] {
+            let w = Workload::parse(spec, 2).unwrap();
+            let mut s = base(true);
+            harness_poll_for(&mut s, &w);
+            assert_eq!(period(&s), Some(want), "{spec}");
+            // A scenario without the source gains none.
+            let mut s = base(false);
+            harness_poll_for(&mut s, &w);
+            assert_eq!(period(&s), None, "{spec}");
+        }
     }
 }

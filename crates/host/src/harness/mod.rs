@@ -68,7 +68,9 @@ pub use plan::{MAX_FRAME_HZ, RunConfig, validate};
 pub use report::{
     FrameGroupDetails, FrameWorkerDetails, HostRun, MIN_RATE_WINDOW_NS, RunDetails, WatchdogDetails,
 };
-pub use run::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, run_workload};
+pub use run::{
+    COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS, coordinator_poll_ns, run_workload,
+};
 pub use sample::{LiveRow, LiveSample, live_rows};
 pub use stats::LatencySummary;
 pub use stop::{Stop, StopReason};

@@ -48,6 +48,18 @@ pub const COORDINATOR_POLL_NS: u64 = 100_000_000;
 /// How often it wakes while a counted workload (ping-pong, syscall loop) may finish early.
 pub const COORDINATOR_POLL_COUNTED_NS: u64 = 5_000_000;
 
+/// The coordinator's poll period during `workload`: [`COORDINATOR_POLL_COUNTED_NS`] when a
+/// counted group (ping-pong, syscall loop, bsp job with `iters=`) may finish before the window
+/// ends, else [`COORDINATOR_POLL_NS`]. The one rule for the run and for the twins that charge
+/// its wake-ups (of this host, of a guest).
+pub fn coordinator_poll_ns(workload: &Workload) -> u64 {
+    if workload.groups.iter().any(is_counted) {
+        COORDINATOR_POLL_COUNTED_NS
+    } else {
+        COORDINATOR_POLL_NS
+    }
+}
+
 /// Runs `workload` on this host and returns its report.
 ///
 /// The calling thread coordinates (it sleeps through the window); every group gets its own
@@ -90,11 +102,7 @@ pub(crate) fn run_with_warnings(
     );
     // The coordinator's own wake-ups are load on the machine being measured: poll coarsely
     // unless it must notice a counted workload finishing.
-    let poll_ns = if counted {
-        COORDINATOR_POLL_COUNTED_NS
-    } else {
-        COORDINATOR_POLL_NS
-    };
+    let poll_ns = coordinator_poll_ns(workload);
     // Held from before the threads start to after they are joined; dropped on every path.
     let pm_qos = config
         .cpu_dma_latency_us

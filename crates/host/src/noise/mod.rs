@@ -25,10 +25,10 @@ use ticklab_schema::host_noise::{DetourRecord, HostNoiseCpu, HostNoiseDetails, L
 use ticklab_schema::noise::{CpuNoise, NoiseMethod, NoiseReport};
 use ticklab_schema::report::{Report, Source};
 
-use crate::harness::placement::CpuPlacement;
-use crate::harness::sample::{self, ExpectedBusy, Snapshot};
 use crate::harness::error::HarnessError;
 use crate::harness::os;
+use crate::harness::placement::CpuPlacement;
+use crate::harness::sample::{self, ExpectedBusy, Snapshot};
 use crate::harness::stop::Stop;
 use crate::probe::tracefs::TraceSession;
 use crate::procfs::{Interrupts, parse_interrupts};

@@ -23,8 +23,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::harness::stop::Stop;
 use crate::harness::os;
+use crate::harness::stop::Stop;
 
 /// How often (in clock reads) the loop looks at its deadline and the stop flag.
 pub(crate) const CHECK_EVERY: u64 = 1024;

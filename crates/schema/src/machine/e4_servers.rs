@@ -8,34 +8,11 @@
 //! syscall rows). Power is not an E4 observable and is not modelled (all 0, as for the KVM
 //! guest); the idle states are the minimum each platform has, since the loop's CPU never idles.
 
-use super::{
+use super::presets::{x86_context_tracking, xps13_7390};
+use super::spec::{
     ClockEventSpec, ClocksourceSpec, ContextTrackingCosts, IdleState, Machine, PowerModel,
-    TSC_MAX_IDLE_NS, Topology, state, xps13_7390,
+    TSC_MAX_IDLE_NS, Topology, state,
 };
-
-/// Context tracking on x86, from the one public measurement (docs/costs.md §2, Rik van Riel's
-/// 2016 series, an x86 machine of that year): the extra per null syscall was 194 ns on 4.4
-/// and 44 ns once vtime went jiffy-granular; a syscall is two transitions.
-pub fn x86_context_tracking() -> ContextTrackingCosts {
-    ContextTrackingCosts {
-        // D: 44 ns / 2 transitions = 22 ns per transition with jiffy-granular vtime, minus the
-        // jiffies check below: the RCU EQS atomic with its ordering and the state write.
-        rcu_eqs_ns: 21,
-        // E: one load of jiffies (a read-mostly line) and a compare with the task's snapshot.
-        vtime_jiffy_check_ns: 1,
-        // E: x86 sched_clock is rdtsc plus the cyc2ns multiply/shift on per-CPU data, about
-        // 25-35 cycles (~10-12 ns at the 2.3-3.2 GHz of the E4 parts); the seqcount write
-        // begin/end are two increments with compiler-only barriers on x86: ~12 ns in all.
-        vtime_clock_ns: 12,
-        // D: (380 - 186) / 2 - (230 - 186) / 2 = 97 - 22 = 75 ns per transition: what the
-        // 2016 series removed from each transition, i.e. one accounting pass with its clock read.
-        vtime_account_ns: 75,
-        // E: with the static key on, a CPU outside the set still calls the context-tracking
-        // entry/exit function: recursion counter up and down, the per-CPU state and `active`
-        // reads, about a dozen instructions on hot lines, ~3 ns.
-        percpu_check_ns: 3,
-    }
-}
 
 /// The x86 polling state (`POLL`, 0/0 µs).
 fn poll_state() -> IdleState {
