@@ -16,8 +16,6 @@
 
 use ticklab_cmdline::CpuSet;
 use ticklab_host::harness::coordinator_poll_ns;
-#[cfg(test)]
-use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
 use ticklab_schema::machine::{self, Machine};
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::{
@@ -407,6 +405,7 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
 
     fn config() -> KernelConfig {
         KernelConfig::parse(
