@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use ticklab_schema::lines::read_text;
 use ticklab_schema::sweep::grid::Grid;
-use ticklab_schema::validate::MAX_SCENARIO_BYTES;
+use ticklab_schema::scenario::MAX_SCENARIO_BYTES;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = read_text(data, MAX_SCENARIO_BYTES) else {
