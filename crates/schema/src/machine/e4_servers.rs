@@ -35,15 +35,7 @@ fn server_base(name: &str, description: &str, topology: Topology) -> Machine {
     // E: several sockets or NUMA nodes spread interrupt delivery more than one socket does.
     m.costs.timer_delivery_jitter_ns = 100;
     // Power is not an E4 observable: not modelled (every figure 0, reports say so).
-    m.power = PowerModel {
-        core_active_w: 0.0,
-        smt_extra_w: 0.0,
-        package_active_w: 0.0,
-        package_idle_w: 0.0,
-        package_states: Vec::new(),
-        power_limit_w: None,
-        auto_demotion: None,
-    };
+    m.power = PowerModel::not_modelled();
     m
 }
 

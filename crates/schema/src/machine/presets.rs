@@ -59,15 +59,7 @@ pub fn kvm_guest(nr_cpus: u32) -> Machine {
     // D/E: context tracking as on bare x86 (docs/costs.md §2): the atomic, the TSC read and
     // the accounting run inside the guest without exits (the TSC is offset, not trapped).
     m.costs.context_tracking = Some(x86_context_tracking());
-    m.power = PowerModel {
-        core_active_w: 0.0,
-        smt_extra_w: 0.0,
-        package_active_w: 0.0,
-        package_idle_w: 0.0,
-        package_states: Vec::new(),
-        power_limit_w: None,
-        auto_demotion: None,
-    };
+    m.power = PowerModel::not_modelled();
     // M: kvm-clock max_idle_ns ~880 s (docs/kernel-behaviour.md §1.3); the TSC is used here.
     m
 }

@@ -205,6 +205,20 @@ pub struct PowerModel {
 }
 
 impl PowerModel {
+    /// The model of a machine whose power is not an observable: every figure 0, no package
+    /// states, no limit, no auto-demotion ([`is_modelled`](Self::is_modelled) is false).
+    pub fn not_modelled() -> Self {
+        Self {
+            core_active_w: 0.0,
+            smt_extra_w: 0.0,
+            package_active_w: 0.0,
+            package_idle_w: 0.0,
+            package_states: Vec::new(),
+            power_limit_w: None,
+            auto_demotion: None,
+        }
+    }
+
     /// Whether the model says anything: some power figure is not 0. A guest's model is all
     /// zeros ([`kvm_guest`](super::kvm_guest)): its reports carry no energy section and say "not modelled".
     pub fn is_modelled(&self) -> bool {
