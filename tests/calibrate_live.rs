@@ -40,8 +40,21 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
     let stop = Stop::new();
     let sim = |s: &Scenario| ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string());
     let mut progress = |line: &str| eprintln!("[{:5.1} s] {line}", started.elapsed().as_secs_f64());
-    let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, false)
-        .expect("calibration");
+    // A phase that other load contaminated (a kernel thread, a package's post-install work
+    // on a freshly set-up CI machine) makes calibrate refuse, as it should; that is the
+    // host's state, not the code's, so the calibration is retried up to three times, each
+    // refusal printed. The third refusal fails the test.
+    let mut attempt = 1;
+    let cal = loop {
+        match calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, false) {
+            Err(e @ calibrate::CalibrateError::Contaminated(_)) if attempt < 3 => {
+                eprintln!("calibration attempt {attempt} refused: {e}");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(5));
+            }
+            other => break other.expect("calibration"),
+        }
+    };
     eprintln!("{}", cal.file_text());
 
     // The file must load back as the same scenario (comments are ignored).
