@@ -309,6 +309,15 @@ pub struct BackgroundSource {
     /// Absent in older scenario files, meaning false; written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub relative: bool,
+    /// The woken task stays on its CPU, but its sleep is an unpinned hrtimer (a
+    /// `clock_nanosleep` sleeper): each arming is placed by the timer-migration rule
+    /// (docs/kernel-behaviour.md §12.12), so a sleep armed on a `nohz_full` CPU is queued on a
+    /// timer-housekeeping CPU whose next event comes first, and that CPU's interrupt wakes the
+    /// task with a reschedule IPI. Needs `wakes_task`, an hrtimer and `cpus` (the tasks'
+    /// CPUs); excludes `follows_task`. Absent in older scenario files, meaning false (the
+    /// sleep stays on the task's CPU); written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timer_migrates: bool,
     /// Where the numbers come from.
     pub provenance: String,
     /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
@@ -547,6 +556,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            timer_migrates: false,
             relative: false,
             provenance:
                 "C: watchdog_thresh=10 s, sample period 2/5 of it (docs/kernel-behaviour.md §4.5)"
@@ -564,6 +574,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            timer_migrates: false,
             relative: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
                 .into(),
@@ -582,6 +593,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 0,
             wakes_task: false,
             follows_task: false,
+            timer_migrates: false,
             relative: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
             cpus: None,
@@ -598,6 +610,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             slack_ns: 50_000,
             wakes_task: true,
             follows_task: false,
+            timer_migrates: false,
             relative: false,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
                 .into(),

@@ -21,7 +21,7 @@
 //!   refuses a run above [`COMPUTE_LIMIT_EVENTS`] unless the user confirms it.
 
 use crate::machine::{Costs, KvmHost, Machine};
-use crate::scenario::{BackgroundSource, Scenario, check_hz};
+use crate::scenario::{BackgroundSource, Scenario, TimerKind, check_hz};
 use crate::workload::TaskGroup;
 use std::fmt;
 
@@ -42,6 +42,10 @@ pub const MAX_BACKGROUND_SOURCES: usize = 64;
 /// anywhere), so a source on every CPU of an `n`-CPU machine costs `n` per CPU. 4096 allows a
 /// 64-CPU machine sixty-four such sources and keeps the per-CPU slab far below its 65 535 ids.
 pub const MAX_FOLLOWING_TIMERS_PER_CPU: usize = 4096;
+
+/// Most tasks of one `timer_migrates` source (its `cpus`): each keeps a spare sleep timer on
+/// every timer-housekeeping CPU.
+pub const MAX_MIGRATING_SLEEPERS: usize = 64;
 
 /// Largest per-operation cost, exit latency, target residency, slack or delivery jitter (ns):
 /// one second. Real values are nanoseconds to a millisecond; a second keeps every sum of
@@ -453,6 +457,30 @@ impl BackgroundSource {
                 format!("{key}.follows_task"),
                 "expected wakes_task = true with it: the timer follows the task it wakes",
             ));
+        }
+        if self.timer_migrates {
+            let why = if !self.wakes_task {
+                Some("expected wakes_task = true with it: the timer is a task's sleep")
+            } else if self.kind != TimerKind::Hrtimer {
+                Some("expected kind = \"hrtimer\" with it: the migrating sleep is an hrtimer")
+            } else if self.follows_task {
+                Some(
+                    "expected follows_task = false with it: a task that follows its timer is not pinned",
+                )
+            } else if self
+                .cpus
+                .as_ref()
+                .is_none_or(|c| c.len() > MAX_MIGRATING_SLEEPERS)
+            {
+                Some(
+                    "expected cpus = the tasks' CPUs with it (at most 64): each task keeps a spare timer on every timer-housekeeping CPU",
+                )
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(bad(format!("{key}.timer_migrates"), why));
+            }
         }
         if let Some(last) = self
             .cpus

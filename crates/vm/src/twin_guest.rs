@@ -187,6 +187,7 @@ fn kernel_wheel(
         slack_ns: 0,
         wakes_task,
         follows_task: false,
+        timer_migrates: false,
         relative: false,
         provenance: provenance.into(),
         cpus: None,
@@ -260,6 +261,10 @@ pub fn guest_background(
         slack_ns: 50_000,
         wakes_task: true,
         follows_task: false,
+        // The coordinator is pinned, its `clock_nanosleep` is not: on a nohz_full CPU the
+        // kernel queues the sleep on timer-housekeeping CPU 0 while CPU 0's next event comes
+        // first (docs/kernel-behaviour.md §12.12).
+        timer_migrates: true,
         // It waits until its own clock reading plus the poll, taken after each wake-up.
         relative: true,
         provenance: "C: host run's coordinator poll (COORDINATOR_POLL_NS, \

@@ -299,6 +299,7 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
         slack_ns: 50_000,
         wakes_task: true,
         follows_task: kind == TimerKind::Wheel,
+        timer_migrates: false,
         relative: false,
         provenance: format!(
             "CAL(host calibrate): idle LOC/s not from the tick on CPU {c} = {t:.2}/s, split into hrtimers and wheel timers by the one-hog phase, rescaled until the twin's idle CPU matches"

@@ -68,6 +68,7 @@ pub(crate) fn harness_source(nr: u32) -> BackgroundSource {
         slack_ns: 50_000,
         wakes_task: true,
         follows_task: true,
+        timer_migrates: false,
         relative: false,
         provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),
         cpus: None,

@@ -26,6 +26,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
         slack_ns: 0,
         wakes_task: false,
         follows_task: false,
+        timer_migrates: false,
         relative: false,
         provenance: "test".into(),
         cpus: None,
@@ -196,6 +197,35 @@ fn every_bad_value_is_refused_naming_its_key() {
                 s.background.push(b);
             },
             "background[4].follows_task",
+        ),
+        (
+            "timer_migrates without cpus",
+            |s| {
+                let mut b = source(TimerKind::Hrtimer, Some(1_000_000), None);
+                (b.wakes_task, b.timer_migrates) = (true, true);
+                s.background.push(b);
+            },
+            "background[4].timer_migrates",
+        ),
+        (
+            "timer_migrates on a wheel timer",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                (b.wakes_task, b.timer_migrates) = (true, true);
+                b.cpus = Some(CpuSet::from_iter([1]));
+                s.background.push(b);
+            },
+            "background[4].timer_migrates",
+        ),
+        (
+            "timer_migrates with follows_task",
+            |s| {
+                let mut b = source(TimerKind::Hrtimer, Some(1_000_000), None);
+                (b.wakes_task, b.follows_task, b.timer_migrates) = (true, true, true);
+                b.cpus = Some(CpuSet::from_iter([1]));
+                s.background.push(b);
+            },
+            "background[4].timer_migrates",
         ),
         (
             "64 following sources on 256 CPUs",

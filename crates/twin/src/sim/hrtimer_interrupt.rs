@@ -68,6 +68,7 @@ impl<O: Observer> Sim<O> {
         let callback = match func {
             TimerFn::Tick => Callback::Tick,
             TimerFn::Background(s) => Callback::Source(s),
+            TimerFn::Sleeper(i) => Callback::Source(self.sleepers[i as usize].source),
             TimerFn::FrameWake(_) => Callback::FrameWake,
         };
         self.emit(
@@ -101,27 +102,32 @@ impl<O: Observer> Sim<O> {
                     );
                 }
             }
+            TimerFn::Sleeper(i) => {
+                now += self.costs.hrtimer_callback_ns;
+                let (s, home) = {
+                    let sl = &self.sleepers[i as usize];
+                    (sl.source, sl.home as usize)
+                };
+                self.emit(now, Event::SourceExpired { source: s });
+                let next = self.source_next_expiry(c, id, s, now);
+                let sl = &mut self.sleepers[i as usize];
+                debug_assert!(!sl.pending, "sleeper {i} fired while awake");
+                // The task arms its next sleep when its run ends ([`Sim::sleeper_ran`]).
+                (sl.pending, sl.next) = (true, next);
+                if c == home {
+                    self.wake_task(c, now);
+                } else {
+                    // `hrtimer_wakeup` on another CPU: the task is queued on its own and a
+                    // reschedule IPI tells it (its arrival reprograms that CPU's device).
+                    self.wake_task_remote(home, now);
+                }
+            }
             TimerFn::Background(s) => {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });
                 let src = &self.sources[s as usize];
-                let (period, mean, slack, wakes, follows, relative) = (
-                    src.period_ns,
-                    src.mean_ns,
-                    src.slack_ns,
-                    src.wakes_task,
-                    src.follows_task,
-                    src.relative,
-                );
-                let cpu = &mut self.cpus[c];
-                let soft = cpu.hrt.soft_expires(id);
-                let next = match period {
-                    // A relative sleeper re-arms when its run ends, taken as starting now: the
-                    // period grows by the run (setup checks that it wakes a task).
-                    Some(p) if relative => now + self.costs.background_task_ns + p,
-                    Some(p) => forward(soft, now, p).expires,
-                    None => now + cpu.rng.exp_ns(mean),
-                };
+                let (slack, wakes, follows) = (src.slack_ns, src.wakes_task, src.follows_task);
+                let next = self.source_next_expiry(c, id, s, now);
                 let runs_on = if follows {
                     self.wake_follower(c, now)
                 } else {
@@ -144,6 +150,54 @@ impl<O: Observer> Sim<O> {
         }
         self.emit(now, Event::HrtimerExpireExit { cpu: c as u32 });
         now
+    }
+
+    /// When the timer `id` of background source `s`, which fired on `c` at `now`, fires next:
+    /// a periodic source forwards by its period, a relative sleeper sleeps its period from the
+    /// end of its run (taken as `now` plus the task's run: setup checks that it wakes a
+    /// task), a Poisson source draws from `c`'s stream.
+    fn source_next_expiry(&mut self, c: usize, id: TimerId, s: u16, now: Time) -> Time {
+        let src = &self.sources[s as usize];
+        let cpu = &mut self.cpus[c];
+        match src.period_ns {
+            Some(p) if src.relative => now + self.costs.background_task_ns + p,
+            Some(p) => forward(cpu.hrt.soft_expires(id), now, p).expires,
+            None => now + cpu.rng.exp_ns(src.mean_ns),
+        }
+    }
+
+    /// A background task's run ended on `c` at `now`: if it is a migrating sleeper's (the
+    /// first woken one whose home is `c`), it arms its next sleep now, where the rule places
+    /// it. A relative sleep counts its period from here. Returns whether the sleep stayed on
+    /// `c` (whose device may then need reprogramming).
+    pub(super) fn sleeper_ran(&mut self, c: usize, now: Time) -> bool {
+        let Some(i) = self
+            .sleepers
+            .iter()
+            .position(|sl| sl.pending && sl.home as usize == c)
+        else {
+            return false;
+        };
+        let s = self.sleepers[i].source as usize;
+        let src = &self.sources[s];
+        let next = match src.period_ns {
+            Some(p) if src.relative => now + p,
+            _ => self.sleepers[i].next.max(now),
+        };
+        let slack = src.slack_ns;
+        let on = self.sleep_cpu(c, &self.sleepers[i].timers, next);
+        let sl = &mut self.sleepers[i];
+        sl.pending = false;
+        let timer = sl.timers[on].expect("sleep_cpu picks a CPU the sleeper has a timer on");
+        debug_assert!(
+            sl.timers
+                .iter()
+                .enumerate()
+                .all(|(x, t)| t.is_none_or(|t| !self.cpus[x].hrt.is_queued(t))),
+            "sleeper {i}: one sleep at a time"
+        );
+        self.cpus[on].hrt.start(timer, next, slack);
+        on == c
     }
 
     /// Reprograms the device for the first hrtimer if it changed (outside the interrupt).

@@ -112,6 +112,9 @@ pub(crate) enum TimerFn {
     Background(u16),
     /// A frame worker's wake-up (`clock_nanosleep` to the frame start; index into the workers).
     FrameWake(u32),
+    /// The sleep of a pinned task whose timer migrates (a `timer_migrates` source's
+    /// instance; index into the run's [`Sleeper`]s).
+    Sleeper(u32),
 }
 
 /// The inputs of [`crate::kernel::timer_migration::TimerMigration`], owned by the run.
@@ -180,6 +183,30 @@ struct SourceRt {
     follows_task: bool,
     /// The woken task sleeps its period from the end of its run (`BackgroundSource::relative`).
     relative: bool,
+}
+
+/// One task of a `timer_migrates` background source: it stays on `home`, and each of its
+/// sleeps is queued where the timer-migration rule places it (`kernel::timer_migration`).
+///
+/// The task arms its next sleep when its run ends (`pending` until then), so the rule sees the
+/// CPUs as they are at that moment, not at the expiry that woke it.
+///
+/// Invariant: at most one of `timers` is queued, and none while `pending` (the task sleeps
+/// once at a time); `timers[home]` is always `Some`.
+#[derive(Debug, Clone)]
+struct Sleeper {
+    /// The background source (index into the scenario's sources).
+    source: u16,
+    /// The CPU the task is pinned to.
+    home: u32,
+    /// Woken, not yet back to sleep: its run on `home` ends before it arms `next`.
+    pending: bool,
+    /// The expiry of the sleep it arms when its run ends (a relative sleep counts from then).
+    next: Time,
+    /// Per CPU, the timer this task's sleep uses when queued there: its home CPU's, and one on
+    /// each timer-housekeeping CPU the rule may pick (set up before the run, so a move
+    /// allocates nothing).
+    timers: Vec<Option<TimerId>>,
 }
 
 /// One modelled CPU.
@@ -355,6 +382,8 @@ pub struct Sim<O: Observer = NoTimeline> {
     transfer: TransferCost,
     frame_groups: Vec<FrameGroup>,
     workers: Vec<FrameWorker>,
+    /// The tasks of `timer_migrates` sources.
+    sleepers: Vec<Sleeper>,
     flier_ns: u64,
     /// The 3.0-era shared-line mechanisms switched on (docs/model.md "E2 mechanisms").
     mech: Mechanisms,

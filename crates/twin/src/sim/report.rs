@@ -94,10 +94,14 @@ impl<O: Observer> Sim<O> {
             role,
             loc: st.loc,
             // Counted only where the twin sends reschedule IPIs: to wake a task whose
-            // timer follows it onto another CPU, or a frame worker whose sleeper another
-            // CPU's hrtimer base took; elsewhere it does not model them.
+            // timer follows it onto another CPU, or a frame worker or a pinned sleeper
+            // whose sleep another CPU's hrtimer base took; elsewhere it does not model them.
             res: (self.sources.iter().any(|s| s.follows_task)
-                || self.workers.iter().any(|w| !w.remote_timers.is_empty()))
+                || self.workers.iter().any(|w| !w.remote_timers.is_empty())
+                || self
+                    .sleepers
+                    .iter()
+                    .any(|s| s.timers.iter().flatten().count() > 1))
             .then_some(st.res),
             cal: None,
             iwi: st.iwi,

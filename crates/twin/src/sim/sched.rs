@@ -4,6 +4,7 @@
 use super::observe::{Event, Observer};
 use super::{Running, SLOT_IPI, SLOT_TASK, Sim};
 use crate::engine::{NEVER, Time};
+use crate::kernel::hrtimer::TimerId;
 use crate::kernel::sched::{SchedClass, select_idle_sibling};
 use ticklab_schema::frames::FrameTiming;
 
@@ -22,6 +23,18 @@ impl<O: Observer> Sim<O> {
         {
             self.emit(now, Event::IrqWorkIpi { cpu: c as u32 });
         }
+    }
+
+    /// A pinned task on `c` is woken from another CPU's interrupt (its sleep was queued there
+    /// by timer migration): it is queued on `c` and a reschedule IPI sent, arriving after
+    /// `Costs::ipi_ns` (unless one is already on its way).
+    pub(super) fn wake_task_remote(&mut self, c: usize, now: Time) {
+        self.wake_task(c, now);
+        let cpu = &mut self.cpus[c];
+        if cpu.slots[SLOT_IPI] == NEVER && !cpu.ipi_waking {
+            cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
+        }
+        self.sync(c);
     }
 
     /// The timer of background source `s` (one whose task is not pinned) fired on `c` at
@@ -183,17 +196,30 @@ impl<O: Observer> Sim<O> {
         if worker.remote_timers.is_empty() {
             return c;
         }
+        self.sleep_cpu(c, &worker.remote_timers, expires)
+    }
+
+    /// Where a task running on `home` queues its unpinned sleep to `expires`
+    /// (`kernel::timer_migration`): `home`, or the CPU the rule picks when the task has a
+    /// timer there (`timers`, per CPU). The task is running, so `home` is never idle to the
+    /// rule.
+    pub(super) fn sleep_cpu(
+        &self,
+        home: usize,
+        timers: &[Option<TimerId>],
+        expires: Time,
+    ) -> usize {
         let cpus = &self.cpus;
         let on = self.timer_migration.rule().hrtimer_cpu(
-            c,
+            home,
             false,
             expires,
-            |x| x != c && cpus[x].idle_for_wakeup(),
+            |x| x != home && cpus[x].idle_for_wakeup(),
             |x| cpus[x].hrt.expires_next(),
         );
-        if on != c && worker.remote_timers[on].is_none() {
-            debug_assert!(false, "worker {w}: no timer on CPU {on}");
-            return c;
+        if on != home && timers[on].is_none() {
+            debug_assert!(false, "the task on CPU {home}: no timer on CPU {on}");
+            return home;
         }
         on
     }
@@ -252,11 +278,18 @@ impl<O: Observer> Sim<O> {
         }
         let cpu = &mut self.cpus[c];
         cpu.slots[SLOT_TASK] = NEVER;
+        let mut t = t;
         if cpu.running == Running::Background {
             cpu.bg_runnable -= 1;
             cpu.rq.dequeue(SchedClass::Fair);
+            // A migrating sleeper goes back to sleep: `clock_nanosleep` arms its timer, and
+            // the device is set for it if it stayed here and comes first.
+            if !self.sleepers.is_empty() && self.sleeper_ran(c, t) {
+                t = self.reprogram(c, t);
+            }
         }
         let now = t + self.costs.context_switch_ns;
+        let cpu = &mut self.cpus[c];
         if cpu.bg_runnable > 0 || cpu.hogs > 0 || cpu.syscall_runnable {
             self.switch_to_next(c, now);
             // The SCHED dependency may have cleared; it takes effect at the next interrupt exit.

@@ -1,8 +1,9 @@
 //! The background sources armed at boot (hrtimer or timer-wheel, periodic or Poisson, on the
 //! CPUs their placement names), and the remote scheduler tick of 4.17 on.
 
-use super::super::{Cpu, SourceRt, TimerFn};
+use super::super::{Cpu, Sleeper, SourceRt, TimerFn, TimerMigrationState};
 use super::SimError;
+use crate::engine::NEVER;
 use crate::engine::rng::Stream;
 use crate::kernel::hrtimer::ClockBase;
 use crate::kernel::sched::has_remote_tick;
@@ -12,13 +13,16 @@ use ticklab_cmdline::TickConfig;
 use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
 
 /// Arms each background source on the CPUs its placement names (hrtimer or timer wheel),
-/// drawing its first expiry from the CPU's stream.
+/// drawing its first expiry from the CPU's stream. The tasks of `timer_migrates` sources are
+/// pushed onto `sleepers`, each with its home timer (their remote ones come from
+/// [`remote_sleeper_timers`]).
 pub(super) fn arm_background(
     scenario: &Scenario,
     cfg: &TickConfig,
     housekeeping: &[bool],
     cpus: &mut [Cpu],
     global: &mut Stream,
+    sleepers: &mut Vec<Sleeper>,
 ) -> Result<Vec<SourceRt>, SimError> {
     let nr = scenario.machine.topology.nr_cpus();
     let mut sources = Vec::with_capacity(scenario.background.len());
@@ -51,6 +55,12 @@ pub(super) fn arm_background(
             }
             add_follow_timers(s as u16, src.kind, on.len(), cpus);
         }
+        if src.timer_migrates && (src.kind != TimerKind::Hrtimer || src.follows_task) {
+            return Err(SimError::Config(format!(
+                "background source {:?}: timer_migrates needs an hrtimer and no follows_task (the pinned task's sleep migrates, not the task)",
+                src.name
+            )));
+        }
         for c in on {
             arm_first(
                 scenario,
@@ -59,6 +69,7 @@ pub(super) fn arm_background(
                 period_ns,
                 mean_ns,
                 &mut cpus[c as usize],
+                sleepers,
             );
         }
         sources.push(SourceRt {
@@ -140,6 +151,32 @@ fn add_follow_timers(s: u16, kind: TimerKind, instances: usize, cpus: &mut [Cpu]
     }
 }
 
+/// Gives every migrating sleeper whose home is not a timer-housekeeping CPU a timer on each
+/// timer-housekeeping CPU, where `kernel::timer_migration` may queue its sleeps (the
+/// counterpart of the frame workers' `remote_frame_timers`).
+pub(super) fn remote_sleeper_timers(
+    tm: &TimerMigrationState,
+    sleepers: &mut [Sleeper],
+    cpus: &mut [Cpu],
+) {
+    if !tm.enabled {
+        return;
+    }
+    for (i, sl) in sleepers.iter_mut().enumerate() {
+        if tm.timer_housekeeping[sl.home as usize] {
+            continue;
+        }
+        for (h, cpu) in cpus.iter_mut().enumerate() {
+            if h != sl.home as usize && tm.timer_housekeeping[h] {
+                sl.timers[h] = Some(
+                    cpu.hrt
+                        .init(ClockBase::Monotonic, TimerFn::Sleeper(i as u32)),
+                );
+            }
+        }
+    }
+}
+
 /// Arms source `s` on `cpu` for its first expiry: a uniform phase within the period, or an
 /// exponential draw for a Poisson source, from the CPU's stream.
 fn arm_first(
@@ -149,6 +186,7 @@ fn arm_first(
     period_ns: Option<u64>,
     mean_ns: f64,
     cpu: &mut Cpu,
+    sleepers: &mut Vec<Sleeper>,
 ) {
     let k = &scenario.kernel;
     let first = match period_ns {
@@ -160,6 +198,21 @@ fn arm_first(
             let id = if src.follows_task {
                 cpu.free_follow_hrtimer(s)
                     .expect("one spare timer per instance on every CPU")
+            } else if src.timer_migrates {
+                let id = cpu.hrt.init(
+                    ClockBase::Monotonic,
+                    TimerFn::Sleeper(sleepers.len() as u32),
+                );
+                let mut timers = vec![None; scenario.machine.topology.nr_cpus() as usize];
+                timers[cpu.id as usize] = Some(id);
+                sleepers.push(Sleeper {
+                    source: s,
+                    home: cpu.id,
+                    pending: false,
+                    next: NEVER,
+                    timers,
+                });
+                id
             } else {
                 cpu.hrt.init(ClockBase::Monotonic, TimerFn::Background(s))
             };

@@ -44,15 +44,20 @@ fn frame_workers(scenario: &Scenario) -> usize {
         .sum()
 }
 
-/// Timers of `kind` the background sources may need on one CPU: one per source, or for a
-/// source whose timer follows its task one per CPU (every instance may end up on one CPU).
+/// Timers of `kind` the background sources may need on one CPU: one per source, for a
+/// source whose timer follows its task one per CPU (every instance may end up on one CPU),
+/// for one whose tasks' sleeps migrate one per task (each may queue its sleep on this CPU).
 fn background_timers_per_cpu(scenario: &Scenario, kind: TimerKind) -> usize {
     let nr = scenario.machine.topology.nr_cpus() as usize;
     scenario
         .background
         .iter()
         .filter(|b| b.kind == kind)
-        .map(|b| if b.follows_task { nr } else { 1 })
+        .map(|b| match &b.cpus {
+            _ if b.follows_task => nr,
+            Some(on) if b.timer_migrates => on.len(),
+            _ => 1,
+        })
         .sum()
 }
 

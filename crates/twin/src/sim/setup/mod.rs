@@ -22,7 +22,7 @@ mod workload;
 
 use super::observe::{Event, NoTimeline, Observer};
 use super::stats::WindowStats;
-use super::{Cpu, Running, Sim, SourceRt, TimerMigrationState};
+use super::{Cpu, Running, Sim, Sleeper, SourceRt, TimerMigrationState};
 use crate::engine::rng::streams;
 use crate::engine::{CPU_BITS, EventQueue, MAX_EVENT_TIME, NEVER, TournamentTree};
 use crate::hw::energy::EnergyMeter;
@@ -39,7 +39,7 @@ use crate::kernel::tick_sched::NohzMode;
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::workloads::bsp::BspJob;
 use crate::workloads::frames::DEFAULT_FLIER_NS;
-use background::{arm_background, arm_remote_ticks};
+use background::{arm_background, arm_remote_ticks, remote_sleeper_timers};
 use cpus::{lay_out_cpus, wheel_background, wheel_capacity};
 use kernel::{Kernel, idle_states, resolve_kernel, timer_migration_state};
 use ticklab_cmdline::{CmdlineError, NohzBuild, TickConfig};
@@ -123,6 +123,7 @@ impl<O: Observer> Sim<O> {
             cpus,
             sources,
             workload,
+            sleepers,
             timer_migration,
         } = populate(scenario, &cfg, version, nohz_idle, &ct)?;
         let tk = Timekeeping::new(
@@ -182,6 +183,7 @@ impl<O: Observer> Sim<O> {
             ),
             frame_groups: workload.frame_groups,
             workers: workload.workers,
+            sleepers,
             flier_ns: DEFAULT_FLIER_NS,
             mech: default_mechanisms(version),
             rcu: RcuState::new(nr as usize),
@@ -253,6 +255,7 @@ struct CpusAtBoot {
     cpus: Vec<Cpu>,
     sources: Vec<SourceRt>,
     workload: Workload,
+    sleepers: Vec<Sleeper>,
     timer_migration: TimerMigrationState,
 }
 
@@ -271,15 +274,25 @@ fn populate(
     let (rngs, mut global) = streams(scenario.run.seed, nr as usize);
     let wheel_room = wheel_capacity(cfg, version, nr) + wheel_background(scenario);
     let mut cpus = lay_out_cpus(scenario, cfg, nohz_idle, &housekeeping, rngs, wheel_room)?;
-    let mut sources = arm_background(scenario, cfg, &housekeeping, &mut cpus, &mut global)?;
+    let mut sleepers = Vec::new();
+    let mut sources = arm_background(
+        scenario,
+        cfg,
+        &housekeeping,
+        &mut cpus,
+        &mut global,
+        &mut sleepers,
+    )?;
     sources.extend(arm_remote_ticks(scenario, cfg, version, &mut cpus));
     let mut workload = place_workload(scenario, cfg, &housekeeping, ct, &mut cpus)?;
     let timer_migration = timer_migration_state(cfg, version, nohz_idle, nr);
     remote_frame_timers(&timer_migration, &mut workload.workers, &mut cpus);
+    remote_sleeper_timers(&timer_migration, &mut sleepers, &mut cpus);
     Ok(CpusAtBoot {
         cpus,
         sources,
         workload,
+        sleepers,
         timer_migration,
     })
 }
