@@ -229,6 +229,12 @@ impl<O: Observer> Sim<O> {
     /// Boot: program every device for its first timer, then idle CPUs enter the idle loop; the
     /// window opens at once without warm-up.
     fn boot(&mut self) {
+        // Every CPU's first event, before any enters idle: the first sleeps are placed against
+        // them.
+        for cpu in &mut self.cpus {
+            cpu.hrt.program_first();
+        }
+        self.place_first_sleeps();
         for c in 0..self.cpus.len() {
             let next = self.cpus[c].hrt.program_first();
             let fire = self.cpus[c].dev.program(next, 0, true).unwrap_or(NEVER);
@@ -246,6 +252,28 @@ impl<O: Observer> Sim<O> {
         }
         if self.window_start == 0 {
             self.open_window(0);
+        }
+    }
+}
+
+impl<O: Observer> Sim<O> {
+    /// The migrating sleepers' first sleeps, armed at setup on their home CPUs, go where the
+    /// timer-migration rule puts them at boot, as every later sleep goes when the task's run
+    /// ends: at boot no CPU has entered idle yet, so every CPU's next event is its first tick.
+    fn place_first_sleeps(&mut self) {
+        for i in 0..self.sleepers.len() {
+            let sl = &self.sleepers[i];
+            let home = sl.home as usize;
+            let first = sl.timers[home].expect("a sleeper's home timer");
+            let expires = self.cpus[home].hrt.soft_expires(first);
+            let on = self.sleep_cpu(home, &sl.timers, expires);
+            if on != home {
+                let moved =
+                    sl.timers[on].expect("sleep_cpu picks a CPU the sleeper has a timer on");
+                let slack = self.sources[sl.source as usize].slack_ns;
+                self.cpus[home].hrt.cancel(first);
+                self.cpus[on].hrt.start(moved, expires, slack);
+            }
         }
     }
 }
