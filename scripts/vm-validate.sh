@@ -89,6 +89,9 @@ fi
 
 n=0
 files=()
+# Where KVM cannot run the guest, every boot would first wait 30 s for a KVM boot that never
+# starts before falling back to TCG: after the first fallback, the rest go to TCG directly.
+accel=()
 for p in "${points[@]}"; do
     IFS='|' read -r vcpus line w <<<"$p"
     n=$((n + 1))
@@ -96,9 +99,15 @@ for p in "${points[@]}"; do
     echo "[$n/${#points[@]}] vcpus=$vcpus cmdline=\"$line\" workload=$w" >&2
     # shellcheck disable=SC2086
     if nice -n "$nice" "$ticklab" vm compare --vcpus "$vcpus" --cmdline "$line" --workload "$w" \
-        --duration "$duration" --json ${VM_ARGS:-} >"$f.tmp"; then
+        --duration "$duration" --json "${accel[@]}" ${VM_ARGS:-} >"$f.tmp"; then
         mv "$f.tmp" "$f"
         files+=("$f")
+        if [ ${#accel[@]} = 0 ] && [[ " ${VM_ARGS:-} " != *" --accel "* ]] && python3 -c \
+            'import json, sys; sys.exit(json.load(open(sys.argv[1]))["comparison"].get("kvm_fallback") is None)' \
+            "$f"; then
+            echo "vm-validate: KVM did not run the guest; the other points boot under TCG" >&2
+            accel=(--accel tcg)
+        fi
     else
         echo "vm-validate: point $n failed (kept $f.tmp)" >&2
     fi
