@@ -311,20 +311,9 @@ pub(in crate::calibrate) mod tests {
         m
     }
 
-    /// A fitted scenario of [`measured`]'s two-CPU host, idle workload.
-    pub(in crate::calibrate) fn scenario() -> Scenario {
-        Scenario {
-            name: "t".into(),
-            machine: ticklab_schema::machine::kvm_guest(2),
-            kernel: serde_json::from_value(serde_json::json!({
-                "version": "6.18", "hz": 250, "nohz": "idle", "high_res": true, "cmdline": ""
-            }))
-            .unwrap(),
-            workload: Workload::default(),
-            background: Vec::new(),
-            run: Default::default(),
-        }
-    }
+    /// The two-CPU test scenario lives beside the specs it is built on (no specs <-> fit_quality
+    /// import cycle through the tests).
+    pub(in crate::calibrate) use crate::calibrate::specs::tests::scenario;
 
     /// A twin report of `s` with these LOC/s per CPU and workload results.
     pub(in crate::calibrate) fn report(

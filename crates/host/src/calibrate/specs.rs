@@ -117,7 +117,25 @@ pub const FIT_WINDOWS: Windows = Windows {
 };
 
 #[cfg(test)]
-mod tests {
+pub(in crate::calibrate) mod tests {
+    use ticklab_schema::scenario::Scenario;
+    use ticklab_schema::workload::Workload;
+
+    /// A fitted scenario of the two-CPU host of `fit_quality`'s `measured`, idle workload.
+    pub(in crate::calibrate) fn scenario() -> Scenario {
+        Scenario {
+            name: "t".into(),
+            machine: ticklab_schema::machine::kvm_guest(2),
+            kernel: serde_json::from_value(serde_json::json!({
+                "version": "6.18", "hz": 250, "nohz": "idle", "high_res": true, "cmdline": ""
+            }))
+            .unwrap(),
+            workload: Workload::default(),
+            background: Vec::new(),
+            run: Default::default(),
+        }
+    }
+
     #[test]
     fn the_phases_fit_in_the_budget() {
         // The ping-pong share is spent twice (same CPU, cross CPU); inspect's 0.3 s is extra.
@@ -131,7 +149,7 @@ mod tests {
     fn the_harness_source_polls_as_the_run_does() {
         use super::{HARNESS_SOURCE, Scenario, Workload, harness_poll_for, harness_source};
         let base = |with_source: bool| {
-            let mut s = crate::calibrate::fit_quality::tests::scenario();
+            let mut s = scenario();
             s.background.retain(|b| b.name != HARNESS_SOURCE);
             if with_source {
                 s.background.push(harness_source(2));
