@@ -166,9 +166,10 @@ impl<O: Observer> Sim<O> {
         }
     }
 
-    /// A background task's run ended on `c` at `now`: if it is a migrating sleeper's (the
-    /// first woken one whose home is `c`), it arms its next sleep now, where the rule places
-    /// it. A relative sleep counts its period from here. Returns whether the sleep stayed on
+    /// A background task's run ended on `c` at `now`: if a migrating sleeper whose home is `c`
+    /// is awake, it arms its next sleep now, where the rule places it. The twin's background
+    /// tasks are not told apart, so with several awake on one CPU the lowest-numbered
+    /// sleeper takes the first run that ends. A relative sleep counts its period from here. Returns whether the sleep stayed on
     /// `c` (whose device may then need reprogramming).
     pub(super) fn sleeper_ran(&mut self, c: usize, now: Time) -> bool {
         let Some(i) = self
