@@ -82,6 +82,8 @@ pub(crate) fn beside(
     keep_counts(&mut s.workload, workload);
     // The run's coordinator polled at the rate its workload needs; the twin charges the same.
     ticklab_host::calibrate::harness_poll_for(&mut s, workload);
+    // ... and woke on the CPUs the run counted, not spread evenly over all of them.
+    ticklab_host::calibrate::harness_where_measured(&mut s, &measured.coordinator_wakeups);
     // The twin models the spinning barrier only: a futex job is run there spinning, and its
     // rows are not compared (`workload_rows` matches a bsp job by CPUs and barrier), while the
     // CPUs' rows still are.

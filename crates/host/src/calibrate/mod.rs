@@ -86,7 +86,7 @@ pub use phases::host_facts;
 pub use sensitivity::{CostSensitivity, Move, Step, Trial, flagged_lines};
 pub use specs::{
     CHECK_SIM_NS, FIT_ROUNDS, FIT_WINDOWS, HARNESS_POLL_NS, Simulator, Windows, harness_poll_for,
-    loc_per_s,
+    harness_where_measured, loc_per_s,
 };
 
 /// A fitted scenario with its provenance.

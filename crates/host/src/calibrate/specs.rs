@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use ticklab_schema::report::Report;
+use ticklab_cmdline::CpuSet;
+use ticklab_schema::report::{CpuWakeups, Report};
 use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
 use ticklab_schema::workload::Workload;
 
@@ -89,6 +90,43 @@ pub fn harness_poll_for(s: &mut Scenario, workload: &Workload) {
     }
 }
 
+/// Places the harness coordinator's source where the measured run's coordinator woke
+/// (`Report::coordinator_wakeups`, counted per CPU with `sched_getcpu` after each poll). The
+/// calibrated source spreads the wake-ups evenly over the CPUs, an estimate for a thread that
+/// is not pinned; a run that recorded them gives each CPU it woke on one instance at that
+/// CPU's share of the poll rate, armed there and kept there (the counts already say where
+/// the scheduler put it). Call after [`harness_poll_for`]. Without counts (a report written
+/// before they were recorded), or with a CPU the scenario lacks, nothing changes.
+pub fn harness_where_measured(s: &mut Scenario, wakeups: &[CpuWakeups]) {
+    let nr = s.machine.topology.nr_cpus();
+    let total: u64 = wakeups.iter().map(|w| w.wakeups).sum();
+    let Some(i) = s.background.iter().position(|b| b.name == HARNESS_SOURCE) else {
+        return;
+    };
+    if total == 0
+        || wakeups.iter().any(|w| w.cpu >= nr)
+        || s.background.len() + wakeups.len() > ticklab_schema::validate::MAX_BACKGROUND_SOURCES + 1
+    {
+        return;
+    }
+    let base = s.background[i].clone();
+    // The source's period is the poll times the CPUs it is spread over.
+    let poll = base.period_ns.unwrap_or(HARNESS_POLL_NS * u64::from(nr)) / u64::from(nr);
+    let placed = wakeups.iter().filter(|w| w.wakeups > 0).map(|w| {
+        let mut on = base.clone();
+        on.name = format!("{HARNESS_SOURCE} (CPU {})", w.cpu);
+        on.period_ns = Some(poll.saturating_mul(total) / w.wakeups);
+        on.follows_task = false;
+        on.cpus = Some(CpuSet::from_iter([w.cpu]));
+        on.provenance = format!(
+            "M: {} of the run's {total} coordinator wake-ups were on CPU {} (sched_getcpu); C: the poll, {poll} ns",
+            w.wakeups, w.cpu
+        );
+        on
+    });
+    s.background.splice(i..=i, placed.collect::<Vec<_>>());
+}
+
 /// Rescaling rounds of the background-rate fit.
 pub const FIT_ROUNDS: usize = 4;
 /// Simulated window of each fitting run.
@@ -143,6 +181,64 @@ pub(in crate::calibrate) mod tests {
             + super::SHARES[3]
             + super::MICRO_SHARES.iter().sum::<f64>();
         assert!(total <= 1.0 + 1e-9, "phase shares add up to {total}");
+    }
+
+    #[test]
+    fn the_harness_source_goes_where_the_run_woke() {
+        use super::{HARNESS_POLL_NS, HARNESS_SOURCE, harness_source, harness_where_measured};
+        use ticklab_schema::report::CpuWakeups;
+        let w = |cpu, wakeups| CpuWakeups { cpu, wakeups };
+        // (wake-ups per CPU, expected (name, CPU, period) of the coordinator's sources; empty:
+        // the calibrated source left as it was)
+        type Case = (Vec<CpuWakeups>, Vec<(&'static str, u32, u64)>);
+        let cases: Vec<Case> = vec![
+            (
+                vec![w(1, 100)],
+                vec![("harness_coordinator (CPU 1)", 1, HARNESS_POLL_NS)],
+            ),
+            (
+                vec![w(0, 25), w(1, 75)],
+                vec![
+                    ("harness_coordinator (CPU 0)", 0, 4 * HARNESS_POLL_NS),
+                    ("harness_coordinator (CPU 1)", 1, HARNESS_POLL_NS * 100 / 75),
+                ],
+            ),
+            // No counts (an older report), or a CPU this scenario lacks: unchanged.
+            (vec![], vec![]),
+            (vec![w(5, 10)], vec![]),
+        ];
+        for (wakeups, want) in cases {
+            let mut s = scenario();
+            s.background.push(harness_source(2));
+            harness_where_measured(&mut s, &wakeups);
+            let got: Vec<_> = s
+                .background
+                .iter()
+                .filter(|b| b.name.starts_with(HARNESS_SOURCE))
+                .map(|b| {
+                    (
+                        b.name.as_str(),
+                        b.cpus.as_ref().and_then(|c| c.first()),
+                        b.period_ns,
+                        b.follows_task,
+                    )
+                })
+                .collect();
+            if want.is_empty() {
+                assert_eq!(
+                    got,
+                    vec![(HARNESS_SOURCE, None, Some(2 * HARNESS_POLL_NS), true)],
+                    "{wakeups:?}"
+                );
+            } else {
+                let want: Vec<_> = want
+                    .iter()
+                    .map(|&(n, c, p)| (n, Some(c), Some(p), false))
+                    .collect();
+                assert_eq!(got, want, "{wakeups:?}");
+            }
+            s.validate().expect("the placed sources validate");
+        }
     }
 
     #[test]
