@@ -326,6 +326,38 @@ pub struct BackgroundSource {
     pub cpus: Option<ticklab_cmdline::CpuSet>,
 }
 
+impl BackgroundSource {
+    /// This source as one instance per CPU that `wakeups` counts (a measured run's wake-ups
+    /// of the thread behind it, [`crate::report::Report::coordinator_wakeups`]): each pinned
+    /// there (`cpus` one CPU, `follows_task` off), named `NAME (CPU n)`, with the period
+    /// that gives it that CPU's share of one wake-up per `period_ns`. CPUs without wake-ups
+    /// get none; no wake-ups at all gives no instance.
+    pub fn split_by_wakeups(
+        &self,
+        period_ns: u64,
+        wakeups: &[crate::report::CpuWakeups],
+    ) -> Vec<BackgroundSource> {
+        let total: u64 = wakeups.iter().map(|w| w.wakeups).sum();
+        wakeups
+            .iter()
+            .filter(|w| w.wakeups > 0)
+            .map(|w| {
+                let mut on = self.clone();
+                on.name = format!("{} (CPU {})", self.name, w.cpu);
+                on.period_ns = Some(period_ns.saturating_mul(total) / w.wakeups);
+                on.rate_hz = None;
+                on.follows_task = false;
+                on.cpus = Some(ticklab_cmdline::CpuSet::from_iter([w.cpu]));
+                on.provenance = format!(
+                    "M: {} of the run's {total} wake-ups on CPU {} (sched_getcpu); {}",
+                    w.wakeups, w.cpu, self.provenance
+                );
+                on
+            })
+            .collect()
+    }
+}
+
 /// Run parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {

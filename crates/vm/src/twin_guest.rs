@@ -15,9 +15,9 @@
 //! estimates: under TCG only counts are compared, never costs (crate docs).
 
 use ticklab_cmdline::CpuSet;
-use ticklab_host::harness::coordinator_poll_ns;
+use ticklab_host::harness::{COORDINATOR_POLL_NS, coordinator_poll_ns};
 use ticklab_schema::machine::{self, Machine};
-use ticklab_schema::report::{Report, WorkloadResult};
+use ticklab_schema::report::{CpuWakeups, Report, WorkloadResult};
 use ticklab_schema::scenario::{
     BackgroundSource, Placement, Run, Scenario, TimerKind, default_background, tick_nsec,
 };
@@ -250,7 +250,7 @@ pub fn guest_background(
     let mut on = CpuSet::new();
     on.insert(coordinator_cpu);
     v.push(BackgroundSource {
-        name: "ticklab coordinator (hrtimer_wakeup)".into(),
+        name: COORDINATOR_SOURCE.into(),
         kind: TimerKind::Hrtimer,
         // One instance, on the CPU of [`coordinator_cpu`].
         placement: Placement::PerCpu,
@@ -273,6 +273,26 @@ pub fn guest_background(
         cpus: Some(on),
     });
     v
+}
+
+/// The name of ticklab's coordinator among the guest's background sources.
+pub const COORDINATOR_SOURCE: &str = "ticklab coordinator (hrtimer_wakeup)";
+
+/// The coordinator's source, placed on the CPU most of its polls woke on, becomes one
+/// source per CPU they woke on, at each CPU's share of the poll
+/// ([`BackgroundSource::split_by_wakeups`]), when the guest counted them on more than one
+/// CPU: a coordinator that moved between CPUs mid-window (22 polls on CPU 0 and 28 on CPU 3
+/// in a 4-vCPU idle boot) gave the modal CPU all of them and the other none.
+fn split_coordinator(background: &mut Vec<BackgroundSource>, wakeups: &[CpuWakeups]) {
+    if wakeups.iter().filter(|w| w.wakeups > 0).count() < 2 {
+        return;
+    }
+    let Some(i) = background.iter().position(|b| b.name == COORDINATOR_SOURCE) else {
+        return;
+    };
+    let base = background[i].clone();
+    let poll = base.period_ns.unwrap_or(COORDINATOR_POLL_NS);
+    background.splice(i..=i, base.split_by_wakeups(poll, wakeups));
 }
 
 /// Why the twin of the guest is not run for `workload`, or `None` when it is. A ping-pong
@@ -387,7 +407,8 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
         .unwrap_or_default();
     let coordinator = observed_coordinator_cpu(p.guest, &workload, &nohz_full, &isolated)
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
-    let background = guest_background(&workload, p.config.hz, coordinator, &p.config.timers);
+    let mut background = guest_background(&workload, p.config.hz, coordinator, &p.config.timers);
+    split_coordinator(&mut background, &p.guest.coordinator_wakeups);
     if let Some(run_ns) =
         background_task_as_run(p.guest, coordinator, &workload, &background, p.duration_ns)
     {
@@ -410,7 +431,7 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_host::harness::{COORDINATOR_POLL_COUNTED_NS, COORDINATOR_POLL_NS};
+    use ticklab_host::harness::COORDINATOR_POLL_COUNTED_NS;
 
     fn config() -> KernelConfig {
         KernelConfig::parse(
@@ -725,5 +746,40 @@ mod tests {
             .find(|b| b.name.starts_with("ticklab coordinator"))
             .unwrap();
         assert!(c.relative && c.wakes_task && c.kind == TimerKind::Hrtimer);
+    }
+
+    #[test]
+    fn a_coordinator_that_moved_is_split_by_its_wake_ups() {
+        let w = Workload::parse("idle", 4).unwrap();
+        let wake = |cpu, wakeups| CpuWakeups { cpu, wakeups };
+        // (wake-ups per CPU, expected (CPU, period) of the coordinator's sources)
+        type Case = (Vec<CpuWakeups>, Vec<(u32, u64)>);
+        let cases: Vec<Case> = vec![
+            (vec![wake(3, 50)], vec![(3, COORDINATOR_POLL_NS)]),
+            (
+                vec![wake(0, 22), wake(3, 28)],
+                vec![
+                    (0, COORDINATOR_POLL_NS * 50 / 22),
+                    (3, COORDINATOR_POLL_NS * 50 / 28),
+                ],
+            ),
+            (vec![], vec![(3, COORDINATOR_POLL_NS)]),
+        ];
+        for (wakeups, want) in cases {
+            let mut b = guest_background(&w, 250, 3, &config().timers);
+            split_coordinator(&mut b, &wakeups);
+            let got: Vec<(u32, u64)> = b
+                .iter()
+                .filter(|s| s.name.starts_with(COORDINATOR_SOURCE))
+                .map(|s| {
+                    assert!(s.timer_migrates && s.relative && s.wakes_task, "{s:?}");
+                    (
+                        s.cpus.as_ref().and_then(|c| c.first()).unwrap(),
+                        s.period_ns.unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{wakeups:?}");
+        }
     }
 }

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use ticklab_cmdline::CpuSet;
 use ticklab_schema::report::{CpuWakeups, Report};
 use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
 use ticklab_schema::workload::Workload;
@@ -112,19 +111,8 @@ pub fn harness_where_measured(s: &mut Scenario, wakeups: &[CpuWakeups]) {
     let base = s.background[i].clone();
     // The source's period is the poll times the CPUs it is spread over.
     let poll = base.period_ns.unwrap_or(HARNESS_POLL_NS * u64::from(nr)) / u64::from(nr);
-    let placed = wakeups.iter().filter(|w| w.wakeups > 0).map(|w| {
-        let mut on = base.clone();
-        on.name = format!("{HARNESS_SOURCE} (CPU {})", w.cpu);
-        on.period_ns = Some(poll.saturating_mul(total) / w.wakeups);
-        on.follows_task = false;
-        on.cpus = Some(CpuSet::from_iter([w.cpu]));
-        on.provenance = format!(
-            "M: {} of the run's {total} coordinator wake-ups were on CPU {} (sched_getcpu); C: the poll, {poll} ns",
-            w.wakeups, w.cpu
-        );
-        on
-    });
-    s.background.splice(i..=i, placed.collect::<Vec<_>>());
+    s.background
+        .splice(i..=i, base.split_by_wakeups(poll, wakeups));
 }
 
 /// Rescaling rounds of the background-rate fit.
