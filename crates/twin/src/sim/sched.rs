@@ -278,7 +278,6 @@ impl<O: Observer> Sim<O> {
         }
         let cpu = &mut self.cpus[c];
         cpu.slots[SLOT_TASK] = NEVER;
-        let mut t = t;
         if cpu.running == Running::Background {
             cpu.bg_runnable -= 1;
             cpu.rq.dequeue(SchedClass::Fair);
