@@ -48,6 +48,13 @@
 //!
 //! Frame workers (`crate::workloads::frames`) sleep on a `TimerFn::FrameWake` hrtimer and
 //! compute as `SLOT_TASK`; interrupts during the compute push the slot back.
+//!
+//! A pinned task whose sleep migrates (a background source with `timer_migrates`, one
+//! `Sleeper` per task) sleeps on a `TimerFn::Sleeper` hrtimer. It has a spare timer on every
+//! timer-housekeeping CPU, and arms one of them when its run ends, where
+//! `kernel::timer_migration` places the sleep. Frame workers' sleeps go through the same
+//! placement function (`Sim::sleep_cpu`). An expiry away from the task's CPU wakes it there
+//! with a reschedule IPI.
 
 mod hrtimer_interrupt;
 mod idle;
