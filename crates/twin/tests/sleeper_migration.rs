@@ -25,13 +25,20 @@ warmup = "1s"
 seed = 3
 "#
     );
-    let s = Scenario::from_toml(&text, "sleeper_migration.toml").unwrap();
-    let r = ticklab_twin::simulate(&s, |_| {}).unwrap();
+    let r = simulate(&text, "sleeper_migration.toml");
+    (loc_per_s(&r), r.cpus.iter().map(|c| c.res).collect())
+}
+
+/// The twin's report of the scenario `text`.
+fn simulate(text: &str, origin: &str) -> ticklab_schema::report::Report {
+    let s = Scenario::from_toml(text, origin).unwrap();
+    ticklab_twin::simulate(&s, |_| {}).unwrap()
+}
+
+/// LOC/s per CPU over the measured window.
+fn loc_per_s(r: &ticklab_schema::report::Report) -> Vec<f64> {
     let secs = r.duration_ns as f64 / 1e9;
-    (
-        r.cpus.iter().map(|c| c.loc as f64 / secs).collect(),
-        r.cpus.iter().map(|c| c.res).collect(),
-    )
+    r.cpus.iter().map(|c| c.loc as f64 / secs).collect()
 }
 
 #[test]
@@ -130,9 +137,7 @@ warmup = "1s"
 seed = 5
 "#
     );
-    let s = Scenario::from_toml(&text, "pinned_sleeper.toml").unwrap();
-    let r = ticklab_twin::simulate(&s, |_| {}).unwrap();
-    let secs = r.duration_ns as f64 / 1e9;
+    let r = simulate(&text, "pinned_sleeper.toml");
     let expiries = r
         .background
         .iter()
@@ -140,7 +145,7 @@ seed = 5
         .map(|b| b.expiries)
         .unwrap();
     (
-        r.cpus.iter().map(|c| c.loc as f64 / secs).collect(),
+        loc_per_s(&r),
         r.cpus.iter().map(|c| c.res).collect(),
         expiries,
     )

@@ -98,11 +98,10 @@ pub fn harness_poll_for(s: &mut Scenario, workload: &Workload) {
 /// before they were recorded), or with a CPU the scenario lacks, nothing changes.
 pub fn harness_where_measured(s: &mut Scenario, wakeups: &[CpuWakeups]) {
     let nr = s.machine.topology.nr_cpus();
-    let total: u64 = wakeups.iter().map(|w| w.wakeups).sum();
     let Some(i) = s.background.iter().position(|b| b.name == HARNESS_SOURCE) else {
         return;
     };
-    if total == 0
+    if wakeups.iter().all(|w| w.wakeups == 0)
         || wakeups.iter().any(|w| w.cpu >= nr)
         || s.background.len() + wakeups.len() > ticklab_schema::validate::MAX_BACKGROUND_SOURCES + 1
     {

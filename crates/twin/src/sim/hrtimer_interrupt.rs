@@ -102,26 +102,7 @@ impl<O: Observer> Sim<O> {
                     );
                 }
             }
-            TimerFn::Sleeper(i) => {
-                now += self.costs.hrtimer_callback_ns;
-                let (s, home) = {
-                    let sl = &self.sleepers[i as usize];
-                    (sl.source, sl.home as usize)
-                };
-                self.emit(now, Event::SourceExpired { source: s });
-                let next = self.source_next_expiry(c, id, s, now);
-                let sl = &mut self.sleepers[i as usize];
-                debug_assert!(!sl.pending, "sleeper {i} fired while awake");
-                // The task arms its next sleep when its run ends ([`Sim::sleeper_ran`]).
-                (sl.pending, sl.next) = (true, next);
-                if c == home {
-                    self.wake_task(c, now);
-                } else {
-                    // `hrtimer_wakeup` on another CPU: the task is queued on its own and a
-                    // reschedule IPI tells it (its arrival reprograms that CPU's device).
-                    self.wake_task_remote(home, now);
-                }
-            }
+            TimerFn::Sleeper(i) => now = self.sleeper_expired(c, id, i as usize, now),
             TimerFn::Background(s) => {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });
@@ -152,10 +133,37 @@ impl<O: Observer> Sim<O> {
         now
     }
 
+    /// Sleeper `i`'s sleep, queued on `c`, expired at `now`: its task wakes at home (by IPI
+    /// from another CPU) and arms its next sleep when its run ends ([`Sim::sleeper_ran`]).
+    /// Out of line: only the twin of a VM guest has sleepers, and the common arms of
+    /// `run_hrtimer` stay small.
+    #[inline(never)]
+    fn sleeper_expired(&mut self, c: usize, id: TimerId, i: usize, mut now: Time) -> Time {
+        now += self.costs.hrtimer_callback_ns;
+        let (s, home) = {
+            let sl = &self.sleepers[i];
+            (sl.source, sl.home as usize)
+        };
+        self.emit(now, Event::SourceExpired { source: s });
+        let next = self.source_next_expiry(c, id, s, now);
+        let sl = &mut self.sleepers[i];
+        debug_assert!(!sl.pending, "sleeper {i} fired while awake");
+        (sl.pending, sl.next) = (true, next);
+        if c == home {
+            self.wake_task(c, now);
+        } else {
+            // `hrtimer_wakeup` on another CPU: the task is queued on its own and a
+            // reschedule IPI tells it (its arrival reprograms that CPU's device).
+            self.wake_task_remote(home, now);
+        }
+        now
+    }
+
     /// When the timer `id` of background source `s`, which fired on `c` at `now`, fires next:
     /// a periodic source forwards by its period, a relative sleeper sleeps its period from the
     /// end of its run (taken as `now` plus the task's run: setup checks that it wakes a
     /// task), a Poisson source draws from `c`'s stream.
+    #[inline]
     fn source_next_expiry(&mut self, c: usize, id: TimerId, s: u16, now: Time) -> Time {
         let src = &self.sources[s as usize];
         let cpu = &mut self.cpus[c];
@@ -169,8 +177,9 @@ impl<O: Observer> Sim<O> {
     /// A background task's run ended on `c` at `now`: if a migrating sleeper whose home is `c`
     /// is awake, it arms its next sleep now, where the rule places it. The twin's background
     /// tasks are not told apart, so with several awake on one CPU the lowest-numbered
-    /// sleeper takes the first run that ends. A relative sleep counts its period from here. Returns whether the sleep stayed on
-    /// `c` (whose device may then need reprogramming).
+    /// sleeper takes the first run that ends. A relative sleep counts its period from here.
+    /// Returns whether the sleep stayed on `c` (whose device may then need reprogramming).
+    #[inline(never)]
     pub(super) fn sleeper_ran(&mut self, c: usize, now: Time) -> bool {
         let Some(i) = self
             .sleepers

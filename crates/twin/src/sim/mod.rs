@@ -79,7 +79,7 @@ use crate::hw::lock::{ContendedLock, SeqLock, TransferCost};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::cpuidle::{AnyGovernor, IdleStateParams};
 use crate::kernel::cpupri::CpuPri;
-use crate::kernel::hrtimer::{HrtimerCpuBase, TimerId};
+use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase, TimerId};
 use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
@@ -146,6 +146,23 @@ impl TimerMigrationState {
             timer_housekeeping: &self.timer_housekeeping,
             in_domains: &self.in_domains,
         }
+    }
+
+    /// The spare timers (running `func`) that a task on `home` needs where the rule may queue
+    /// its sleeps: per CPU, one on each timer-housekeeping CPU other than `home`, `None`
+    /// elsewhere. Empty when migration is off or `home` is itself timer housekeeping (it keeps
+    /// its own sleeps). Setup time only: the run then moves a sleep without allocating.
+    fn spare_timers(&self, home: usize, cpus: &mut [Cpu], func: TimerFn) -> Vec<Option<TimerId>> {
+        if !self.enabled || self.timer_housekeeping[home] {
+            return Vec::new();
+        }
+        cpus.iter_mut()
+            .enumerate()
+            .map(|(h, cpu)| {
+                (h != home && self.timer_housekeeping[h])
+                    .then(|| cpu.hrt.init(ClockBase::Monotonic, func))
+            })
+            .collect()
     }
 }
 

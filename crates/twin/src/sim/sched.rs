@@ -30,11 +30,17 @@ impl<O: Observer> Sim<O> {
     /// `Costs::ipi_ns` (unless one is already on its way).
     pub(super) fn wake_task_remote(&mut self, c: usize, now: Time) {
         self.wake_task(c, now);
+        self.send_resched_ipi(c, now);
+        self.sync(c);
+    }
+
+    /// A reschedule IPI sent to `c` at `now` arrives `Costs::ipi_ns` later, unless one is
+    /// already on its way (or waking the CPU from its idle state).
+    fn send_resched_ipi(&mut self, c: usize, now: Time) {
         let cpu = &mut self.cpus[c];
         if cpu.slots[SLOT_IPI] == NEVER && !cpu.ipi_waking {
             cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
         }
-        self.sync(c);
     }
 
     /// The timer of background source `s` (one whose task is not pinned) fired on `c` at
@@ -235,9 +241,7 @@ impl<O: Observer> Sim<O> {
         }
         cpu.frame_runnable = true;
         cpu.rq.enqueue(SchedClass::Fifo);
-        if cpu.slots[SLOT_IPI] == NEVER && !cpu.ipi_waking {
-            cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
-        }
+        self.send_resched_ipi(c, now);
         let now = self.enqueue_rt(c, now);
         self.sync(c);
         let frame = self.workers[w].k;

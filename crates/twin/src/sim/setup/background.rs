@@ -55,12 +55,6 @@ pub(super) fn arm_background(
             }
             add_follow_timers(s as u16, src.kind, on.len(), cpus);
         }
-        if src.timer_migrates && (src.kind != TimerKind::Hrtimer || src.follows_task) {
-            return Err(SimError::Config(format!(
-                "background source {:?}: timer_migrates needs an hrtimer and no follows_task (the pinned task's sleep migrates, not the task)",
-                src.name
-            )));
-        }
         for c in on {
             arm_first(
                 scenario,
@@ -159,20 +153,10 @@ pub(super) fn remote_sleeper_timers(
     sleepers: &mut [Sleeper],
     cpus: &mut [Cpu],
 ) {
-    if !tm.enabled {
-        return;
-    }
     for (i, sl) in sleepers.iter_mut().enumerate() {
-        if tm.timer_housekeeping[sl.home as usize] {
-            continue;
-        }
-        for (h, cpu) in cpus.iter_mut().enumerate() {
-            if h != sl.home as usize && tm.timer_housekeeping[h] {
-                sl.timers[h] = Some(
-                    cpu.hrt
-                        .init(ClockBase::Monotonic, TimerFn::Sleeper(i as u32)),
-                );
-            }
+        let spare = tm.spare_timers(sl.home as usize, cpus, TimerFn::Sleeper(i as u32));
+        for (t, s) in sl.timers.iter_mut().zip(spare) {
+            *t = t.or(s);
         }
     }
 }

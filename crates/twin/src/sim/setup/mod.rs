@@ -254,9 +254,7 @@ impl<O: Observer> Sim<O> {
             self.open_window(0);
         }
     }
-}
 
-impl<O: Observer> Sim<O> {
     /// The migrating sleepers' first sleeps, armed at setup on their home CPUs, go where the
     /// timer-migration rule puts them at boot, as every later sleep goes when the task's run
     /// ends: at boot no CPU has entered idle yet, so every CPU's next event is its first tick.

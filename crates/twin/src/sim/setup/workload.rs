@@ -279,21 +279,8 @@ pub(super) fn remote_frame_timers(
     workers: &mut [FrameWorker],
     cpus: &mut [Cpu],
 ) {
-    if !tm.enabled {
-        return;
-    }
     for (w, worker) in workers.iter_mut().enumerate() {
-        if tm.timer_housekeeping[worker.cpu as usize] {
-            continue;
-        }
-        worker.remote_timers = (0..cpus.len())
-            .map(|h| {
-                (h != worker.cpu as usize && tm.timer_housekeeping[h]).then(|| {
-                    cpus[h]
-                        .hrt
-                        .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32))
-                })
-            })
-            .collect();
+        worker.remote_timers =
+            tm.spare_timers(worker.cpu as usize, cpus, TimerFn::FrameWake(w as u32));
     }
 }
