@@ -91,26 +91,9 @@ fn cpus_arg(list: &str) -> anyhow::Result<Vec<u32>> {
     Ok(set.iter().collect())
 }
 
-/// Runs `host noise`.
-pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
-    let config = NoiseConfig {
-        cpus: cpus_arg(&args.cpus)?,
-        duration: std::time::Duration::from_nanos(args.duration),
-        threshold_ns: args.threshold,
-        fifo_priority: args.priority,
-        trace: !args.no_trace,
-        lock_memory: !args.no_mlock,
-    };
-    ticklab_host::noise::validate(&config).map_err(|e| input_error(e.to_string()))?;
-    if let Some(path) = &args.trace {
-        std::fs::File::create(path)
-            .map_err(|e| input_error(format!("--trace {}: {e}", path.display())))?;
-    }
-    let twin = match &args.twin {
-        Some(arg) => Some(crate::host_twin_cmd::twin_scenario(arg)?),
-        None => None,
-    };
-    let stop = Stop::on_signals()?;
+/// The measurement, with the phase line on stderr (the noise so far and, with `--live`, the
+/// last second's table); an input error when the host refuses the configuration.
+fn measure(args: &NoiseArgs, config: &NoiseConfig, stop: &Stop) -> anyhow::Result<HostNoise> {
     // The phase line with the noise so far, and with --live the table of the last second.
     let mut phases = crate::progress::Phases::stderr(std::time::Duration::from_secs(1));
     phases.phase("measuring", Some(config.duration));
@@ -131,15 +114,38 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
         }
         phases.tick();
     };
-    let run = run_noise(&config, &stop, &mut progress);
+    let run = run_noise(config, stop, &mut progress);
     phases.finish();
-    let run = run.map_err(|e| {
+    run.map_err(|e| {
         if e.is_input() {
             input_error(e.to_string())
         } else {
             e.into()
         }
-    })?;
+    })
+}
+
+/// Runs `host noise`.
+pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
+    let config = NoiseConfig {
+        cpus: cpus_arg(&args.cpus)?,
+        duration: std::time::Duration::from_nanos(args.duration),
+        threshold_ns: args.threshold,
+        fifo_priority: args.priority,
+        trace: !args.no_trace,
+        lock_memory: !args.no_mlock,
+    };
+    ticklab_host::noise::validate(&config).map_err(|e| input_error(e.to_string()))?;
+    if let Some(path) = &args.trace {
+        std::fs::File::create(path)
+            .map_err(|e| input_error(format!("--trace {}: {e}", path.display())))?;
+    }
+    let twin = match &args.twin {
+        Some(arg) => Some(crate::host_twin_cmd::twin_scenario(arg)?),
+        None => None,
+    };
+    let stop = Stop::on_signals()?;
+    let run = measure(args, &config, &stop)?;
     if let Some(path) = &args.trace {
         write_trace(path, &run)?;
     }
@@ -172,18 +178,7 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
         let text = ticklab_report::noise::noise_report(&run.report, Some(&run.details));
         write!(out, "{text}")?;
         if let Some((scenario, notes, report, rows)) = &beside {
-            writeln!(
-                out,
-                "\ntwin of this host: {} ({}, HZ={}, {:?}), {:.3} s simulated",
-                scenario.name,
-                scenario.machine.name,
-                scenario.kernel.hz,
-                scenario.kernel.nohz,
-                report.seconds()
-            )?;
-            for n in notes.iter().chain(&report.warnings) {
-                writeln!(out, "  {n}")?;
-            }
+            crate::host_twin_cmd::write_twin_header(&mut out, scenario, notes, report)?;
             if report.noise.is_none() {
                 writeln!(
                     out,

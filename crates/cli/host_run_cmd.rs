@@ -14,9 +14,10 @@ use ticklab_host::harness::{
     self, HarnessError, HostRun, PingPongMode, RunConfig, Stop, StopReason,
 };
 use ticklab_report::host_run::{FrameGroupWakeups, FrameWorker, HostRunExtras, WakeupLatency};
+use ticklab_schema::comparison::Row;
 use ticklab_schema::experiment::e4::HostPrediction;
 use ticklab_schema::report::{Report, Source, WorkloadResult};
-use ticklab_schema::scenario::check_hz;
+use ticklab_schema::scenario::{Scenario, check_hz};
 use ticklab_schema::workload::Workload;
 use ticklab_twin::experiments::e4;
 
@@ -147,8 +148,9 @@ fn run_config(args: &RunArgs) -> RunConfig {
     }
 }
 
-/// Runs `host run`.
-pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
+/// `host run`'s workload, with `--interval` applied to its frame groups (an input error
+/// when it has none).
+fn run_workload_arg(args: &RunArgs) -> anyhow::Result<Workload> {
     let workload = Workload::parse_with_interval(
         &args.workload,
         harness::os::possible_cpu_count(),
@@ -166,6 +168,42 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
             workload.label()
         )));
     }
+    Ok(workload)
+}
+
+/// `host run`'s text: the report, the PM QoS hold, and the twin beside it when `--twin` ran.
+fn write_text(
+    out: &mut impl Write,
+    run: &HostRun,
+    prediction: Option<HostPrediction>,
+    twin: Option<&(Scenario, Vec<String>)>,
+    beside: Option<&(Report, Vec<Row>)>,
+) -> anyhow::Result<()> {
+    let mut extras = extras(run);
+    extras.syscall_prediction = prediction;
+    let text = ticklab_report::host_run_report(&run.report, &extras);
+    write!(out, "{text}")?;
+    if let Some(us) = run.host_run.cpu_dma_latency_us {
+        writeln!(
+            out,
+            "PM QoS: {} held at {us} us for the whole run (--cpu-dma-latency)",
+            harness::pm_qos::CPU_DMA_LATENCY
+        )?;
+    }
+    if let (Some((scenario, notes)), Some((report, rows))) = (twin, beside) {
+        crate::host_twin_cmd::write_twin_header(out, scenario, notes, report)?;
+        write!(
+            out,
+            "{}",
+            ticklab_report::comparison_tables_beside(rows, &run.report.contamination)
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs `host run`.
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let workload = run_workload_arg(args)?;
     check_histogram_workload(args.histogram, &workload).map_err(input_error)?;
     let config = run_config(args);
     harness::validate(&workload, &config).map_err(harness_error)?;
@@ -219,36 +257,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &v)?;
         writeln!(out)?;
     } else {
-        let mut extras = extras(&run);
-        extras.syscall_prediction = prediction;
-        let text = ticklab_report::host_run_report(&run.report, &extras);
-        write!(out, "{text}")?;
-        if let Some(us) = run.host_run.cpu_dma_latency_us {
-            writeln!(
-                out,
-                "PM QoS: {} held at {us} us for the whole run (--cpu-dma-latency)",
-                harness::pm_qos::CPU_DMA_LATENCY
-            )?;
-        }
-        if let (Some((scenario, notes)), Some((report, rows))) = (&twin, &beside) {
-            writeln!(
-                out,
-                "\ntwin of this host: {} ({}, HZ={}, {:?}), {:.3} s simulated",
-                scenario.name,
-                scenario.machine.name,
-                scenario.kernel.hz,
-                scenario.kernel.nohz,
-                report.seconds()
-            )?;
-            for n in notes.iter().chain(&report.warnings) {
-                writeln!(out, "  {n}")?;
-            }
-            write!(
-                out,
-                "{}",
-                ticklab_report::comparison_tables_beside(rows, &run.report.contamination)
-            )?;
-        }
+        write_text(&mut out, &run, prediction, twin.as_ref(), beside.as_ref())?;
     }
     out.flush()?;
     // Last on stderr, whatever the format: the figures above may show other load.

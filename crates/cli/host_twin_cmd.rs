@@ -59,6 +59,29 @@ pub(crate) fn twin_scenario(arg: &str) -> anyhow::Result<(Scenario, Vec<String>)
     Ok((s, notes))
 }
 
+/// The line that introduces the twin's figures beside a measurement (its scenario, machine,
+/// HZ, build and simulated time), then the scenario's notes and the run's warnings.
+pub(crate) fn write_twin_header(
+    out: &mut impl std::io::Write,
+    scenario: &Scenario,
+    notes: &[String],
+    report: &Report,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\ntwin of this host: {} ({}, HZ={}, {:?}), {:.3} s simulated",
+        scenario.name,
+        scenario.machine.name,
+        scenario.kernel.hz,
+        scenario.kernel.nohz,
+        report.seconds()
+    )?;
+    for n in notes.iter().chain(&report.warnings) {
+        writeln!(out, "  {n}")?;
+    }
+    Ok(())
+}
+
 /// The twin's run of a measured workload: `workload` on the twin's CPUs for the measured
 /// window, then every figure beside its measurement.
 ///

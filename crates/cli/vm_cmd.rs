@@ -235,17 +235,10 @@ fn duration_word(d: DurationArg) -> String {
     format!("{}ms", d.ns().div_ceil(1_000_000))
 }
 
-/// Runs `ticklab vm` (and dispatches its subcommands).
-pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
-    match &a.cmd {
-        Some(VmCommand::Compare(c)) => return compare(c),
-        Some(VmCommand::Table(t)) => return table(t),
-        Some(VmCommand::Build(b)) => return crate::vm_build_cmd::vm_build(b),
-        Some(VmCommand::Kernels(k)) => return crate::vm_build_cmd::vm_kernels(k),
-        None => {}
-    }
+/// What `ticklab vm` runs inside the guest, from `--probe` and its arguments.
+fn guest_probe(a: &VmArgs) -> anyhow::Result<GuestProbe> {
     let b = &a.boot;
-    let probe = match a.probe {
+    Ok(match a.probe {
         ProbeArg::Run => GuestProbe::Run {
             workload: b.workload.clone(),
             duration: duration_word(b.duration),
@@ -277,7 +270,20 @@ pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
                 duration: duration_word(b.duration),
             }
         }
-    };
+    })
+}
+
+/// Runs `ticklab vm` (and dispatches its subcommands).
+pub(crate) fn vm(a: &VmArgs) -> anyhow::Result<()> {
+    match &a.cmd {
+        Some(VmCommand::Compare(c)) => return compare(c),
+        Some(VmCommand::Table(t)) => return table(t),
+        Some(VmCommand::Build(b)) => return crate::vm_build_cmd::vm_build(b),
+        Some(VmCommand::Kernels(k)) => return crate::vm_build_cmd::vm_kernels(k),
+        None => {}
+    }
+    let b = &a.boot;
+    let probe = guest_probe(a)?;
     let is_run = matches!(probe, GuestProbe::Run { .. });
     let mut p = prepare(b, probe)?;
     if let GuestProbe::Audit { config } = &mut p.options.probe {

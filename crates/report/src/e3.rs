@@ -49,6 +49,16 @@ use ticklab_schema::report::REPORT_SCHEMA_VERSION;
 /// The E3 tables as plain text (see the module documentation for the layout).
 pub fn e3_report(r: &Results) -> String {
     let mut s = String::new();
+    write_table(&mut s, r);
+    write_checks(&mut s, r);
+    write_difference_path(&mut s, r);
+    write_costs(&mut s, r);
+    write_row_paths(&mut s, r);
+    s
+}
+
+/// The title and one line per configuration.
+fn write_table(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
         "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row\n",
@@ -98,18 +108,26 @@ pub fn e3_report(r: &Results) -> String {
             row.published_cpu.as_deref().unwrap_or("-"),
         );
     }
+}
+
+/// The verdicts: the difference, the absolute rows and the other reading of the baseline.
+fn write_checks(s: &mut String, r: &Results) {
     s.push_str("\nHLT-versus-polling difference against the published rows:\n");
-    crate::format::band_checks(&mut s, &r.checks, 48, 8, 1);
+    crate::format::band_checks(s, &r.checks, 48, 8, 1);
     if !r.absolute.is_empty() {
         s.push_str("\nAbsolute rows against the published figures (ns/switch):\n");
-        crate::format::band_checks(&mut s, &r.absolute, 48, 8, 1);
+        crate::format::band_checks(s, &r.absolute, 48, 8, 1);
     }
     if !r.other_reading.is_empty() {
         s.push_str(
             "\nOther reading of the baseline (host halt_poll_ns=0), shown, not the verdict:\n",
         );
-        crate::format::band_checks(&mut s, &r.other_reading, 48, 8, 1);
+        crate::format::band_checks(s, &r.other_reading, 48, 8, 1);
     }
+}
+
+/// The critical path of HLT − guest poll, per baseline.
+fn write_difference_path(s: &mut String, r: &Results) {
     if !r.parts.is_empty() {
         s.push_str("\nCritical path of HLT − guest poll, per baseline (ns/switch):\n");
         for d in &r.parts {
@@ -120,6 +138,10 @@ pub fn e3_report(r: &Results) -> String {
             let _ = writeln!(s, "    {:>6}  in all", d.total());
         }
     }
+}
+
+/// The costs the model used and the assumptions it rests on.
+fn write_costs(s: &mut String, r: &Results) {
     s.push_str("\nCosts (ns):\n");
     for c in &r.costs {
         let _ = writeln!(s, "  {:<46} {:>6}", c.name, c.ns);
@@ -128,6 +150,10 @@ pub fn e3_report(r: &Results) -> String {
     for a in &r.assumptions {
         let _ = writeln!(s, "  - {a}");
     }
+}
+
+/// Every row's critical path per switch, with each term's share and source.
+fn write_row_paths(s: &mut String, r: &Results) {
     if r.rows.iter().any(|row| !row.path.is_empty()) {
         s.push_str(
             "\nCritical path per switch, every row (ns/switch, share of the row, source):\n",
@@ -157,7 +183,6 @@ pub fn e3_report(r: &Results) -> String {
             let _ = writeln!(s, "    {total:>7.1}  in all");
         }
     }
-    s
 }
 
 /// The live sweep on this host (`ticklab host haltpoll-sweep`) beside the calibrated twin:

@@ -178,7 +178,28 @@ fn secs(ns: u64) -> String {
 /// The E1 page: scenario, the published table beside the twin's, what aggressive costs,
 /// the figures and the bands.
 pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
-    let scenario = definitions(&[
+    let scenario = e1_scenario(r);
+    let [irq, watts] = e1_published_tables(r);
+    let costs = e1_costs(r);
+    Ok(page(
+        "E1 — nohz_full_aggressive on a laptop",
+        "Local timer interrupts and package power, nohz_full=all with and without the 2023 \
+         proposal, idle to 8 hogs: the twin beside the published table.",
+        &[
+            ("Scenario", scenario),
+            ("Acceptance bands", bands(&r.checks, 3)),
+            (
+                "Twin beside published",
+                figures_with_tables(&plot::e1::figures(r)?, &[irq, watts]),
+            ),
+            ("What aggressive costs (twin)", costs),
+        ],
+    ))
+}
+
+/// The E1 page's scenario: the machine, kernel, configurations, loads and run length.
+fn e1_scenario(r: &e1::Results) -> String {
+    definitions(&[
         (
             "machine",
             "Dell XPS 13 7390 (i7-10510U, 4 cores / 8 CPUs), machine preset xps13-7390".into(),
@@ -214,7 +235,12 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
             "published",
             "the 2023 nohz_full_aggressive RFC, 5-minute averages (docs/experiments.md E1)".into(),
         ),
-    ]);
+    ])
+}
+
+/// The twin beside the published table: interrupts per second and package watts, one row
+/// per load.
+fn e1_published_tables(r: &e1::Results) -> [String; 2] {
     let mut irq = Vec::new();
     let mut watts = Vec::new();
     for load in e1::LOADS {
@@ -258,6 +284,11 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
         ],
         &watts,
     );
+    [irq, watts]
+}
+
+/// What the aggressive mode costs timekeeping and hrtimers, one row per load.
+fn e1_costs(r: &e1::Results) -> String {
     let costs: Vec<Vec<Cell>> = r
         .rows
         .iter()
@@ -273,7 +304,7 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
             ]
         })
         .collect();
-    let costs = table(
+    table(
         &[
             "load",
             "max jiffies gap (ms)",
@@ -283,26 +314,29 @@ pub fn e1_html(r: &e1::Results) -> Result<String, PlotError> {
             "longest irq (µs)",
         ],
         &costs,
-    );
-    Ok(page(
-        "E1 — nohz_full_aggressive on a laptop",
-        "Local timer interrupts and package power, nohz_full=all with and without the 2023 \
-         proposal, idle to 8 hogs: the twin beside the published table.",
-        &[
-            ("Scenario", scenario),
-            ("Acceptance bands", bands(&r.checks, 3)),
-            (
-                "Twin beside published",
-                figures_with_tables(&plot::e1::figures(r)?, &[irq, watts]),
-            ),
-            ("What aggressive costs (twin)", costs),
-        ],
-    ))
+    )
 }
 
 /// The E2 page: scenario (groups, configurations), the per-group summary of every
 /// configuration against the budget, the jitter distributions.
 pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
+    let scenario = e2_scenario(r);
+    let summary = e2_summary(r);
+    Ok(page(
+        "E2 — skew_tick=1 and frame-scheduler jitter on a 64-CPU server",
+        "Jitter of three frame groups (960, 666 and 300 Hz) in configurations (a)-(d); jitter \
+         counts from the worker's start, wake-up latency apart.",
+        &[
+            ("Scenario", scenario),
+            ("Jitter per group (twin)", summary),
+            ("Jitter distributions", e2_distributions(r)?),
+        ],
+    ))
+}
+
+/// The E2 page's scenario: the machine, the run, the budget, the groups and the
+/// configurations.
+fn e2_scenario(r: &e2::Results) -> String {
     let groups: Vec<Vec<Cell>> = e2::GROUPS
         .iter()
         .map(|&(name, hz, lp, first, last)| {
@@ -325,7 +359,7 @@ pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
             ]
         })
         .collect();
-    let scenario = format!(
+    format!(
         "{}{}{}",
         definitions(&[
             (
@@ -355,7 +389,11 @@ pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
         ]),
         table(&["group", "Hz", "LOOP", "CPUs"], &groups),
         table(&["config", "what", "kernel command line"], &configs)
-    );
+    )
+}
+
+/// Every configuration's per-group jitter summary against the budget.
+fn e2_summary(r: &e2::Results) -> String {
     let mut rows = Vec::new();
     for o in &r.outcomes {
         for g in o.groups() {
@@ -375,7 +413,7 @@ pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
             ]);
         }
     }
-    let summary = format!(
+    format!(
         "{}<p>The verdict column holds each group's largest jitter against the {} µs budget.</p>\n",
         table(
             &[
@@ -394,17 +432,7 @@ pub fn e2_html(r: &e2::Results) -> Result<String, PlotError> {
             &rows,
         ),
         e2::BUDGET_US
-    );
-    Ok(page(
-        "E2 — skew_tick=1 and frame-scheduler jitter on a 64-CPU server",
-        "Jitter of three frame groups (960, 666 and 300 Hz) in configurations (a)-(d); jitter \
-         counts from the worker's start, wake-up latency apart.",
-        &[
-            ("Scenario", scenario),
-            ("Jitter per group (twin)", summary),
-            ("Jitter distributions", e2_distributions(r)?),
-        ],
-    ))
+    )
 }
 
 /// Each group's exceedance figure followed by its numbers: per bucket edge, the share of the
@@ -675,8 +703,45 @@ pub fn sweep_html(
         ),
         ("plotted against", x.name()),
     ]);
-    // Rows in the order of the x parameter (its number, else its first appearance), then
-    // of the other parameters' first appearance: the order the figure's lines run.
+    let order = point_order(&points, &keys, x);
+    let columns = shown_columns(&points, &keys, x);
+    let figs = metrics
+        .iter()
+        .map(|&m| plot::sweep::figure(rows, m, x))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tables: Vec<String> = metrics
+        .iter()
+        .map(|&m| metric_table(&order, &columns, m))
+        .collect();
+    let on = plot::sweep::setup_words(&points);
+    let title = if on.is_empty() {
+        format!("Sweep {}", first.sweep)
+    } else {
+        format!("Sweep on {}", on.join(", "))
+    };
+    Ok(page(
+        &title,
+        "Every point of the grid over its seeds: each figure, then its numbers — the mean, the \
+         smallest and largest seed's value (the error bars) and the 95 % interval of the mean, \
+         in the order of the parameter on the x axis.",
+        &[
+            ("Scenario", scenario),
+            (
+                "Figures and their numbers",
+                figures_with_tables(&figs, &tables),
+            ),
+        ],
+    ))
+}
+
+/// The sweep table's rows: in the order of the x parameter (its number, else its first
+/// appearance), then of the other parameters' first appearance, the order the figure's lines
+/// run.
+fn point_order<'a>(
+    points: &'a [SweepSummary],
+    keys: &[ParamKey],
+    x: &ParamKey,
+) -> Vec<&'a SweepSummary> {
     let position = |p: &SweepSummary, k: &ParamKey| -> (f64, usize) {
         let q = p.params.iter().find(|q| &q.key == k);
         let first_seen = q.map_or(0, |q| {
@@ -699,7 +764,19 @@ pub fn sweep_html(
             .partial_cmp(&key(b))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    // The x parameter, then those that vary; one-valued ones are said in the titles.
+    order
+}
+
+/// The sweep table's parameter columns: the x parameter, then those that vary; one-valued
+/// ones are said in the titles.
+fn shown_columns<'a>(
+    points: &[SweepSummary],
+    keys: &'a [ParamKey],
+    x: &'a ParamKey,
+) -> Vec<&'a ParamKey> {
+    let Some(first) = points.first() else {
+        return vec![x];
+    };
     let varies = |k: &ParamKey| {
         fn value<'a>(p: &'a SweepSummary, k: &ParamKey) -> Option<&'a str> {
             p.params
@@ -710,85 +787,63 @@ pub fn sweep_html(
         points.iter().any(|p| value(p, k) != value(first, k))
     };
     let mut columns: Vec<&ParamKey> = vec![x];
-    columns.extend(others.iter().copied().filter(|k| varies(k)));
-    let figs = metrics
+    columns.extend(keys.iter().filter(|k| *k != x && varies(k)));
+    columns
+}
+
+/// One metric's table: a row per point with its parameter columns, the seed count, the
+/// mean, the seeds' range and the 95 % interval of the mean.
+fn metric_table(order: &[&SweepSummary], columns: &[&ParamKey], m: Metric) -> String {
+    let values: Vec<f64> = order
         .iter()
-        .map(|&m| plot::sweep::figure(rows, m, x))
-        .collect::<Result<Vec<_>, _>>()?;
-    let tables: Vec<String> = metrics
+        .filter_map(|p| p.aggregate.get(&m))
+        .flat_map(|s| [s.mean, s.min, s.max])
+        .collect();
+    let d = crate::format::column_decimals(values);
+    let num = |v: f64| fixed(v, d);
+    let mut head: Vec<String> = columns.iter().map(|k| k.name()).collect();
+    head.extend(
+        [
+            "seeds",
+            &format!("{} (mean)", m.label()),
+            "min – max",
+            "95 % interval",
+        ]
+        .map(String::from),
+    );
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let body: Vec<Vec<Cell>> = order
         .iter()
-        .map(|m| {
-            let values: Vec<f64> = order
+        .map(|p| {
+            let mut row: Vec<Cell> = columns
                 .iter()
-                .filter_map(|p| p.aggregate.get(m))
-                .flat_map(|s| [s.mean, s.min, s.max])
-                .collect();
-            let d = crate::format::column_decimals(values);
-            let num = |v: f64| fixed(v, d);
-            let mut head: Vec<String> = columns.iter().map(|k| k.name()).collect();
-            head.extend(
-                [
-                    "seeds",
-                    &format!("{} (mean)", m.label()),
-                    "min – max",
-                    "95 % interval",
-                ]
-                .map(String::from),
-            );
-            let head: Vec<&str> = head.iter().map(String::as_str).collect();
-            let body: Vec<Vec<Cell>> = order
-                .iter()
-                .map(|p| {
-                    let mut row: Vec<Cell> = columns
-                        .iter()
-                        .map(|k| {
-                            Cell::Text(p.params.iter().find(|q| &q.key == *k).map_or_else(
-                                || "-".into(),
-                                |q| plot::sweep::shown_value(&q.value).to_string(),
-                            ))
-                        })
-                        .collect();
-                    row.push(Cell::Num(p.seeds.len().to_string()));
-                    match p.aggregate.get(m) {
-                        Some(s) => {
-                            row.push(Cell::Num(num(s.mean)));
-                            row.push(Cell::Num(if s.n > 1 {
-                                format!("{} – {}", num(s.min), num(s.max))
-                            } else {
-                                "-".into()
-                            }));
-                            row.push(Cell::Num(match (s.ci95_low, s.ci95_high) {
-                                (Some(lo), Some(hi)) => format!("{} – {}", num(lo), num(hi)),
-                                _ => "-".into(),
-                            }));
-                        }
-                        None => row.extend((0..3).map(|_| Cell::Num("-".into()))),
-                    }
-                    row
+                .map(|k| {
+                    Cell::Text(p.params.iter().find(|q| &q.key == *k).map_or_else(
+                        || "-".into(),
+                        |q| plot::sweep::shown_value(&q.value).to_string(),
+                    ))
                 })
                 .collect();
-            table(&head, &body)
+            row.push(Cell::Num(p.seeds.len().to_string()));
+            match p.aggregate.get(&m) {
+                Some(s) => {
+                    row.push(Cell::Num(num(s.mean)));
+                    row.push(Cell::Num(if s.n > 1 {
+                        format!("{} – {}", num(s.min), num(s.max))
+                    } else {
+                        "-".into()
+                    }));
+                    row.push(Cell::Num(match (s.ci95_low, s.ci95_high) {
+                        (Some(lo), Some(hi)) => format!("{} – {}", num(lo), num(hi)),
+                        _ => "-".into(),
+                    }));
+                }
+                None => row.extend((0..3).map(|_| Cell::Num("-".into()))),
+            }
+            row
         })
         .collect();
-    let on = plot::sweep::setup_words(&points);
-    let title = if on.is_empty() {
-        format!("Sweep {}", first.sweep)
-    } else {
-        format!("Sweep on {}", on.join(", "))
-    };
-    Ok(page(
-        &title,
-        "Every point of the grid over its seeds: each figure, then its numbers — the mean, the \
-         smallest and largest seed's value (the error bars) and the 95 % interval of the mean, \
-         in the order of the parameter on the x axis.",
-        &[
-            ("Scenario", scenario),
-            (
-                "Figures and their numbers",
-                figures_with_tables(&figs, &tables),
-            ),
-        ],
-    ))
+    table(&head, &body)
 }
 
 #[cfg(test)]

@@ -19,8 +19,8 @@
 
 use std::fmt::Write;
 
-use ticklab_schema::host_noise::HostNoiseDetails;
-use ticklab_schema::noise::{NoiseClass, NoiseMethod};
+use ticklab_schema::host_noise::{HostNoiseCpu, HostNoiseDetails};
+use ticklab_schema::noise::{CpuNoise, NoiseClass, NoiseMethod, NoiseReport};
 use ticklab_schema::report::Report;
 
 use crate::format::{MISSING, duration, fixed, new_table, right_align_from};
@@ -56,6 +56,27 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
         let _ = writeln!(s, "{}: no noise accounting in this report", r.label);
         return s;
     };
+    write_header(&mut s, r, n, details);
+    write_cpu_table(&mut s, n);
+    for c in &n.cpus {
+        write_sources(&mut s, c);
+        if let Some(d) = details.and_then(|d| d.cpus.iter().find(|x| x.cpu == c.cpu)) {
+            write_measured(&mut s, n.method, c, d);
+        }
+    }
+    if let Some(d) = details
+        && d.trace_overruns > 0
+    {
+        let _ = writeln!(s, "trace: {} events lost to overruns", d.trace_overruns);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
+
+/// The run's line (window, threshold, method) and what a measured run says of its clock.
+fn write_header(s: &mut String, r: &Report, n: &NoiseReport, details: Option<&HostNoiseDetails>) {
     let _ = writeln!(
         s,
         "{}: {}, threshold {}, {}",
@@ -77,6 +98,10 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
             );
         }
     }
+}
+
+/// The osnoise-style summary: one row per CPU.
+fn write_cpu_table(s: &mut String, n: &NoiseReport) {
     let mut t = new_table(
         [
             "CPU",
@@ -109,115 +134,110 @@ pub fn noise_report(r: &Report, details: Option<&HostNoiseDetails>) -> String {
     }
     right_align_from(&mut t, 1);
     let _ = writeln!(s, "{t}");
-    for c in &n.cpus {
+}
+
+/// One CPU's source table, at most [`MAX_SOURCE_ROWS`] rows and a line for the rest.
+fn write_sources(s: &mut String, c: &CpuNoise) {
+    let _ = writeln!(
+        s,
+        "\nCPU {} sources (interference counts over the run)",
+        c.cpu
+    );
+    let mut t = new_table(
+        ["class", "source", "count", "noise", "max"]
+            .iter()
+            .map(|h| h.to_string())
+            .collect(),
+    );
+    for src in c.sources.iter().take(MAX_SOURCE_ROWS) {
+        t.add_row(vec![
+            class_word(src.class).to_string(),
+            src.name.clone(),
+            src.count.to_string(),
+            src.noise_ns.map_or(MISSING.to_string(), duration),
+            src.max_ns.map_or(MISSING.to_string(), duration),
+        ]);
+    }
+    right_align_from(&mut t, 2);
+    let _ = writeln!(s, "{t}");
+    if c.sources.len() > MAX_SOURCE_ROWS {
+        let rest = &c.sources[MAX_SOURCE_ROWS..];
         let _ = writeln!(
             s,
-            "\nCPU {} sources (interference counts over the run)",
-            c.cpu
+            "(and {} more sources, {} runs: --json lists them all)",
+            rest.len(),
+            rest.iter().map(|x| x.count).sum::<u64>()
         );
-        let mut t = new_table(
-            ["class", "source", "count", "noise", "max"]
-                .iter()
-                .map(|h| h.to_string())
-                .collect(),
+    }
+}
+
+/// What a measured run adds for one CPU: the sampler, the cross-checks against
+/// /proc/interrupts and /proc/stat, and the longest detours with what ran inside them.
+fn write_measured(s: &mut String, method: NoiseMethod, c: &CpuNoise, d: &HostNoiseCpu) {
+    let _ = writeln!(
+        s,
+        "sampler: {}, {:.1} ns per loop pass",
+        d.policy, d.loop_ns
+    );
+    if let Some(loc) = d.loc_delta {
+        let diff = |n: u64| {
+            if loc > 0 {
+                format!("{:+.2} %", 100.0 * (n as f64 - loc as f64) / loc as f64)
+            } else {
+                MISSING.to_string()
+            }
+        };
+        let counted = c
+            .sources
+            .iter()
+            .find(|x| x.class == NoiseClass::Irq && x.name == "local_timer")
+            .map_or(0, |x| x.count);
+        let _ = writeln!(
+            s,
+            "cross-check: LOC delta in /proc/interrupts {loc}; local_timer interference \
+             over the runtime {counted} ({})",
+            diff(counted)
         );
-        for src in c.sources.iter().take(MAX_SOURCE_ROWS) {
-            t.add_row(vec![
-                class_word(src.class).to_string(),
-                src.name.clone(),
-                src.count.to_string(),
-                src.noise_ns.map_or(MISSING.to_string(), duration),
-                src.max_ns.map_or(MISSING.to_string(), duration),
-            ]);
-        }
-        right_align_from(&mut t, 2);
-        let _ = writeln!(s, "{t}");
-        if c.sources.len() > MAX_SOURCE_ROWS {
-            let rest = &c.sources[MAX_SOURCE_ROWS..];
+        if let Some(traced) = d.loc_traced {
             let _ = writeln!(
                 s,
-                "(and {} more sources, {} runs: --json lists them all)",
-                rest.len(),
-                rest.iter().map(|x| x.count).sum::<u64>()
+                "  local_timer_entry traced between the same two /proc/interrupts readings \
+                 {traced} ({})",
+                diff(traced)
             );
         }
-        let Some(d) = details.and_then(|d| d.cpus.iter().find(|x| x.cpu == c.cpu)) else {
-            continue;
-        };
+    }
+    if let Some(steal) = d.steal_ns {
         let _ = writeln!(
             s,
-            "sampler: {}, {:.1} ns per loop pass",
-            d.policy, d.loop_ns
+            "steal (/proc/stat, whole run): {} ({} of the runtime)",
+            duration(steal),
+            fixed(100.0 * steal as f64 / c.runtime_ns.max(1) as f64, 3) + " %"
         );
-        if let Some(loc) = d.loc_delta {
-            let diff = |n: u64| {
-                if loc > 0 {
-                    format!("{:+.2} %", 100.0 * (n as f64 - loc as f64) / loc as f64)
-                } else {
-                    MISSING.to_string()
-                }
-            };
-            let counted = c
+    }
+    if !d.longest.is_empty() {
+        let _ = writeln!(s, "longest detours:");
+        for x in &d.longest {
+            let inside: Vec<String> = x
                 .sources
                 .iter()
-                .find(|x| x.class == NoiseClass::Irq && x.name == "local_timer")
-                .map_or(0, |x| x.count);
+                .map(|r| format!("{} {}", class_word(r.class), r.name))
+                .collect();
             let _ = writeln!(
                 s,
-                "cross-check: LOC delta in /proc/interrupts {loc}; local_timer interference \
-                 over the runtime {counted} ({})",
-                diff(counted)
-            );
-            if let Some(traced) = d.loc_traced {
-                let _ = writeln!(
-                    s,
-                    "  local_timer_entry traced between the same two /proc/interrupts readings \
-                     {traced} ({})",
-                    diff(traced)
-                );
-            }
-        }
-        if let Some(steal) = d.steal_ns {
-            let _ = writeln!(
-                s,
-                "steal (/proc/stat, whole run): {} ({} of the runtime)",
-                duration(steal),
-                fixed(100.0 * steal as f64 / c.runtime_ns.max(1) as f64, 3) + " %"
+                "  {:>12} at {:>10}: {}",
+                duration(x.ns),
+                duration(x.at_ns),
+                if method == NoiseMethod::CountDeltas {
+                    "sources unknown (count deltas)".to_string()
+                } else if inside.is_empty() {
+                    "nothing traced inside (HW)".to_string()
+                } else {
+                    inside.join(" + ")
+                }
             );
         }
-        if !d.longest.is_empty() {
-            let _ = writeln!(s, "longest detours:");
-            for x in &d.longest {
-                let inside: Vec<String> = x
-                    .sources
-                    .iter()
-                    .map(|r| format!("{} {}", class_word(r.class), r.name))
-                    .collect();
-                let _ = writeln!(
-                    s,
-                    "  {:>12} at {:>10}: {}",
-                    duration(x.ns),
-                    duration(x.at_ns),
-                    if n.method == NoiseMethod::CountDeltas {
-                        "sources unknown (count deltas)".to_string()
-                    } else if inside.is_empty() {
-                        "nothing traced inside (HW)".to_string()
-                    } else {
-                        inside.join(" + ")
-                    }
-                );
-            }
-        }
     }
-    if let Some(d) = details
-        && d.trace_overruns > 0
-    {
-        let _ = writeln!(s, "trace: {} events lost to overruns", d.trace_overruns);
-    }
-    for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
-    s
 }
 
 #[cfg(test)]

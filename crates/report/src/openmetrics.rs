@@ -97,23 +97,19 @@ pub fn noise_metrics(r: &Report) -> Vec<MetricFamily> {
     vec![ratio, max, detours, count, time]
 }
 
-/// The metric families of one run (see the module documentation).
+/// The metric families of one run (see the module documentation), in a fixed order: the
+/// run's own, then per CPU, the package's energy, and the workloads'.
 pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
+    let mut families = run_families(r);
+    families.extend(cpu_families(r));
+    families.extend(energy_families(r));
+    families.extend(workload_families(r));
+    families
+}
+
+/// `ticklab_run_info` and `ticklab_run_window_seconds`.
+fn run_families(r: &Report) -> Vec<MetricFamily> {
     let secs = r.seconds();
-    let rate = |n: u64| {
-        if secs > 0.0 {
-            n as f64 / secs
-        } else {
-            f64::NAN
-        }
-    };
-    let ratio = |ns: u64| {
-        if r.duration_ns > 0 {
-            ns as f64 / r.duration_ns as f64
-        } else {
-            f64::NAN
-        }
-    };
     let (source, kernel) = match &r.source {
         Source::Host { kernel, .. } => ("host", kernel.clone()),
         Source::Twin { .. } => ("twin", String::new()),
@@ -141,6 +137,26 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
     )
     .with(Vec::new(), secs);
 
+    vec![info, window]
+}
+
+/// The per-CPU interrupt, tick, busy and cpuidle families.
+fn cpu_families(r: &Report) -> Vec<MetricFamily> {
+    let secs = r.seconds();
+    let rate = |n: u64| {
+        if secs > 0.0 {
+            n as f64 / secs
+        } else {
+            f64::NAN
+        }
+    };
+    let ratio = |ns: u64| {
+        if r.duration_ns > 0 {
+            ns as f64 / r.duration_ns as f64
+        } else {
+            f64::NAN
+        }
+    };
     let mut loc = MetricFamily::new(
         "ticklab_local_timer_interrupts_per_second",
         "Local timer interrupts (LOC) per second on one CPU.",
@@ -212,6 +228,11 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
         }
     }
 
+    vec![loc, res, cal, iwi, ticks, stopped, busy, residency, entries]
+}
+
+/// The package's power and all-idle fraction, when the run knows its energy.
+fn energy_families(r: &Report) -> Vec<MetricFamily> {
     let mut watts = MetricFamily::new(
         "ticklab_package_power_watts",
         "Average package power over the window.",
@@ -227,6 +248,20 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
         pkg_idle.push(Vec::new(), e.package_idle_fraction);
     }
 
+    vec![watts, pkg_idle]
+}
+
+/// The frame, ping-pong, syscall and bulk-synchronous workloads' families.
+fn workload_families(r: &Report) -> Vec<MetricFamily> {
+    let mut families = frame_families(r);
+    families.extend(call_families(r));
+    families.extend(bsp_families(r));
+    families
+}
+
+/// The frame groups' jitter and wake-up percentiles and each worker's worst frame,
+/// overruns and fliers.
+fn frame_families(r: &Report) -> Vec<MetricFamily> {
     let mut jitter = MetricFamily::new(
         "ticklab_frame_jitter_seconds",
         "Frame jitter percentile of a frame group, all its workers' frames.",
@@ -252,6 +287,31 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
         "Frames of one worker with more jitter than the flier threshold, in the window.",
         None,
     );
+    for w in &r.workloads {
+        let WorkloadResult::Frames(g) = w else {
+            continue;
+        };
+        let q = |p: &str| vec![("group", g.group.clone()), ("percentile", p.into())];
+        for (p, us) in [("50", g.p50_us), ("99", g.p99_us), ("99.9", g.p999_us)] {
+            jitter.push(q(p), ns_us_to_s(us));
+        }
+        if let Some(w) = g.wakeup {
+            for (p, us) in [("50", w.p50_us), ("99", w.p99_us), ("99.9", w.p999_us)] {
+                wakeup.push(q(p), ns_us_to_s(us));
+            }
+        }
+        for row in &g.rows {
+            let l = || vec![("group", g.group.clone()), ("cpu", row.cpu.to_string())];
+            jitter_max.push(l(), ns_us_to_s(row.max_us));
+            overruns.push(l(), row.overruns as f64);
+            fliers.push(l(), row.fliers as f64);
+        }
+    }
+    vec![jitter, wakeup, jitter_max, overruns, fliers]
+}
+
+/// The ping-pong pairs' time per switch and the system-call loops' time per call.
+fn call_families(r: &Report) -> Vec<MetricFamily> {
     let mut pingpong = MetricFamily::new(
         "ticklab_pingpong_switch_seconds",
         "Time per context switch of a ping-pong pair (half a round trip).",
@@ -262,55 +322,8 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
         "Average time per call of a system-call loop.",
         Some(Unit::Seconds),
     );
-    let mut bsp_iteration = MetricFamily::new(
-        "ticklab_bsp_iteration_seconds",
-        "Iteration time of a bulk-synchronous job (mean, p99 or max).",
-        Some(Unit::Seconds),
-    );
-    let mut bsp_excess = MetricFamily::new(
-        "ticklab_bsp_excess_seconds",
-        "Mean excess of a bulk-synchronous job's iteration over the noiseless one.",
-        Some(Unit::Seconds),
-    );
     for w in &r.workloads {
         match w {
-            WorkloadResult::Bsp(b) if b.iterations > 0 => {
-                let cpus: ticklab_cmdline::CpuSet = b.cpus.iter().copied().collect();
-                let labels = |stat: &str| {
-                    vec![
-                        ("cpus", cpus.to_string()),
-                        ("barrier", b.barrier.name().to_string()),
-                        ("stat", stat.to_string()),
-                    ]
-                };
-                bsp_iteration.push(labels("mean"), b.mean_ns / 1e9);
-                bsp_iteration.push(labels("p99"), b.p99_ns as f64 / 1e9);
-                bsp_iteration.push(labels("max"), b.max_ns as f64 / 1e9);
-                bsp_excess.push(
-                    vec![
-                        ("cpus", cpus.to_string()),
-                        ("barrier", b.barrier.name().to_string()),
-                    ],
-                    b.excess_mean_ns / 1e9,
-                );
-            }
-            WorkloadResult::Frames(g) => {
-                let q = |p: &str| vec![("group", g.group.clone()), ("percentile", p.into())];
-                for (p, us) in [("50", g.p50_us), ("99", g.p99_us), ("99.9", g.p999_us)] {
-                    jitter.push(q(p), ns_us_to_s(us));
-                }
-                if let Some(w) = g.wakeup {
-                    for (p, us) in [("50", w.p50_us), ("99", w.p99_us), ("99.9", w.p999_us)] {
-                        wakeup.push(q(p), ns_us_to_s(us));
-                    }
-                }
-                for row in &g.rows {
-                    let l = || vec![("group", g.group.clone()), ("cpu", row.cpu.to_string())];
-                    jitter_max.push(l(), ns_us_to_s(row.max_us));
-                    overruns.push(l(), row.overruns as f64);
-                    fliers.push(l(), row.fliers as f64);
-                }
-            }
             WorkloadResult::PingPong(p) => pingpong.push(
                 vec![
                     ("method", p.method.to_string()),
@@ -325,34 +338,52 @@ pub fn report_metrics(r: &Report) -> Vec<MetricFamily> {
                 ],
                 s.ns_per_call / 1e9,
             ),
-            // A job with no completed iteration has no figure to export.
-            WorkloadResult::Hogs { .. } | WorkloadResult::Bsp(_) => {}
+            _ => {}
         }
     }
-    vec![
-        info,
-        window,
-        loc,
-        res,
-        cal,
-        iwi,
-        ticks,
-        stopped,
-        busy,
-        residency,
-        entries,
-        watts,
-        pkg_idle,
-        jitter,
-        wakeup,
-        jitter_max,
-        overruns,
-        fliers,
-        pingpong,
-        syscall,
-        bsp_iteration,
-        bsp_excess,
-    ]
+    vec![pingpong, syscall]
+}
+
+/// The bulk-synchronous jobs' iteration times; a job with no completed iteration has no
+/// figure to export.
+fn bsp_families(r: &Report) -> Vec<MetricFamily> {
+    let mut bsp_iteration = MetricFamily::new(
+        "ticklab_bsp_iteration_seconds",
+        "Iteration time of a bulk-synchronous job (mean, p99 or max).",
+        Some(Unit::Seconds),
+    );
+    let mut bsp_excess = MetricFamily::new(
+        "ticklab_bsp_excess_seconds",
+        "Mean excess of a bulk-synchronous job's iteration over the noiseless one.",
+        Some(Unit::Seconds),
+    );
+    for w in &r.workloads {
+        let WorkloadResult::Bsp(b) = w else {
+            continue;
+        };
+        if b.iterations == 0 {
+            continue;
+        }
+        let cpus: ticklab_cmdline::CpuSet = b.cpus.iter().copied().collect();
+        let labels = |stat: &str| {
+            vec![
+                ("cpus", cpus.to_string()),
+                ("barrier", b.barrier.name().to_string()),
+                ("stat", stat.to_string()),
+            ]
+        };
+        bsp_iteration.push(labels("mean"), b.mean_ns / 1e9);
+        bsp_iteration.push(labels("p99"), b.p99_ns as f64 / 1e9);
+        bsp_iteration.push(labels("max"), b.max_ns as f64 / 1e9);
+        bsp_excess.push(
+            vec![
+                ("cpus", cpus.to_string()),
+                ("barrier", b.barrier.name().to_string()),
+            ],
+            b.excess_mean_ns / 1e9,
+        );
+    }
+    vec![bsp_iteration, bsp_excess]
 }
 
 #[cfg(test)]

@@ -11,10 +11,6 @@ use ticklab_schema::experiment::e3::{Config, Results};
 
 /// The E3 figure `e3-threshold`.
 pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
-    let threshold = |c: Config| match c {
-        Config::GuestPoll { ns } | Config::HostPoll { ns } => Some(ns as f64 / 1e3),
-        _ => None,
-    };
     let xs: Vec<f64> = r
         .rows
         .iter()
@@ -25,55 +21,84 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
             (a.min(x), b.max(x))
         });
-    let pick = |guest: bool, published: bool| -> Vec<Point> {
-        r.rows
-            .iter()
-            .filter(|row| {
-                matches!(
-                    (guest, row.config),
-                    (true, Config::GuestPoll { .. }) | (false, Config::HostPoll { .. })
-                )
-            })
-            .filter_map(|row| {
-                let y = if published {
-                    row.published_ns?
-                } else {
-                    row.ns_per_switch
-                };
-                Some(Point {
-                    x: threshold(row.config)?,
-                    y,
-                    spread: None,
-                })
-            })
-            .collect()
-    };
     let mut series = vec![
         Series {
             label: "guest poll (twin)".into(),
             color: 0,
             stroke: Stroke::Solid,
-            points: pick(true, false),
+            points: poll_points(r, true, false),
         },
         Series {
             label: "guest poll (published)".into(),
             color: 0,
             stroke: Stroke::Dashed,
-            points: pick(true, true),
+            points: poll_points(r, true, true),
         },
         Series {
             label: "host halt_poll_ns (twin)".into(),
             color: 1,
             stroke: Stroke::Solid,
-            points: pick(false, false),
+            points: poll_points(r, false, false),
         },
         Series {
             label: "host halt_poll_ns (published)".into(),
             color: 1,
             stroke: Stroke::Dashed,
-            points: pick(false, true),
+            points: poll_points(r, false, true),
         },
     ];
+    series.extend(hlt_baseline(r, lo, hi));
+    let chart = Chart {
+        title: "E3: futex ping-pong in a KVM guest against the polling threshold".into(),
+        x_label: "poll threshold (µs)".into(),
+        y_label: "ns per context switch".into(),
+        x_axis: Axis::Log10,
+        y_axis: Axis::Linear,
+        y_max: None,
+        x_categories: Vec::new(),
+        series,
+    };
+    Ok(vec![Figure::draw("e3-threshold", &chart)?])
+}
+
+/// A configuration's polling threshold in µs, `None` for those without one.
+fn threshold(c: Config) -> Option<f64> {
+    match c {
+        Config::GuestPoll { ns } | Config::HostPoll { ns } => Some(ns as f64 / 1e3),
+        _ => None,
+    }
+}
+
+/// The guest-poll (`guest`) or host halt-poll rows as points, the twin's figure or the
+/// published one (rows without a published figure left out).
+fn poll_points(r: &Results, guest: bool, published: bool) -> Vec<Point> {
+    r.rows
+        .iter()
+        .filter(|row| {
+            matches!(
+                (guest, row.config),
+                (true, Config::GuestPoll { .. }) | (false, Config::HostPoll { .. })
+            )
+        })
+        .filter_map(|row| {
+            let y = if published {
+                row.published_ns?
+            } else {
+                row.ns_per_switch
+            };
+            Some(Point {
+                x: threshold(row.config)?,
+                y,
+                spread: None,
+            })
+        })
+        .collect()
+}
+
+/// The HLT row as flat lines across the threshold axis (`lo` to `hi`): the twin's, and the
+/// published one when there is one.
+fn hlt_baseline(r: &Results, lo: f64, hi: f64) -> Vec<Series> {
+    let mut series = Vec::new();
     if let Some(hlt) = r.rows.iter().find(|row| row.config == Config::Hlt) {
         let flat = |y: f64| {
             vec![
@@ -104,17 +129,7 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
             });
         }
     }
-    let chart = Chart {
-        title: "E3: futex ping-pong in a KVM guest against the polling threshold".into(),
-        x_label: "poll threshold (µs)".into(),
-        y_label: "ns per context switch".into(),
-        x_axis: Axis::Log10,
-        y_axis: Axis::Linear,
-        y_max: None,
-        x_categories: Vec::new(),
-        series,
-    };
-    Ok(vec![Figure::draw("e3-threshold", &chart)?])
+    series
 }
 
 #[cfg(test)]

@@ -64,24 +64,68 @@ pub fn figure(rows: &[SweepRow], metric: Metric, x: &ParamKey) -> Result<Figure,
     let numeric = points
         .iter()
         .all(|p| x_param(p).is_some_and(|q| q.number.is_some()));
-    // A parameter varies when two points give it different values.
-    let varies = |key: &ParamKey| {
-        let mut values = points
-            .iter()
-            .filter_map(|p| p.params.iter().find(|q| &q.key == key));
-        let first = values.next().map(|q| q.value.clone());
-        values.any(|q| Some(&q.value) != first.as_ref())
-    };
+    let varies = |key: &ParamKey| varies(&points, key);
     let fixed: Vec<String> = first
         .params
         .iter()
         .filter(|q| &q.key != x && !varies(&q.key))
         .map(|q| format!("{}={}", q.key.name(), shown_value(&q.value)))
         .collect();
+    let (series, categories) = series(&points, metric, x, numeric);
+    let on: Vec<String> = setup_words(&points).into_iter().chain(fixed).collect();
+    let chart = Chart {
+        title: if on.is_empty() {
+            format!("{} against {}", metric.label(), x.name())
+        } else {
+            format!(
+                "{} against {} — {}",
+                metric.label(),
+                x.name(),
+                on.join(", ")
+            )
+        },
+        x_label: match x {
+            ParamKey::Workload if numeric => "workload: hogs (0 = idle)".into(),
+            _ => x.name(),
+        },
+        y_label: if metric.is_fraction() {
+            metric.label().replace("fraction", "%")
+        } else {
+            metric.label().into()
+        },
+        x_axis: Axis::Linear,
+        y_axis: Axis::Linear,
+        y_max: metric.is_fraction().then_some(100.0),
+        x_categories: if numeric { Vec::new() } else { categories },
+        series,
+    };
+    Figure::draw(format!("sweep-{}-{}", metric.name(), x.name()), &chart)
+}
+
+/// Whether two points give `key` different values.
+fn varies(points: &[SweepSummary], key: &ParamKey) -> bool {
+    let mut values = points
+        .iter()
+        .filter_map(|p| p.params.iter().find(|q| &q.key == key));
+    let first = values.next().map(|q| q.value.clone());
+    values.any(|q| Some(&q.value) != first.as_ref())
+}
+
+/// The figure's lines: one per combination of the other varying parameters, each point the
+/// mean over seeds with the seeds' range as its spread (fractions in percent); and, when `x`
+/// is not numeric, its values in order of appearance (the category axis).
+fn series(
+    points: &[SweepSummary],
+    metric: Metric,
+    x: &ParamKey,
+    numeric: bool,
+) -> (Vec<Series>, Vec<String>) {
+    let x_param = |p: &SweepSummary| p.params.iter().find(|q| &q.key == x).cloned();
+    let varies = |key: &ParamKey| varies(points, key);
     let scale = if metric.is_fraction() { 100.0 } else { 1.0 };
     let mut categories: Vec<String> = Vec::new();
     let mut lines: Vec<(String, Vec<Point>)> = Vec::new();
-    for p in &points {
+    for p in points {
         let Some(xp) = x_param(p) else { continue };
         let x_value = match xp.number {
             Some(n) if numeric => n,
@@ -130,34 +174,7 @@ pub fn figure(rows: &[SweepRow], metric: Metric, x: &ParamKey) -> Result<Figure,
             }
         })
         .collect();
-    let on: Vec<String> = setup_words(&points).into_iter().chain(fixed).collect();
-    let chart = Chart {
-        title: if on.is_empty() {
-            format!("{} against {}", metric.label(), x.name())
-        } else {
-            format!(
-                "{} against {} — {}",
-                metric.label(),
-                x.name(),
-                on.join(", ")
-            )
-        },
-        x_label: match x {
-            ParamKey::Workload if numeric => "workload: hogs (0 = idle)".into(),
-            _ => x.name(),
-        },
-        y_label: if metric.is_fraction() {
-            metric.label().replace("fraction", "%")
-        } else {
-            metric.label().into()
-        },
-        x_axis: Axis::Linear,
-        y_axis: Axis::Linear,
-        y_max: metric.is_fraction().then_some(100.0),
-        x_categories: if numeric { Vec::new() } else { categories },
-        series,
-    };
-    Figure::draw(format!("sweep-{}-{}", metric.name(), x.name()), &chart)
+    (series, categories)
 }
 
 #[cfg(test)]
