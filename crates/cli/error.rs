@@ -180,7 +180,8 @@ impl std::error::Error for Contaminated {}
 pub(crate) enum Exit {
     /// Exit with this code and print nothing more.
     Quiet(u8),
-    /// Print `ticklab: <message>` on stderr (one line per cause) and exit with this code.
+    /// Print `ticklab: <message>` on stderr ([`message`]: the error and its causes) and exit
+    /// with this code.
     Report(u8),
 }
 
@@ -235,6 +236,24 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
     }
 }
 
+/// The line `main` prints for an error: its message and each cause after it, joined by `: `,
+/// leaving out a cause whose text the line already holds. A library error that names its
+/// cause in its own message (`twin: scenario: ...`) and also keeps it as its `source` (so
+/// that [`exit_code`] can find an `io::Error` below it) is then said once, not twice.
+pub(crate) fn message(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
 /// The error of a `print!` to stdout that panicked (`failed printing to stdout: …`): the
 /// standard library formats the `io::Error` into the panic message, whose `(os error N)`
 /// gives the errno back. `None` for any other panic.
@@ -284,6 +303,28 @@ mod tests {
         for (e, want) in cases {
             assert_eq!(exit_code(&e), want, "{e:#}");
         }
+    }
+
+    #[test]
+    fn a_cause_the_message_already_names_is_said_once() {
+        #[derive(Debug)]
+        struct Outer(io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "twin: {}", self.0)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let io = || io::Error::from_raw_os_error(libc_enospc());
+        let e = anyhow::Error::new(Outer(io()));
+        assert_eq!(message(&e), format!("twin: {}", io()));
+        // A cause the message does not name is added after it, as `{:#}` does.
+        let e = anyhow::Error::from(io()).context("writing the output to stdout");
+        assert_eq!(message(&e), format!("{e:#}"));
     }
 
     /// ENOSPC on Linux.

@@ -424,7 +424,7 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
         })?;
         if a.retwin {
             c = retwin_file(c, a.kernel_config.as_deref())
-                .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
+                .map_err(|e| anyhow::anyhow!("{}: {}", f.display(), crate::error::message(&e)))?;
             let text = serde_json::to_string_pretty(&ticklab_schema::versioned::Versioned::new(
                 ticklab_schema::report::REPORT_SCHEMA_VERSION,
                 &c,
