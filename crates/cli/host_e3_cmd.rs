@@ -116,6 +116,7 @@ fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
         &c.governor,
         c.hz,
     )
+    .map_err(|e| e.to_string())
 }
 
 /// The costs the twin of a guest with `c` holds without fitting them.
