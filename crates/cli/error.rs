@@ -106,6 +106,25 @@ impl Classified for ticklab_vm::KconfigError {
     }
 }
 
+/// A scenario the twin refused is the user's (a file, flags, a command line, a sweep point);
+/// a report missing the result its run was for is the twin's.
+impl Classified for ticklab_twin::SimError {
+    fn is_input(&self) -> bool {
+        ticklab_twin::SimError::is_input(self)
+    }
+}
+
+/// A sweep's run the twin refused is classified as the twin's error; the journal's I/O error
+/// (`sweep -o FILE`) is the machine's.
+impl Classified for ticklab_twin::sweep::SweepError<io::Error> {
+    fn is_input(&self) -> bool {
+        match self {
+            ticklab_twin::sweep::SweepError::Run { source, .. } => source.is_input(),
+            ticklab_twin::sweep::SweepError::Row(_) => false,
+        }
+    }
+}
+
 /// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
 /// (exit code 2) with the library's message; anything else keeps the error and its causes
 /// (exit code 1).
@@ -276,6 +295,8 @@ pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ticklab_twin::sweep::SweepError;
+    use ticklab_twin::{ConfigError, SimError};
 
     #[test]
     fn exit_code_policy_table() {
@@ -297,6 +318,27 @@ mod tests {
             (serde_json::Error::io(pipe()).into(), Exit::Quiet(141)),
             (
                 io::Error::from_raw_os_error(libc_enospc()).into(),
+                Exit::Report(1),
+            ),
+            // The libraries' typed errors, through library_error.
+            (
+                library_error(SimError::from(ConfigError::SyscallAllIsolated)),
+                Exit::Report(2),
+            ),
+            (
+                library_error(SimError::NoSyscallResult { run: "e4".into() }),
+                Exit::Report(1),
+            ),
+            (
+                library_error(SweepError::<io::Error>::Run {
+                    scenario: "base".into(),
+                    seed: 1,
+                    source: Box::new(SimError::Unsupported("two syscall loops".into())),
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(SweepError::Row(io::Error::from_raw_os_error(libc_enospc()))),
                 Exit::Report(1),
             ),
         ];
