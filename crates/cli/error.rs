@@ -125,6 +125,27 @@ impl Classified for ticklab_twin::sweep::SweepError<io::Error> {
     }
 }
 
+/// The twin behind a library's seam: the binary's adapters box a [`ticklab_twin::SimError`],
+/// classified as itself; any other error there is a stand-in's refusal of the input.
+impl Classified for ticklab_host::calibrate::SimulatorError {
+    fn is_input(&self) -> bool {
+        self.get_ref()
+            .downcast_ref::<ticklab_twin::SimError>()
+            .is_none_or(ticklab_twin::SimError::is_input)
+    }
+}
+
+/// The twin refusing a guest's scenario is classified as the twin's error; a recorded
+/// workload that no longer parses is the user's (the record given to `vm table --retwin`).
+impl Classified for ticklab_vm::CompareError {
+    fn is_input(&self) -> bool {
+        match self {
+            ticklab_vm::CompareError::Twin(e) => e.is_input(),
+            ticklab_vm::CompareError::Workload { .. } => true,
+        }
+    }
+}
+
 /// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
 /// (exit code 2) with the library's message; anything else keeps the error and its causes
 /// (exit code 1).
@@ -295,8 +316,11 @@ pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ticklab_host::calibrate::SimulatorError;
+    use ticklab_schema::workload::Workload;
     use ticklab_twin::sweep::SweepError;
     use ticklab_twin::{ConfigError, SimError};
+    use ticklab_vm::CompareError;
 
     #[test]
     fn exit_code_policy_table() {
@@ -339,6 +363,31 @@ mod tests {
             ),
             (
                 library_error(SweepError::Row(io::Error::from_raw_os_error(libc_enospc()))),
+                Exit::Report(1),
+            ),
+            (
+                library_error(CompareError::Twin(SimulatorError::new(
+                    SimError::Unsupported("two syscall loops".into()),
+                ))),
+                Exit::Report(2),
+            ),
+            (
+                library_error(CompareError::Twin(SimulatorError::new(
+                    SimError::NoSyscallResult { run: "e4".into() },
+                ))),
+                Exit::Report(1),
+            ),
+            (
+                library_error(CompareError::Workload {
+                    spec: "bogus".into(),
+                    source: Workload::parse("bogus", 2).unwrap_err(),
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(ticklab_host::calibrate::CalibrateError::Twin(
+                    SimulatorError::new(SimError::Unsupported("two syscall loops".into())),
+                )),
                 Exit::Report(1),
             ),
         ];

@@ -365,7 +365,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         host_wait: boot.output.host_wait,
         host_cpus: boot.output.host_cpus,
     };
-    let record = with_twin(&point, run, &twin).map_err(input_error)?;
+    let record = with_twin(&point, run, &twin).map_err(library_error)?;
     if a.json {
         let doc = ticklab_schema::versioned::Versioned::new(
             ticklab_schema::report::REPORT_SCHEMA_VERSION,
@@ -380,12 +380,14 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
 /// The twin of a guest through its single entry: the event loop, whose per-CPU counters are
 /// what the comparison reads, and no compute limit (the length is the guest's measured
 /// window).
-fn twin(s: &ticklab_schema::scenario::Scenario) -> Result<ticklab_schema::report::Report, String> {
+fn twin(
+    s: &ticklab_schema::scenario::Scenario,
+) -> Result<ticklab_schema::report::Report, ticklab_host::calibrate::SimulatorError> {
     let options = ticklab_twin::RunOptions {
         engine: Some(ticklab_twin::Engine::EventLoop),
         ..ticklab_twin::RunOptions::unlimited()
     };
-    ticklab_twin::run(s, options).map_err(|e| e.to_string())
+    ticklab_twin::run(s, options).map_err(ticklab_host::calibrate::SimulatorError::new)
 }
 
 /// The record with its twin simulated again by this build, for the guest kernel's config
@@ -407,7 +409,7 @@ fn retwin_file(
                 .config
         }
     };
-    ticklab_vm::retwin(c, &kernel, &twin).map_err(input_error)
+    ticklab_vm::retwin(c, &kernel, &twin).map_err(library_error)
 }
 
 /// Runs `ticklab vm table`.
