@@ -146,6 +146,13 @@ impl Classified for ticklab_vm::CompareError {
     }
 }
 
+/// A CPU the staleness reader cannot be pinned to is the user's `--cpu`; a panic is ours.
+impl Classified for ticklab_host::probe::coarse_staleness::StalenessError {
+    fn is_input(&self) -> bool {
+        ticklab_host::probe::coarse_staleness::StalenessError::is_input(self)
+    }
+}
+
 /// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
 /// (exit code 2) with the library's message; anything else keeps the error and its causes
 /// (exit code 1).
@@ -317,6 +324,7 @@ pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option
 mod tests {
     use super::*;
     use ticklab_host::calibrate::SimulatorError;
+    use ticklab_host::probe::coarse_staleness::StalenessError;
     use ticklab_schema::workload::Workload;
     use ticklab_twin::sweep::SweepError;
     use ticklab_twin::{ConfigError, SimError};
@@ -390,6 +398,14 @@ mod tests {
                 )),
                 Exit::Report(1),
             ),
+            (
+                library_error(StalenessError::Pin {
+                    cpu: 7,
+                    source: io::Error::from_raw_os_error(22),
+                }),
+                Exit::Report(2),
+            ),
+            (library_error(StalenessError::Panicked), Exit::Report(1)),
         ];
         for (e, want) in cases {
             assert_eq!(exit_code(&e), want, "{e:#}");
