@@ -324,6 +324,7 @@ pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option
 mod tests {
     use super::*;
     use ticklab_host::calibrate::SimulatorError;
+    use ticklab_host::harness::HarnessError;
     use ticklab_host::probe::coarse_staleness::StalenessError;
     use ticklab_schema::workload::Workload;
     use ticklab_twin::sweep::SweepError;
@@ -406,6 +407,13 @@ mod tests {
                 Exit::Report(2),
             ),
             (library_error(StalenessError::Panicked), Exit::Report(1)),
+            (
+                library_error(HarnessError::Pin {
+                    cpu: 7,
+                    source: io::Error::from_raw_os_error(22),
+                }),
+                Exit::Report(2),
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(exit_code(&e), want, "{e:#}");

@@ -444,7 +444,10 @@ mod tests {
     }
 
     /// A fake twin: the figure is `base + slope × value` µs (value in ns), with a counter.
-    fn linear(base_us: f64, slope: f64) -> impl FnMut(u64) -> Result<f64, String> {
+    fn linear(
+        base_us: f64,
+        slope: f64,
+    ) -> impl FnMut(u64) -> Result<f64, std::convert::Infallible> {
         move |v| Ok(base_us + slope * v as f64 / 1e3)
     }
 
@@ -651,7 +654,7 @@ mod tests {
     fn a_step_twin_lands_on_its_step() {
         // A twin whose figure jumps from 5 to 9 µs at 3000 ns: the bracket closes on the step
         // and keeps the side whose figure is nearer the target.
-        let step = |v: u64| Ok::<f64, String>(if v < 3000 { 5.0 } else { 9.0 });
+        let step = |v: u64| Ok::<f64, std::convert::Infallible>(if v < 3000 { 5.0 } else { 9.0 });
         for (target, below) in [(8.0, false), (6.0, true)] {
             let Bisected::Matched { value, twin_us } =
                 bisect((0, 10_000), target, TOLERANCE_NS, step).unwrap()
