@@ -153,6 +153,20 @@ impl Classified for ticklab_host::probe::coarse_staleness::StalenessError {
     }
 }
 
+/// `--kernel WORD` naming no build, or a build that is not a usable kernel: the user's.
+impl Classified for ticklab_vm::kbuild::cache::KernelLookupError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// A `--patch` file that cannot be read or is not a unified diff is the user's.
+impl Classified for ticklab_vm::kbuild::patch::PatchReadError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
 /// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
 /// (exit code 2) with the library's message; anything else keeps the error and its causes
 /// (exit code 1).
@@ -330,6 +344,8 @@ mod tests {
     use ticklab_twin::sweep::SweepError;
     use ticklab_twin::{ConfigError, SimError};
     use ticklab_vm::CompareError;
+    use ticklab_vm::kbuild::cache::KernelLookupError;
+    use ticklab_vm::kbuild::patch::PatchReadError;
 
     #[test]
     fn exit_code_policy_table() {
@@ -412,6 +428,17 @@ mod tests {
                     cpu: 7,
                     source: io::Error::from_raw_os_error(22),
                 }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(KernelLookupError::Ambiguous {
+                    word: "cccc".into(),
+                    keys: vec!["cccc1111".into(), "cccc2222".into()],
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(PatchReadError::NotADiff("notes.txt".into())),
                 Exit::Report(2),
             ),
         ];

@@ -187,7 +187,7 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
             k,
             a.kernel_config.as_deref(),
         )
-        .map_err(input_error)?,
+        .map_err(library_error)?,
         None => {
             GuestKernel::default_installed(std::path::Path::new("/boot")).map_err(library_error)?
         }
