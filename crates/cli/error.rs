@@ -16,11 +16,17 @@
 //! by [`exit_for_io`]: a closed pipe ends quietly, anything else (`> /dev/full`) is one line on
 //! stderr and code 1. [`exit_code`] is the whole policy; `main` applies it to every command.
 //!
-//! The libraries return typed errors ([`ticklab_host::harness::HarnessError`],
-//! [`ticklab_host::calibrate::CalibrateError`], [`ticklab_host::probe::why::WhyError`],
-//! [`ticklab_vm::GuestKernelError`], [`ticklab_vm::KconfigError`]); each says whether the
-//! user's input is at fault ([`Classified`]), and [`library_error`] is the one place that turns
-//! that answer into an exit code.
+//! The libraries return typed errors (the twin's [`ticklab_twin::SimError`] and
+//! [`ticklab_twin::sweep::SweepError`]; the host lab's
+//! [`ticklab_host::harness::HarnessError`], [`ticklab_host::calibrate::CalibrateError`],
+//! [`ticklab_host::calibrate::SimulatorError`] (the twin's error behind a seam),
+//! [`ticklab_host::probe::why::WhyError`], [`ticklab_host::audit::AuditError`] and
+//! [`ticklab_host::probe::coarse_staleness::StalenessError`]; the VM lab's
+//! [`ticklab_vm::GuestKernelError`], [`ticklab_vm::KconfigError`],
+//! [`ticklab_vm::CompareError`], [`ticklab_vm::kbuild::BuildError`] and the kernel cache's and
+//! patches' errors). Each says here whether the user's input is at fault ([`Classified`]),
+//! and [`library_error`] is the one place that turns that answer into an exit code; the
+//! policy table test holds one row per kind. [`message`] is how `main` prints any of them.
 
 use std::fmt;
 use std::io;
@@ -164,6 +170,22 @@ impl Classified for ticklab_vm::kbuild::cache::KernelLookupError {
 impl Classified for ticklab_vm::kbuild::patch::PatchReadError {
     fn is_input(&self) -> bool {
         true
+    }
+}
+
+/// `host audit`'s CPUs not online, or nothing isolated to audit: the user's `--cpus` or the
+/// boot line they audit.
+impl Classified for ticklab_host::audit::AuditError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// A build the user's series, patch or fragment cannot make is theirs; a missing tool, too
+/// little space or a failed step is the machine's.
+impl Classified for ticklab_vm::kbuild::BuildError {
+    fn is_input(&self) -> bool {
+        matches!(self, ticklab_vm::kbuild::BuildError::Input(_))
     }
 }
 
@@ -344,6 +366,7 @@ mod tests {
     use ticklab_twin::sweep::SweepError;
     use ticklab_twin::{ConfigError, SimError};
     use ticklab_vm::CompareError;
+    use ticklab_vm::kbuild::BuildError;
     use ticklab_vm::kbuild::cache::KernelLookupError;
     use ticklab_vm::kbuild::patch::PatchReadError;
 
@@ -439,6 +462,18 @@ mod tests {
             ),
             (
                 library_error(PatchReadError::NotADiff("notes.txt".into())),
+                Exit::Report(2),
+            ),
+            (
+                library_error(BuildError::Input("no package for 5.99".into())),
+                Exit::Report(2),
+            ),
+            (
+                library_error(BuildError::Environment("make: cannot run".into())),
+                Exit::Report(1),
+            ),
+            (
+                library_error(ticklab_host::audit::AuditError::NothingIsolated),
                 Exit::Report(2),
             ),
         ];

@@ -127,7 +127,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             ticklab_twin::sweep::estimated_events(&points, grid.seeds(), shard),
             &format!("the sweep's {total} runs"),
         )
-        .map_err(|e| input_error(e.to_string()))?;
+        .map_err(library_error)?;
     let sweep = SweepIdentity {
         id: &id,
         runs: (points.len() * grid.seeds().len()) as u64,

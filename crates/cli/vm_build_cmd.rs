@@ -72,10 +72,7 @@ pub(crate) struct KernelsArgs {
 }
 
 fn build_error(e: BuildError) -> anyhow::Error {
-    match e {
-        BuildError::Input(m) => input_error(m),
-        BuildError::Environment(m) => anyhow::anyhow!(m),
-    }
+    library_error(e)
 }
 
 /// Runs `ticklab vm build`.
