@@ -38,7 +38,9 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
     }
     let started = Instant::now();
     let stop = Stop::new();
-    let sim = |s: &Scenario| ticklab_twin::simulate(s, |_| {}).map_err(|e| e.to_string());
+    let sim = |s: &Scenario| {
+        ticklab_twin::simulate(s, |_| {}).map_err(ticklab_host::calibrate::SimulatorError::new)
+    };
     let mut progress = |line: &str| eprintln!("[{:5.1} s] {line}", started.elapsed().as_secs_f64());
     // A phase that other load contaminated (a kernel thread, a package's post-install work
     // on a freshly set-up CI machine) makes calibrate refuse, as it should; that is the

@@ -2,7 +2,7 @@
 //! built the way its experiment runs it, measured in wall and thread CPU time.
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::library_error;
 use clap::Args;
 use std::time::Instant;
 use ticklab_report::bench::{BenchPoint, bench_header, bench_row};
@@ -76,7 +76,7 @@ fn measure(
         thread_cpu_s: Vec::new(),
     };
     for _ in 0..repeat {
-        let mut sim = build().map_err(|e| input_error(e.to_string()))?;
+        let mut sim = build().map_err(library_error)?;
         if noise {
             sim.set_noise();
         }

@@ -16,11 +16,17 @@
 //! by [`exit_for_io`]: a closed pipe ends quietly, anything else (`> /dev/full`) is one line on
 //! stderr and code 1. [`exit_code`] is the whole policy; `main` applies it to every command.
 //!
-//! The libraries return typed errors ([`ticklab_host::harness::HarnessError`],
-//! [`ticklab_host::calibrate::CalibrateError`], [`ticklab_host::probe::why::WhyError`],
-//! [`ticklab_vm::GuestKernelError`], [`ticklab_vm::KconfigError`]); each says whether the
-//! user's input is at fault ([`Classified`]), and [`library_error`] is the one place that turns
-//! that answer into an exit code.
+//! The libraries return typed errors (the twin's [`ticklab_twin::SimError`] and
+//! [`ticklab_twin::sweep::SweepError`]; the host lab's
+//! [`ticklab_host::harness::HarnessError`], [`ticklab_host::calibrate::CalibrateError`],
+//! [`ticklab_host::calibrate::SimulatorError`] (the twin's error behind a seam),
+//! [`ticklab_host::probe::why::WhyError`], [`ticklab_host::audit::AuditError`] and
+//! [`ticklab_host::probe::coarse_staleness::StalenessError`]; the VM lab's
+//! [`ticklab_vm::GuestKernelError`], [`ticklab_vm::KconfigError`],
+//! [`ticklab_vm::CompareError`], [`ticklab_vm::kbuild::BuildError`] and the kernel cache's and
+//! patches' errors). Each says here whether the user's input is at fault ([`Classified`]),
+//! and [`library_error`] is the one place that turns that answer into an exit code; the
+//! policy table test holds one row per kind. [`message`] is how `main` prints any of them.
 
 use std::fmt;
 use std::io;
@@ -106,6 +112,83 @@ impl Classified for ticklab_vm::KconfigError {
     }
 }
 
+/// A scenario the twin refused is the user's (a file, flags, a command line, a sweep point);
+/// a report missing the result its run was for is the twin's.
+impl Classified for ticklab_twin::SimError {
+    fn is_input(&self) -> bool {
+        ticklab_twin::SimError::is_input(self)
+    }
+}
+
+/// A sweep's run the twin refused is classified as the twin's error; the journal's I/O error
+/// (`sweep -o FILE`) is the machine's.
+impl Classified for ticklab_twin::sweep::SweepError<io::Error> {
+    fn is_input(&self) -> bool {
+        match self {
+            ticklab_twin::sweep::SweepError::Run { source, .. } => source.is_input(),
+            ticklab_twin::sweep::SweepError::Row(_) => false,
+        }
+    }
+}
+
+/// The twin behind a library's seam: the binary's adapters box a [`ticklab_twin::SimError`],
+/// classified as itself; any other error there is a stand-in's refusal of the input.
+impl Classified for ticklab_host::calibrate::SimulatorError {
+    fn is_input(&self) -> bool {
+        self.get_ref()
+            .downcast_ref::<ticklab_twin::SimError>()
+            .is_none_or(ticklab_twin::SimError::is_input)
+    }
+}
+
+/// The twin refusing a guest's scenario is classified as the twin's error; a recorded
+/// workload that no longer parses is the user's (the record given to `vm table --retwin`).
+impl Classified for ticklab_vm::CompareError {
+    fn is_input(&self) -> bool {
+        match self {
+            ticklab_vm::CompareError::Twin(e) => e.is_input(),
+            ticklab_vm::CompareError::Workload { .. } => true,
+        }
+    }
+}
+
+/// A CPU the staleness reader cannot be pinned to is the user's `--cpu`; a panic is ours.
+impl Classified for ticklab_host::probe::coarse_staleness::StalenessError {
+    fn is_input(&self) -> bool {
+        ticklab_host::probe::coarse_staleness::StalenessError::is_input(self)
+    }
+}
+
+/// `--kernel WORD` naming no build, or a build that is not a usable kernel: the user's.
+impl Classified for ticklab_vm::kbuild::cache::KernelLookupError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// A `--patch` file that cannot be read or is not a unified diff is the user's.
+impl Classified for ticklab_vm::kbuild::patch::PatchReadError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// `host audit`'s CPUs not online, or nothing isolated to audit: the user's `--cpus` or the
+/// boot line they audit.
+impl Classified for ticklab_host::audit::AuditError {
+    fn is_input(&self) -> bool {
+        true
+    }
+}
+
+/// A build the user's series, patch or fragment cannot make is theirs; a missing tool, too
+/// little space or a failed step is the machine's.
+impl Classified for ticklab_vm::kbuild::BuildError {
+    fn is_input(&self) -> bool {
+        matches!(self, ticklab_vm::kbuild::BuildError::Input(_))
+    }
+}
+
 /// The exit-code policy for a library's typed error: the user's input is an [`InputError`]
 /// (exit code 2) with the library's message; anything else keeps the error and its causes
 /// (exit code 1).
@@ -180,7 +263,8 @@ impl std::error::Error for Contaminated {}
 pub(crate) enum Exit {
     /// Exit with this code and print nothing more.
     Quiet(u8),
-    /// Print `ticklab: <message>` on stderr (one line per cause) and exit with this code.
+    /// Print `ticklab: <message>` on stderr ([`message`]: the error and its causes) and exit
+    /// with this code.
     Report(u8),
 }
 
@@ -235,6 +319,24 @@ pub(crate) fn exit_code(e: &anyhow::Error) -> Exit {
     }
 }
 
+/// The line `main` prints for an error: its message and each cause after it, joined by `: `,
+/// leaving out a cause whose text the line already holds. A library error that names its
+/// cause in its own message (`twin: scenario: ...`) and also keeps it as its `source` (so
+/// that [`exit_code`] can find an `io::Error` below it) is then said once, not twice.
+pub(crate) fn message(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
 /// The error of a `print!` to stdout that panicked (`failed printing to stdout: …`): the
 /// standard library formats the `io::Error` into the panic message, whose `(os error N)`
 /// gives the errno back. `None` for any other panic.
@@ -257,6 +359,16 @@ pub(crate) fn stdout_panic_error(payload: &(dyn std::any::Any + Send)) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ticklab_host::calibrate::SimulatorError;
+    use ticklab_host::harness::HarnessError;
+    use ticklab_host::probe::coarse_staleness::StalenessError;
+    use ticklab_schema::workload::Workload;
+    use ticklab_twin::sweep::SweepError;
+    use ticklab_twin::{ConfigError, SimError};
+    use ticklab_vm::CompareError;
+    use ticklab_vm::kbuild::BuildError;
+    use ticklab_vm::kbuild::cache::KernelLookupError;
+    use ticklab_vm::kbuild::patch::PatchReadError;
 
     #[test]
     fn exit_code_policy_table() {
@@ -280,10 +392,116 @@ mod tests {
                 io::Error::from_raw_os_error(libc_enospc()).into(),
                 Exit::Report(1),
             ),
+            // The libraries' typed errors, through library_error.
+            (
+                library_error(SimError::from(ConfigError::SyscallAllIsolated)),
+                Exit::Report(2),
+            ),
+            (
+                library_error(SimError::NoSyscallResult { run: "e4".into() }),
+                Exit::Report(1),
+            ),
+            (
+                library_error(SweepError::<io::Error>::Run {
+                    scenario: "base".into(),
+                    seed: 1,
+                    source: Box::new(SimError::Unsupported("two syscall loops".into())),
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(SweepError::Row(io::Error::from_raw_os_error(libc_enospc()))),
+                Exit::Report(1),
+            ),
+            (
+                library_error(CompareError::Twin(SimulatorError::new(
+                    SimError::Unsupported("two syscall loops".into()),
+                ))),
+                Exit::Report(2),
+            ),
+            (
+                library_error(CompareError::Twin(SimulatorError::new(
+                    SimError::NoSyscallResult { run: "e4".into() },
+                ))),
+                Exit::Report(1),
+            ),
+            (
+                library_error(CompareError::Workload {
+                    spec: "bogus".into(),
+                    source: Workload::parse("bogus", 2).unwrap_err(),
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(ticklab_host::calibrate::CalibrateError::Twin(
+                    SimulatorError::new(SimError::Unsupported("two syscall loops".into())),
+                )),
+                Exit::Report(1),
+            ),
+            (
+                library_error(StalenessError::Pin {
+                    cpu: 7,
+                    source: io::Error::from_raw_os_error(22),
+                }),
+                Exit::Report(2),
+            ),
+            (library_error(StalenessError::Panicked), Exit::Report(1)),
+            (
+                library_error(HarnessError::Pin {
+                    cpu: 7,
+                    source: io::Error::from_raw_os_error(22),
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(KernelLookupError::Ambiguous {
+                    word: "cccc".into(),
+                    keys: vec!["cccc1111".into(), "cccc2222".into()],
+                }),
+                Exit::Report(2),
+            ),
+            (
+                library_error(PatchReadError::NotADiff("notes.txt".into())),
+                Exit::Report(2),
+            ),
+            (
+                library_error(BuildError::Input("no package for 5.99".into())),
+                Exit::Report(2),
+            ),
+            (
+                library_error(BuildError::Environment("make: cannot run".into())),
+                Exit::Report(1),
+            ),
+            (
+                library_error(ticklab_host::audit::AuditError::NothingIsolated),
+                Exit::Report(2),
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(exit_code(&e), want, "{e:#}");
         }
+    }
+
+    #[test]
+    fn a_cause_the_message_already_names_is_said_once() {
+        #[derive(Debug)]
+        struct Outer(io::Error);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "twin: {}", self.0)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let io = || io::Error::from_raw_os_error(libc_enospc());
+        let e = anyhow::Error::new(Outer(io()));
+        assert_eq!(message(&e), format!("twin: {}", io()));
+        // A cause the message does not name is added after it, as `{:#}` does.
+        let e = anyhow::Error::from(io()).context("writing the output to stdout");
+        assert_eq!(message(&e), format!("{e:#}"));
     }
 
     /// ENOSPC on Linux.

@@ -2,7 +2,7 @@
 //! (`ticklab_twin::experiments`), rendered by `ticklab-report` as tables or JSON.
 
 use crate::args::{DurationArg, Experiment, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{input_error, library_error, library_error_naming};
 use crate::progress::with_progress;
 use crate::trace_out::{TraceArgs, limit_per_run, save};
 use clap::Args;
@@ -145,7 +145,7 @@ fn check_compute(a: &ExperimentArgs) -> anyhow::Result<()> {
     } else {
         "--duration"
     };
-    checked.map_err(|e| input_error(format!("{flag}: {e}")))
+    checked.map_err(|e| library_error_naming(flag, e))
 }
 
 /// Runs `ticklab experiment NAME`.
@@ -264,7 +264,7 @@ fn experiment_e2_ablation(a: &ExperimentArgs) -> anyhow::Result<()> {
     let ablation = with_progress(points, "points", |progress| {
         e2::ablation(a.run(e2::WARMUP_NS), a.flier_us, threads, progress)
     })
-    .map_err(|e| input_error(e.to_string()))?;
+    .map_err(library_error)?;
     if a.json {
         println!(
             "{}",
@@ -340,7 +340,7 @@ fn trace_points(a: &ExperimentArgs, path: &std::path::Path) -> anyhow::Result<()
     let runs: Vec<_> = runs
         .into_iter()
         .collect::<Result<_, _>>()
-        .map_err(|e| input_error(e.to_string()))?;
+        .map_err(library_error)?;
     save(
         path,
         runs,
@@ -358,7 +358,7 @@ pub(crate) fn e1_results(a: &ExperimentArgs) -> anyhow::Result<e1::Results> {
     with_progress(points, "points", |progress| {
         e1::results(a.run(e1::WARMUP_NS), threads, progress)
     })
-    .map_err(|e| input_error(e.to_string()))
+    .map_err(library_error)
 }
 
 /// E2's typed results for `a` (progress on stderr); shared with `plot` and `report`.
@@ -366,7 +366,7 @@ pub(crate) fn e2_results(a: &ExperimentArgs) -> anyhow::Result<e2::Results> {
     with_progress(e2::Config::ALL.len() as u64, "configurations", |progress| {
         e2::results(a.run(e2::WARMUP_NS), a.flier_us, E2_THREADS, progress)
     })
-    .map_err(|e| input_error(e.to_string()))
+    .map_err(library_error)
 }
 
 /// E4's typed results for `a` (progress on stderr); shared with `plot` and `report`.
@@ -375,5 +375,5 @@ pub(crate) fn e4_results(a: &ExperimentArgs) -> anyhow::Result<e4::Results> {
     with_progress(e4::POINTS as u64, "points", |progress| {
         e4::results(a.seed, threads, progress)
     })
-    .map_err(|e| input_error(e.to_string()))
+    .map_err(library_error)
 }

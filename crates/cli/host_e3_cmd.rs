@@ -15,10 +15,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use ticklab_host::calibrate::{KvmGuestCosts, live_sweep};
+use ticklab_host::calibrate::{KvmGuestCosts, SimulatorError, live_sweep};
 use ticklab_host::harness::Stop;
 use ticklab_host::harness::haltpoll_sweep::SweepConfig;
 use ticklab_twin::experiments::e3::HostTwin;
+use ticklab_twin::guest::HostTwinError;
 
 use crate::args::{DurationArg, parse_duration_arg};
 use crate::error::{input_error, interrupted, library_error};
@@ -108,7 +109,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
 }
 
 /// The twin of a guest with these costs.
-fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
+fn twin(c: &KvmGuestCosts) -> Result<HostTwin, HostTwinError> {
     HostTwin::new(
         c.context_switch_ns,
         c.host_wake_ns,
@@ -119,12 +120,15 @@ fn twin(c: &KvmGuestCosts) -> Result<HostTwin, String> {
 }
 
 /// The costs the twin of a guest with `c` holds without fitting them.
-fn twin_fixed_costs(c: &KvmGuestCosts) -> Result<Vec<(String, u64, String)>, String> {
-    Ok(twin(c)?.fixed_costs())
+fn twin_fixed_costs(c: &KvmGuestCosts) -> Result<Vec<(String, u64, String)>, SimulatorError> {
+    Ok(twin(c).map_err(SimulatorError::new)?.fixed_costs())
 }
 
 /// The twin's two-CPU ns per switch for `c` at `guest_halt_poll_ns` = `ns` (the model of
 /// `ticklab_host::calibrate::fit_kvm`).
-fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, String> {
-    Ok(twin(c)?.predict(ns).ns_per_switch())
+fn twin_model(c: &KvmGuestCosts, ns: u64) -> Result<f64, SimulatorError> {
+    Ok(twin(c)
+        .map_err(SimulatorError::new)?
+        .predict(ns)
+        .ns_per_switch())
 }

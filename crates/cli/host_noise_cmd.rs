@@ -21,7 +21,7 @@ use ticklab_schema::trace::{Arg, CpuTrack, Kind, TraceWriter};
 use ticklab_schema::units::parse_duration;
 
 use crate::args::MetricsFormat;
-use crate::error::{input_error, interrupted};
+use crate::error::{input_error, interrupted, library_error};
 
 /// `host noise` arguments.
 #[derive(Debug, Args)]
@@ -116,13 +116,7 @@ fn measure(args: &NoiseArgs, config: &NoiseConfig, stop: &Stop) -> anyhow::Resul
     };
     let run = run_noise(config, stop, &mut progress);
     phases.finish();
-    run.map_err(|e| {
-        if e.is_input() {
-            input_error(e.to_string())
-        } else {
-            e.into()
-        }
-    })
+    run.map_err(library_error)
 }
 
 /// Runs `host noise`.
@@ -135,7 +129,7 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
         trace: !args.no_trace,
         lock_memory: !args.no_mlock,
     };
-    ticklab_host::noise::validate(&config).map_err(|e| input_error(e.to_string()))?;
+    ticklab_host::noise::validate(&config).map_err(library_error)?;
     if let Some(path) = &args.trace {
         std::fs::File::create(path)
             .map_err(|e| input_error(format!("--trace {}: {e}", path.display())))?;

@@ -5,7 +5,7 @@
 //! shorter window is printed (marked), and the exit code is 130 ([`crate::error::Interrupted`]).
 
 use crate::args::{DurationArg, MetricsFormat, parse_duration_arg};
-use crate::error::{input_error, interrupted, library_error_naming};
+use crate::error::{input_error, interrupted, library_error, library_error_naming};
 use crate::output::emit;
 use clap::Args;
 use std::time::Duration;
@@ -299,8 +299,8 @@ pub(crate) fn audit(args: &AuditArgs) -> anyhow::Result<()> {
         None => None,
     };
     let report = ticklab_host::audit::audit(&root, cpus.as_ref()).map_err(|e| match e {
-        ticklab_host::audit::AuditError::CpuNotOnline { .. } => input_error(format!("--cpus: {e}")),
-        ticklab_host::audit::AuditError::NothingIsolated => input_error(e.to_string()),
+        ticklab_host::audit::AuditError::CpuNotOnline { .. } => library_error_naming("--cpus", e),
+        ticklab_host::audit::AuditError::NothingIsolated => library_error(e),
     })?;
     if args.json {
         emit(

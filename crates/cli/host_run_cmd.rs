@@ -304,8 +304,10 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
         )));
     }
     let stop = Stop::on_signals()?;
-    let sim =
-        |s: &ticklab_schema::scenario::Scenario| crate::host_twin_cmd::twin_report(s, None, false);
+    let sim = |s: &ticklab_schema::scenario::Scenario| {
+        crate::host_twin_cmd::twin_report(s, None, false)
+            .map_err(ticklab_host::calibrate::SimulatorError::new)
+    };
     // The KVM part inside calibrate pins guest_halt_poll_ns: first undo a killed run's.
     restore_leftover_params()?;
     // Its phases through the one progress line (a timed log off a terminal).

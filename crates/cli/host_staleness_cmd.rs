@@ -5,7 +5,7 @@ use clap::Args;
 use ticklab_host::probe::coarse_staleness;
 
 use crate::args::{DurationArg, parse_duration_arg};
-use crate::error::input_error;
+use crate::error::{Classified, input_error, library_error};
 use crate::output::emit;
 
 /// `host staleness` arguments.
@@ -37,7 +37,13 @@ pub(crate) fn staleness(a: &StalenessArgs) -> anyhow::Result<()> {
         },
         || coarse_staleness::measure(a.cpu, a.duration.ns()),
     )
-    .map_err(|e| input_error(format!("{e} (this process may use {online} CPU(s))")))?;
+    .map_err(|e| {
+        if Classified::is_input(&e) {
+            input_error(format!("{e} (this process may use {online} CPU(s))"))
+        } else {
+            library_error(e)
+        }
+    })?;
     if a.json {
         return emit(&(serde_json::to_string_pretty(&r)? + "\n"));
     }

@@ -13,9 +13,9 @@ use ticklab_schema::comparison::{Bands, Row, compare_reports};
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::{Barrier, TaskGroup, Workload};
-use ticklab_twin::RunOptions;
+use ticklab_twin::{RunOptions, SimError};
 
-use crate::error::input_error;
+use crate::error::{input_error, library_error_naming};
 
 /// The calibration file `--twin` without a value looks for in the current directory.
 pub(crate) const DEFAULT_CALIBRATION: &str = "ticklab-calibration.toml";
@@ -27,13 +27,13 @@ pub(crate) fn twin_report(
     s: &Scenario,
     histogram: Option<u32>,
     noise: bool,
-) -> Result<Report, String> {
+) -> Result<Report, SimError> {
     let options = RunOptions {
         histogram,
         noise,
         ..RunOptions::unlimited()
     };
-    ticklab_twin::run(s, options).map_err(|e| e.to_string())
+    ticklab_twin::run(s, options)
 }
 
 /// The twin's scenario for `--twin [SCENARIO]` (module docs), and notes on where it came from.
@@ -120,7 +120,7 @@ pub(crate) fn beside(
     s.kernel.cpu_dma_latency_us = measured.cpu_dma_latency_us;
     // A measured noise report is set beside the twin's: keep its noise accounting on.
     let twin = twin_report(&s, histogram, measured.noise.is_some())
-        .map_err(|e| input_error(format!("--twin: {e}")))?;
+        .map_err(|e| library_error_naming("--twin", e))?;
     let rows = compare_reports(measured, &twin, Bands::Host);
     Ok((twin, rows))
 }

@@ -138,7 +138,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let exit = error::exit_code(&e);
             if let error::Exit::Report(_) = exit {
-                eprintln!("ticklab: {e:#}");
+                eprintln!("ticklab: {}", error::message(&e));
             }
             ExitCode::from(exit.code())
         }

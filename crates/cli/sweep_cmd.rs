@@ -3,19 +3,19 @@
 //! row per run and a summary per point (`ticklab_report::sweep`); a deterministic slice of it
 //! with `--shard I/N`, put back together by `merge`.
 
-use crate::error::input_error;
+use crate::error::{input_error, library_error};
 use crate::progress::{is_quiet, with_progress};
 use crate::sweep_journal::{Journal, SweepIdentity};
 use crate::twin_cmd::{ScenarioArgs, build_scenario};
 use clap::{Args, ValueEnum};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Instant;
 use ticklab_host::harness::Stop;
 use ticklab_schema::lines::{LinesError, read_text};
 use ticklab_schema::sweep::grid::{Grid, Seeds};
 use ticklab_schema::sweep::{Shard, SweepRow, SweepSummary, merge as merge_rows, read_rows};
+use ticklab_twin::sweep::SweepError;
 
 /// Output format of `sweep` and `merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -127,7 +127,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             ticklab_twin::sweep::estimated_events(&points, grid.seeds(), shard),
             &format!("the sweep's {total} runs"),
         )
-        .map_err(|e| input_error(e.to_string()))?;
+        .map_err(library_error)?;
     let sweep = SweepIdentity {
         id: &id,
         runs: (points.len() * grid.seeds().len()) as u64,
@@ -156,16 +156,13 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         );
     }
     let stop = Stop::on_signals()?;
-    let journal_error = Mutex::new(None);
     let t0 = Instant::now();
     let wanted = |run: u64| !stop.is_set() && !done.contains(&run);
-    let on_row = |row: &SweepRow| -> Result<(), String> {
-        let Some(j) = &journal else { return Ok(()) };
-        j.append(row).map_err(|e| {
-            let msg = format!("{}: cannot append a finished row: {e}", j.path().display());
-            *journal_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-            msg
-        })
+    let on_row = |row: &SweepRow| -> std::io::Result<()> {
+        match &journal {
+            Some(j) => j.append(row),
+            None => Ok(()),
+        }
     };
     let run = |progress: &(dyn Fn(usize) + Sync)| {
         ticklab_twin::sweep::run_grid_each(
@@ -179,17 +176,16 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             &on_row,
         )
     };
-    let ran = with_progress(total - done.len() as u64, "runs", run);
-    if let Some(e) = journal_error
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-    {
-        let j = journal
-            .as_ref()
-            .map_or(String::new(), |j| j.path().display().to_string());
-        return Err(anyhow::Error::from(e).context(format!("{j}: appending a finished row")));
-    }
-    let ran = ran.map_err(input_error)?;
+    let ran = match with_progress(total - done.len() as u64, "runs", run) {
+        // The journal's I/O error, kept whole for the exit code (a full disk is not input).
+        Err(SweepError::Row(e)) => {
+            let j = journal
+                .as_ref()
+                .map_or(String::new(), |j| j.path().display().to_string());
+            return Err(anyhow::Error::from(e).context(format!("{j}: appending a finished row")));
+        }
+        ran => ran.map_err(library_error)?,
+    };
     // The output comes from the journal when there is one (run order, whatever the threads).
     let rows = match &journal {
         Some(j) => j.rows(&sweep)?,

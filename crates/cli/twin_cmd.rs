@@ -6,7 +6,7 @@ use crate::args::{
     DurationArg, HISTOGRAM_HELP, MachineParser, NohzArg, check_histogram_workload,
     histogram_parser, hz_help, hz_parser, parse_duration_arg,
 };
-use crate::error::input_error;
+use crate::error::{input_error, library_error, library_error_naming};
 use crate::progress::{Progress, with_progress};
 use crate::trace_out::{TraceArgs, limit_per_run, save};
 use clap::Args;
@@ -215,15 +215,13 @@ fn cmdline_origin(a: &ScenarioArgs, cmdline: Option<&str>) -> String {
     }
 }
 
-/// A twin error as the user's input error, naming `--cmdline` when the command line the twin
-/// refused came from that flag.
-fn sim_error(e: &ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error {
+/// A twin error through the exit-code policy ([`library_error`]), naming `--cmdline` when the
+/// command line the twin refused came from that flag.
+fn sim_error(e: ticklab_twin::SimError, cmdline_origin: &str) -> anyhow::Error {
     use ticklab_twin::SimError;
     match e {
-        SimError::Cmdline(_) | SimError::KernelParam(_) => {
-            input_error(format!("{cmdline_origin}: {e}"))
-        }
-        _ => input_error(e.to_string()),
+        SimError::Cmdline(_) | SimError::KernelParam(_) => library_error_naming(cmdline_origin, e),
+        _ => library_error(e),
     }
 }
 
@@ -244,7 +242,7 @@ fn simulate_with_progress(
         engine: options.engine,
         noise: options.noise,
     };
-    let r = ticklab_twin::run(s, options).map_err(|e| sim_error(&e, origin))?;
+    let r = ticklab_twin::run(s, options).map_err(|e| sim_error(e, origin))?;
     p.finish();
     Ok(r)
 }
@@ -275,8 +273,7 @@ fn trace_with_progress(
 ) -> anyhow::Result<Report> {
     let total_ms = (s.run.warmup_ns + s.run.duration_ns) / 1_000_000;
     let mut p = Progress::new(total_ms, "simulated ms");
-    let (r, w) = trace_one(s, 1, t, 1, noise, |ns| p.set(ns / 1_000_000))
-        .map_err(|e| input_error(e.to_string()))?;
+    let (r, w) = trace_one(s, 1, t, 1, noise, |ns| p.set(ns / 1_000_000)).map_err(library_error)?;
     p.finish();
     save(path, vec![w], "ticklab sim (twin)")?;
     Ok(r)
@@ -305,7 +302,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
         Some(path) => {
             options
                 .check_compute([&s])
-                .map_err(|e| sim_error(&e, &origin))?;
+                .map_err(|e| sim_error(e, &origin))?;
             trace_with_progress(&s, &a.trace, a.noise, path)?
         }
         None => simulate_with_progress(&s, options, &origin)?,
@@ -329,8 +326,7 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
 /// `ticklab sim` with a ping-pong workload: the guest ping-pong model's own figures
 /// (`ticklab_twin::guest::pingpong_run`).
 fn sim_pingpong(s: &Scenario, options: &RunOptions<'_>, json: bool) -> anyhow::Result<()> {
-    let r =
-        ticklab_twin::guest::pingpong_run(s, options).map_err(|e| input_error(e.to_string()))?;
+    let r = ticklab_twin::guest::pingpong_run(s, options).map_err(library_error)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
@@ -363,7 +359,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     a.scenario
         .run_options()
         .check_compute(&scenarios)
-        .map_err(|e| input_error(e.to_string()))?;
+        .map_err(library_error)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let reports: Vec<Report> = match &a.trace.trace {
         Some(path) => {
@@ -378,7 +374,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             let (reports, runs): (Vec<Report>, Vec<_>) = results
                 .into_iter()
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| input_error(e.to_string()))?
+                .map_err(library_error)?
                 .into_iter()
                 .unzip();
             save(path, runs, "ticklab compare (twin)")?;
@@ -400,7 +396,7 @@ pub(crate) fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             results
                 .into_iter()
                 .zip(&a.cmdline)
-                .map(|(r, c)| r.map_err(|e| sim_error(&e, &format!("--cmdline {c:?}"))))
+                .map(|(r, c)| r.map_err(|e| sim_error(e, &format!("--cmdline {c:?}"))))
                 .collect::<Result<_, _>>()?
         }
     };

@@ -12,7 +12,7 @@ use ticklab_vm::kbuild::fragment::ConfigFragment;
 use ticklab_vm::kbuild::patch::PatchFile;
 use ticklab_vm::kbuild::{BuildError, BuildRequest, Outcome, build};
 
-use crate::error::input_error;
+use crate::error::{input_error, library_error};
 
 /// The project's fragment, built in: `--config` defaults to it, so the binary builds the
 /// guest kernel from any directory.
@@ -72,10 +72,7 @@ pub(crate) struct KernelsArgs {
 }
 
 fn build_error(e: BuildError) -> anyhow::Error {
-    match e {
-        BuildError::Input(m) => input_error(m),
-        BuildError::Environment(m) => anyhow::anyhow!(m),
-    }
+    library_error(e)
 }
 
 /// Runs `ticklab vm build`.
@@ -110,7 +107,7 @@ pub(crate) fn vm_build(a: &BuildArgs) -> anyhow::Result<()> {
     let patches = a
         .patches
         .iter()
-        .map(|p| PatchFile::read(p).map_err(input_error))
+        .map(|p| PatchFile::read(p).map_err(library_error))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(n) = &a.name
         && (n.is_empty() || n.contains('/') || n.chars().any(char::is_whitespace))

@@ -187,7 +187,7 @@ fn prepare(a: &BootArgs, probe: GuestProbe) -> anyhow::Result<Prepared> {
             k,
             a.kernel_config.as_deref(),
         )
-        .map_err(input_error)?,
+        .map_err(library_error)?,
         None => {
             GuestKernel::default_installed(std::path::Path::new("/boot")).map_err(library_error)?
         }
@@ -371,7 +371,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         host_wait: boot.output.host_wait,
         host_cpus: boot.output.host_cpus,
     };
-    let record = with_twin(&point, run, &twin).map_err(input_error)?;
+    let record = with_twin(&point, run, &twin).map_err(library_error)?;
     if a.json {
         let doc = ticklab_schema::versioned::Versioned::new(
             ticklab_schema::report::REPORT_SCHEMA_VERSION,
@@ -386,12 +386,14 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
 /// The twin of a guest through its single entry: the event loop, whose per-CPU counters are
 /// what the comparison reads, and no compute limit (the length is the guest's measured
 /// window).
-fn twin(s: &ticklab_schema::scenario::Scenario) -> Result<ticklab_schema::report::Report, String> {
+fn twin(
+    s: &ticklab_schema::scenario::Scenario,
+) -> Result<ticklab_schema::report::Report, ticklab_host::calibrate::SimulatorError> {
     let options = ticklab_twin::RunOptions {
         engine: Some(ticklab_twin::Engine::EventLoop),
         ..ticklab_twin::RunOptions::unlimited()
     };
-    ticklab_twin::run(s, options).map_err(|e| e.to_string())
+    ticklab_twin::run(s, options).map_err(ticklab_host::calibrate::SimulatorError::new)
 }
 
 /// The record with its twin simulated again by this build, for the guest kernel's config
@@ -413,7 +415,7 @@ fn retwin_file(
                 .config
         }
     };
-    ticklab_vm::retwin(c, &kernel, &twin).map_err(input_error)
+    ticklab_vm::retwin(c, &kernel, &twin).map_err(library_error)
 }
 
 /// Runs `ticklab vm table`.
@@ -430,7 +432,7 @@ fn table(a: &TableArgs) -> anyhow::Result<()> {
         })?;
         if a.retwin {
             c = retwin_file(c, a.kernel_config.as_deref())
-                .map_err(|e| anyhow::anyhow!("{}: {e:#}", f.display()))?;
+                .map_err(|e| anyhow::anyhow!("{}: {}", f.display(), crate::error::message(&e)))?;
             let text = serde_json::to_string_pretty(&ticklab_schema::versioned::Versioned::new(
                 ticklab_schema::report::REPORT_SCHEMA_VERSION,
                 &c,

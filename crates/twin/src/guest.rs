@@ -12,9 +12,67 @@ use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
 use crate::kernel::idle::NoDriverTick;
 use crate::kernel::kvm::ExitReason;
-use crate::workloads::pingpong::{GuestPingPong, PingPongOutcome};
+use crate::workloads::pingpong::{GuestPingPong, PingPongGroupError, PingPongOutcome};
 use ticklab_schema::report::{GuestPingPongRun, PingPongReport, Report};
+use ticklab_schema::scenario::KernelError;
 use ticklab_schema::workload::TaskGroup;
+
+/// Why [`HostTwin::new`] refused a setup: a cost or an idle path the guest twin does not model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostTwinError {
+    /// The guest's one-way context switch is 0 ns.
+    #[error("the guest's context switch must be positive")]
+    ZeroContextSwitch,
+    /// A cpuidle driver other than `none` and `haltpoll`.
+    #[error("cpuidle driver {driver:?}: the guest twin models `none` (HLT) and `haltpoll`")]
+    Driver {
+        /// The driver as given.
+        driver: String,
+    },
+    /// A governor the haltpoll driver cannot run under.
+    #[error("cpuidle governor {governor:?}: the guest twin models haltpoll, teo, menu and ladder")]
+    Governor {
+        /// The governor as given.
+        governor: String,
+    },
+}
+
+/// Why [`simulate_pingpong`] refused a scenario: what the guest ping-pong model does not
+/// model, or a kernel section it cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestModelError {
+    /// The workload is not one ping-pong group alone.
+    #[error("workload {workload}: the guest model runs one ping-pong group alone")]
+    NotOnePingPong {
+        /// The workload's label.
+        workload: String,
+    },
+    /// The machine is not a KVM guest (its cpuidle driver is neither `haltpoll` nor `none`).
+    #[error(
+        "machine {machine}: the ping-pong is modelled in a KVM guest (cpuidle driver haltpoll or none, e.g. --machine kvm-guest-2), not on driver {driver:?}"
+    )]
+    NotAGuest {
+        /// The machine's name.
+        machine: String,
+        /// Its cpuidle driver.
+        driver: String,
+    },
+    /// The kernel section's version or command line does not resolve.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// `cpuidle.governor=` names a governor the model does not have.
+    #[error("cpuidle.governor={governor}: not modelled")]
+    Governor {
+        /// The governor as given.
+        governor: String,
+    },
+    /// The guest idle path names a governor the model does not have.
+    #[error("unknown governor")]
+    UnknownGovernor,
+    /// The ping-pong group cannot run in the two-vCPU guest.
+    #[error(transparent)]
+    Group(#[from] PingPongGroupError),
+}
 
 /// The twin of a live guest, built from the costs `host calibrate` learnt at
 /// `guest_halt_poll_ns=0` (the fitting is in `ticklab_host::calibrate::kvm`):
@@ -49,19 +107,19 @@ impl HostTwin {
         driver: &str,
         governor: &str,
         hz: u32,
-    ) -> Result<HostTwin, String> {
+    ) -> Result<HostTwin, HostTwinError> {
         if context_switch_ns == 0 {
-            return Err("the guest's context switch must be positive".into());
+            return Err(HostTwinError::ZeroContextSwitch);
         }
         if !matches!(driver, "none" | "haltpoll") {
-            return Err(format!(
-                "cpuidle driver {driver:?}: the guest twin models `none` (HLT) and `haltpoll`"
-            ));
+            return Err(HostTwinError::Driver {
+                driver: driver.into(),
+            });
         }
         if driver == "haltpoll" && governor_by_name(governor, HaltpollParams::default()).is_none() {
-            return Err(format!(
-                "cpuidle governor {governor:?}: the guest twin models haltpoll, teo, menu and ladder"
-            ));
+            return Err(HostTwinError::Governor {
+                governor: governor.into(),
+            });
         }
         let mut costs = xps13_7390().costs;
         costs.context_switch_ns = context_switch_ns;
@@ -133,27 +191,26 @@ impl HostTwin {
 /// host. Err names what is not modelled.
 pub fn simulate_pingpong(
     scenario: &ticklab_schema::scenario::Scenario,
-) -> Result<PingPongOutcome, String> {
+) -> Result<PingPongOutcome, GuestModelError> {
     use ticklab_cmdline::IdleOverride;
     let [group @ ticklab_schema::workload::TaskGroup::PingPong { .. }] =
         &scenario.workload.groups[..]
     else {
-        return Err(format!(
-            "workload {}: the guest model runs one ping-pong group alone",
-            scenario.workload.label()
-        ));
+        return Err(GuestModelError::NotOnePingPong {
+            workload: scenario.workload.label(),
+        });
     };
     let m = &scenario.machine;
     if !matches!(m.cpuidle_driver.as_str(), "haltpoll" | "none") {
-        return Err(format!(
-            "machine {}: the ping-pong is modelled in a KVM guest (cpuidle driver haltpoll or none, e.g. --machine kvm-guest-2), not on driver {:?}",
-            m.name, m.cpuidle_driver
-        ));
+        return Err(GuestModelError::NotAGuest {
+            machine: m.name.clone(),
+            driver: m.cpuidle_driver.clone(),
+        });
     }
     let k = &scenario.kernel;
     let nr = m.topology.nr_cpus();
-    let build = k.build().map_err(|e| e.to_string())?;
-    let cfg = k.resolve(nr).map_err(|e| e.to_string())?.config;
+    let build = k.build()?;
+    let cfg = k.resolve(nr)?.config;
     let idle = if cfg.idle == IdleOverride::Poll {
         GuestIdlePath::IdlePoll
     } else if cfg.cpuidle_off || m.cpuidle_driver == "none" {
@@ -161,7 +218,7 @@ pub fn simulate_pingpong(
     } else {
         let governor = cfg.governor.clone().unwrap_or_else(|| "haltpoll".into());
         if governor_by_name(&governor, cfg.haltpoll).is_none() {
-            return Err(format!("cpuidle.governor={governor}: not modelled"));
+            return Err(GuestModelError::Governor { governor });
         }
         GuestIdlePath::Cpuidle {
             governor,
@@ -173,9 +230,9 @@ pub fn simulate_pingpong(
     // the host's wake-up calibration learnt.
     let mut setup = GuestHost::of_machine(m).setup(m.costs.clone(), idle, k.tick_nsec());
     setup.no_driver_tick = NoDriverTick::for_kernel(build.version, k.sublevel());
-    GuestPingPong::new(setup)
-        .ok_or_else(|| "unknown governor".to_string())?
-        .run_group(group)
+    Ok(GuestPingPong::new(setup)
+        .ok_or(GuestModelError::UnknownGovernor)?
+        .run_group(group)?)
 }
 
 /// The report of a guest ping-pong run of `scenario` (its one group) with outcome `o`.

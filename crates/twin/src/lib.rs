@@ -45,4 +45,4 @@ pub mod timeline;
 pub mod workloads;
 
 pub use entry::{Engine, RunOptions, run};
-pub use sim::{Sim, SimError, simulate};
+pub use sim::{ConfigError, Sim, SimError, simulate};

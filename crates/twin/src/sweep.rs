@@ -7,7 +7,7 @@
 //! (`ticklab_schema::sweep::grid`) that a [`Shard`] owns and turns each report into a
 //! [`SweepRow`].
 
-use crate::sim::simulate;
+use crate::sim::{SimError, simulate};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use ticklab_schema::sweep::grid::Point;
@@ -48,6 +48,26 @@ pub fn parallel_map<T: Sync, R: Send>(
             })
             .collect(),
     }
+}
+
+/// Why a sweep stopped: a run the twin refused, or the caller's `on_row` refusing a row
+/// ([`run_grid_each`]; `E` is its error, never made by [`run_grid`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError<E = std::convert::Infallible> {
+    /// The twin refused the run of this point (its scenario's name) and seed.
+    #[error("{scenario} seed={seed}: {source}")]
+    Run {
+        /// The point's scenario name.
+        scenario: String,
+        /// The seed.
+        seed: u64,
+        /// The twin's error (boxed: a sweep's `Result` stays small).
+        #[source]
+        source: Box<SimError>,
+    },
+    /// `on_row` refused a finished row (the caller's error, as it gave it).
+    #[error(transparent)]
+    Row(E),
 }
 
 /// One run of a sweep: a point and a seed, with its index in the whole sweep.
@@ -93,7 +113,7 @@ pub fn run_grid(
     shard: Shard,
     threads: usize,
     progress: &(impl Fn(usize) + Sync),
-) -> Result<Vec<SweepRow>, String> {
+) -> Result<Vec<SweepRow>, SweepError> {
     run_grid_each(
         sweep_id,
         points,
@@ -112,7 +132,7 @@ pub fn run_grid(
 /// as its run finishes, in completion order (`ticklab sweep` appends it to its journal; an
 /// `Err` ends the sweep with that error). Returns the rows of the runs that ran, in run order.
 #[allow(clippy::too_many_arguments)]
-pub fn run_grid_each(
+pub fn run_grid_each<E: Send>(
     sweep_id: &str,
     points: &[Point],
     seeds: &[u64],
@@ -120,8 +140,8 @@ pub fn run_grid_each(
     threads: usize,
     progress: &(impl Fn(usize) + Sync),
     wanted: &(impl Fn(u64) -> bool + Sync),
-    on_row: &(impl Fn(&SweepRow) -> Result<(), String> + Sync),
-) -> Result<Vec<SweepRow>, String> {
+    on_row: &(impl Fn(&SweepRow) -> Result<(), E> + Sync),
+) -> Result<Vec<SweepRow>, SweepError<E>> {
     let runs_total = (points.len() * seeds.len()) as u64;
     let runs: Vec<GridRun<'_>> = points
         .iter()
@@ -134,14 +154,17 @@ pub fn run_grid_each(
         })
         .filter(|r| shard.owns(r.run) && wanted(r.run))
         .collect();
-    let one = |r: &GridRun<'_>| -> Result<Option<SweepRow>, String> {
+    let one = |r: &GridRun<'_>| -> Result<Option<SweepRow>, SweepError<E>> {
         if !wanted(r.run) {
             return Ok(None);
         }
         let mut s = r.point.scenario.clone();
         s.run.seed = r.seed;
-        let report =
-            simulate(&s, |_| {}).map_err(|e| format!("{} seed={}: {e}", s.name, r.seed))?;
+        let report = simulate(&s, |_| {}).map_err(|source| SweepError::Run {
+            scenario: s.name.clone(),
+            seed: r.seed,
+            source: Box::new(source),
+        })?;
         let row = SweepRow {
             schema_version: SWEEP_SCHEMA_VERSION,
             sweep: sweep_id.to_string(),
@@ -157,7 +180,7 @@ pub fn run_grid_each(
             }),
             metrics: Metrics::from_report(&report),
         };
-        on_row(&row)?;
+        on_row(&row).map_err(SweepError::Row)?;
         Ok(Some(row))
     };
     let rows: Vec<Option<SweepRow>> = parallel_map(&runs, threads, one, progress)

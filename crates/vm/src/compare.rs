@@ -389,6 +389,24 @@ pub struct BootPoint<'a> {
     pub host_cpus: Option<u32>,
 }
 
+/// Why [`with_twin`] or [`retwin`] set no twin beside the guest: the twin refused the guest's
+/// scenario, or a recorded workload no longer parses.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The twin refused the guest's scenario (its own error, whole).
+    #[error(transparent)]
+    Twin(#[from] ticklab_host::calibrate::SimulatorError),
+    /// The record's workload spec does not parse for its vCPUs.
+    #[error("workload {spec:?}: {source}")]
+    Workload {
+        /// The spec as recorded.
+        spec: String,
+        /// The parser's error.
+        #[source]
+        source: ticklab_schema::workload::WorkloadError,
+    },
+}
+
 /// Whether the guest's idle loop polls on this boot line (`idle=poll`); a line the kernel
 /// cannot parse never reaches here (the CLI checks it first) and counts as not polling.
 fn idle_polls(config: &crate::kconfig::KernelConfig, cmdline: &str, vcpus: u32) -> bool {
@@ -402,7 +420,7 @@ pub fn with_twin(
     p: &BootPoint<'_>,
     run: ticklab_host::harness::HostRun,
     twin: ticklab_host::calibrate::Simulator<'_>,
-) -> Result<CompareRecord, String> {
+) -> Result<CompareRecord, CompareError> {
     let release = match &run.report.source {
         ticklab_schema::report::Source::Host { kernel, .. } => kernel.clone(),
         ticklab_schema::report::Source::Twin { .. } => String::new(),
@@ -466,10 +484,15 @@ pub fn retwin(
     c: CompareRecord,
     kernel: &crate::kconfig::KernelConfig,
     twin: ticklab_host::calibrate::Simulator<'_>,
-) -> Result<CompareRecord, String> {
+) -> Result<CompareRecord, CompareError> {
     let v = &c.comparison;
-    let workload = ticklab_schema::workload::Workload::parse(&v.workload_spec, v.vcpus)
-        .map_err(|e| format!("workload {:?}: {e}", v.workload_spec))?;
+    let workload =
+        ticklab_schema::workload::Workload::parse(&v.workload_spec, v.vcpus).map_err(|source| {
+            CompareError::Workload {
+                spec: v.workload_spec.clone(),
+                source,
+            }
+        })?;
     let point = BootPoint {
         config: kernel,
         cmdline: &v.cmdline,

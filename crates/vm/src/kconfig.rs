@@ -104,11 +104,40 @@ pub enum GuestKernelError {
     #[error("{}: no vmlinuz-* kernel (run scripts/setup.sh, or give --kernel)", .0.display())]
     NoneInstalled(PathBuf),
     /// `--kernel` is not an x86 kernel image (no boot header), or cannot be read.
-    #[error("{0}")]
-    NotAKernel(String),
-    /// The config file is not a kernel config (or is too large to be one).
-    #[error("{0}")]
-    NotAConfig(String),
+    #[error(transparent)]
+    NotAKernel(#[from] BzImageError),
+    /// The config file is not a kernel config: too large to be one, or not UTF-8.
+    #[error("kernel config {}: {source}", path.display())]
+    NotAConfig {
+        /// The config file.
+        path: PathBuf,
+        /// What the reader found.
+        #[source]
+        source: ticklab_schema::lines::LinesError,
+    },
+}
+
+/// What an x86 kernel image (`bzImage`, such as `/boot/vmlinuz-*`) is expected to be.
+const EXPECTED_BZIMAGE: &str = "expected an x86 kernel image (bzImage, such as /boot/vmlinuz-*)";
+
+/// Why `--kernel` is not an x86 kernel image ([`check_bzimage`]); each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum BzImageError {
+    /// Shorter than the boot sector and the setup header's signature.
+    #[error("--kernel {}: too short for a kernel image; {}", .0.display(), EXPECTED_BZIMAGE)]
+    TooShort(PathBuf),
+    /// The file cannot be opened or read.
+    #[error("--kernel {}: cannot read: {source}; {}", image.display(), EXPECTED_BZIMAGE)]
+    Unreadable {
+        /// The image.
+        image: PathBuf,
+        /// The read error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No `HdrS` signature where the boot protocol puts it.
+    #[error("--kernel {}: no boot protocol header (HdrS); {}", .0.display(), EXPECTED_BZIMAGE)]
+    NoHeader(PathBuf),
 }
 
 /// The tick-relevant options of a kernel build.
@@ -299,35 +328,37 @@ const BZIMAGE_MAGIC: &[u8; 4] = b"HdrS";
 
 /// Refuses a file that is not an x86 kernel image (a `bzImage`: the setup header's `HdrS`
 /// signature at offset `BZIMAGE_MAGIC_AT`), before QEMU is started on it.
-pub fn check_bzimage(image: &Path) -> Result<(), String> {
+pub fn check_bzimage(image: &Path) -> Result<(), BzImageError> {
     use std::io::Read;
     let mut head = [0u8; BZIMAGE_MAGIC_AT + 4];
     let read = std::fs::File::open(image).and_then(|mut f| f.read_exact(&mut head));
-    let bad = |why: String| {
-        format!(
-            "--kernel {}: {why}; expected an x86 kernel image (bzImage, such as \
-             /boot/vmlinuz-*)",
-            image.display()
-        )
-    };
     match read {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(bad("too short for a kernel image".into()))
+            Err(BzImageError::TooShort(image.to_path_buf()))
         }
-        Err(e) => Err(bad(format!("cannot read: {e}"))),
+        Err(source) => Err(BzImageError::Unreadable {
+            image: image.to_path_buf(),
+            source,
+        }),
         Ok(()) if &head[BZIMAGE_MAGIC_AT..] != BZIMAGE_MAGIC => {
-            Err(bad("no boot protocol header (HdrS)".into()))
+            Err(BzImageError::NoHeader(image.to_path_buf()))
         }
         Ok(()) => Ok(()),
     }
 }
 
 /// Reads a kernel config file (at most [`MAX_CONFIG_BYTES`], UTF-8).
-fn read_config(path: &Path) -> Result<String, String> {
-    let f = std::fs::File::open(path)
-        .map_err(|e| format!("kernel config {}: cannot read: {e}", path.display()))?;
-    ticklab_schema::lines::read_text(f, MAX_CONFIG_BYTES)
-        .map_err(|e| format!("kernel config {}: {e}", path.display()))
+fn read_config(path: &Path) -> Result<String, GuestKernelError> {
+    let f = std::fs::File::open(path).map_err(|error| GuestKernelError::ReadConfig {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    ticklab_schema::lines::read_text(f, MAX_CONFIG_BYTES).map_err(|source| {
+        GuestKernelError::NotAConfig {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// A bootable kernel image and its build options.
@@ -358,8 +389,8 @@ impl GuestKernel {
                 image.with_file_name(format!("config-{release}"))
             }
         };
-        check_bzimage(image).map_err(GuestKernelError::NotAKernel)?;
-        let text = read_config(&config_path).map_err(GuestKernelError::NotAConfig)?;
+        check_bzimage(image)?;
+        let text = read_config(&config_path)?;
         let config = KernelConfig::parse(&text, &config_path.display().to_string())?;
         Ok(GuestKernel {
             image: image.to_path_buf(),
@@ -508,9 +539,18 @@ mod tests {
         let mut image = vec![0u8; 4096];
         image[BZIMAGE_MAGIC_AT..BZIMAGE_MAGIC_AT + 4].copy_from_slice(BZIMAGE_MAGIC);
         std::fs::write(&good, image).unwrap();
-        assert!(check_bzimage(&short).unwrap_err().contains("too short"));
-        assert!(check_bzimage(&plain).unwrap_err().contains("HdrS"));
-        assert_eq!(check_bzimage(&good), Ok(()));
+        let e = check_bzimage(&short).unwrap_err().to_string();
+        assert!(
+            e.contains("too short") && e.ends_with("/boot/vmlinuz-*)"),
+            "{e}"
+        );
+        assert!(
+            check_bzimage(&plain)
+                .unwrap_err()
+                .to_string()
+                .contains("HdrS")
+        );
+        assert!(check_bzimage(&good).is_ok());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

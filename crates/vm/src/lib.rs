@@ -41,8 +41,8 @@ pub mod rtla;
 pub mod twin_guest;
 
 pub use compare::{
-    Band, BootPoint, CompareRecord, CpuComparison, MissReason, VmComparison, compare_cpus, retwin,
-    with_twin,
+    Band, BootPoint, CompareError, CompareRecord, CpuComparison, MissReason, VmComparison,
+    compare_cpus, retwin, with_twin,
 };
 pub use guest::{BootOptions, GuestBoot, GuestRunError, boot_guest, boot_guest_with};
 pub use initramfs::GuestProbe;

@@ -79,8 +79,33 @@ fn strip_escapes(s: &str) -> String {
     out
 }
 
+/// Why `rtla osnoise top` output gave no rows; each names the row or quotes the output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RtlaError {
+    /// A column of a CPU row is not a count (the column, from 1).
+    #[error("rtla row {row:?}: column {column} is not a count")]
+    NotACount {
+        /// The row as printed.
+        row: String,
+        /// The column, from 1.
+        column: usize,
+    },
+    /// A row's first column is not a CPU number.
+    #[error("rtla row {0:?}: no CPU")]
+    NoCpu(String),
+    /// A row's `#N` column is not a period count.
+    #[error("rtla row {0:?}: no period count")]
+    NoPeriods(String),
+    /// A row's fifth column is not a percentage.
+    #[error("rtla row {0:?}: no % CPU available")]
+    NoAvailable(String),
+    /// No summary header at all (the output's first 300 characters).
+    #[error("no `rtla osnoise top` summary in the peer's output; it says: {0:?}")]
+    NoSummary(String),
+}
+
 /// The CPU rows of `rtla osnoise top` output; an error names what is missing.
-pub fn parse_osnoise_top(text: &str) -> Result<Vec<RtlaCpu>, String> {
+pub fn parse_osnoise_top(text: &str) -> Result<Vec<RtlaCpu>, RtlaError> {
     let text = strip_escapes(text);
     let mut rows = Vec::new();
     let mut header = false;
@@ -93,22 +118,22 @@ pub fn parse_osnoise_top(text: &str) -> Result<Vec<RtlaCpu>, String> {
         if !header || t.len() != 12 || !t[1].starts_with('#') {
             continue;
         }
-        let n = |i: usize| -> Result<u64, String> {
-            t[i].parse()
-                .map_err(|_| format!("rtla row {line:?}: column {} is not a count", i + 1))
+        let n = |i: usize| -> Result<u64, RtlaError> {
+            t[i].parse().map_err(|_| RtlaError::NotACount {
+                row: line.into(),
+                column: i + 1,
+            })
         };
         rows.push(RtlaCpu {
-            cpu: t[0]
-                .parse()
-                .map_err(|_| format!("rtla row {line:?}: no CPU"))?,
+            cpu: t[0].parse().map_err(|_| RtlaError::NoCpu(line.into()))?,
             periods: t[1][1..]
                 .parse()
-                .map_err(|_| format!("rtla row {line:?}: no period count"))?,
+                .map_err(|_| RtlaError::NoPeriods(line.into()))?,
             runtime_us: n(2)?,
             noise_us: n(3)?,
             available_pct: t[4]
                 .parse()
-                .map_err(|_| format!("rtla row {line:?}: no % CPU available"))?,
+                .map_err(|_| RtlaError::NoAvailable(line.into()))?,
             max_noise_us: n(5)?,
             max_single_us: n(6)?,
             hw: n(7)?,
@@ -119,9 +144,8 @@ pub fn parse_osnoise_top(text: &str) -> Result<Vec<RtlaCpu>, String> {
         });
     }
     if !header {
-        return Err(format!(
-            "no `rtla osnoise top` summary in the peer's output; it says: {:?}",
-            text.trim().chars().take(300).collect::<String>()
+        return Err(RtlaError::NoSummary(
+            text.trim().chars().take(300).collect(),
         ));
     }
     Ok(rows)
@@ -229,8 +253,9 @@ CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single      
 
     #[test]
     fn output_without_a_summary_is_an_error_that_quotes_it() {
-        let e =
-            parse_osnoise_top("Failed to apply CPUs config\nCould not apply config\n").unwrap_err();
+        let e = parse_osnoise_top("Failed to apply CPUs config\nCould not apply config\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Failed to apply CPUs config"), "{e}");
         assert_eq!(
             parse_osnoise_top(TOP.replace("#9", "9").as_str()),

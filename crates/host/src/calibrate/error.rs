@@ -1,4 +1,8 @@
-//! [`CalibrateError`]: why a calibration failed, one type for every stage.
+//! [`CalibrateError`]: why a calibration failed, one type for every stage; [`SimulatorError`]:
+//! why the twin behind the seams ([`Simulator`](super::Simulator), [`KvmModel`](super::KvmModel))
+//! gave no answer; [`TwinRunError`]: why one of the stages' twin runs gave no figure.
+
+use ticklab_schema::workload::WorkloadError;
 
 use crate::harness::HarnessError;
 
@@ -22,7 +26,13 @@ pub enum CalibrateError {
     },
     /// The twin refused a fitting run.
     #[error("twin: {0}")]
-    Twin(String),
+    Twin(#[source] SimulatorError),
+    /// The `[kernel]` section of the calibrated scenario did not build.
+    #[error("twin: kernel section: {0}")]
+    KernelSection(#[source] serde_json::Error),
+    /// The workload of a fitting run did not parse for the measured CPUs.
+    #[error("twin: {0}")]
+    TwinWorkload(#[source] WorkloadError),
     /// A stop request (Ctrl-C) ended calibration.
     #[error("interrupted")]
     Interrupted,
@@ -42,6 +52,46 @@ pub struct ContaminatedPhase {
     pub phase: String,
     /// What was seen (`CPU 0 was 99.8 % busy where the workload explains 0.0 %`).
     pub why: String,
+}
+
+/// Why the twin behind a seam gave no report: its own error, whole. The host crate does not
+/// depend on the twin (docs/architecture.md), so it cannot name the twin's `SimError`; the
+/// binary's adapter boxes it here, and the message and the causes below it stay the twin's.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SimulatorError(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl SimulatorError {
+    /// The twin's error `e` (or, for a stand-in twin, its message).
+    pub fn new(e: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        SimulatorError(e.into())
+    }
+
+    /// The twin's error, to downcast.
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+/// Why a calibration stage's twin run gave no figure: its workload, the twin, or a report
+/// without the result the stage reads. The stages say so in a note and keep the preset.
+#[derive(Debug, thiserror::Error)]
+pub enum TwinRunError {
+    /// The run's workload spec does not parse for the scenario's CPUs.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// The twin refused the run.
+    #[error(transparent)]
+    Simulator(#[from] SimulatorError),
+    /// The twin's report of a frame workload has no wake-up figure.
+    #[error("{spec}: the twin reported no wake-ups")]
+    NoWakeups {
+        /// The workload spec run.
+        spec: String,
+    },
+    /// The twin's report of a ping-pong has no ping-pong result.
+    #[error("the twin gave no ping-pong result")]
+    NoPingPong,
 }
 
 impl CalibrateError {

@@ -23,7 +23,7 @@
 use ticklab_schema::comparison::{Bands, Figure, Row};
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
-use ticklab_schema::workload::Workload;
+use ticklab_schema::workload::{Workload, WorkloadError};
 
 use super::measurements::Measurements;
 use super::specs::{
@@ -246,9 +246,9 @@ pub fn twin_checks(
             let (rows, refused) = match run_spec(fitted, &c, m.nr_cpus) {
                 Ok(x) => match sim(&x) {
                     Ok(r) => ((c.rows)(&r), None),
-                    Err(e) => (Vec::new(), Some(e)),
+                    Err(e) => (Vec::new(), Some(e.to_string())),
                 },
-                Err(e) => (Vec::new(), Some(e)),
+                Err(e) => (Vec::new(), Some(e.to_string())),
             };
             FitCheck {
                 phase: c.spec,
@@ -261,9 +261,9 @@ pub fn twin_checks(
 
 /// The scenario of one check: `fitted` with the check's workload and window, without the
 /// harness coordinator for a phase that did not run through the harness.
-fn run_spec(fitted: &Scenario, c: &Check<'_>, nr_cpus: u32) -> Result<Scenario, String> {
+fn run_spec(fitted: &Scenario, c: &Check<'_>, nr_cpus: u32) -> Result<Scenario, WorkloadError> {
     let mut x = fitted.clone();
-    x.workload = Workload::parse(&c.spec, nr_cpus).map_err(|e| e.to_string())?;
+    x.workload = Workload::parse(&c.spec, nr_cpus)?;
     x.run.duration_ns = c.window_ns;
     if !c.harness {
         x.background.retain(|s| s.name != HARNESS_SOURCE);
@@ -284,6 +284,7 @@ pub(crate) fn fit_quality(
 #[cfg(test)]
 pub(in crate::calibrate) mod tests {
     use super::*;
+    use crate::calibrate::SimulatorError;
     use crate::harness::LatencySummary;
     use ticklab_schema::comparison::Verdict;
     use ticklab_schema::machine::Machine;
@@ -358,7 +359,7 @@ pub(in crate::calibrate) mod tests {
     pub(in crate::calibrate) fn fake_twin(
         s: &Scenario,
         loc_scale: &dyn Fn(&Machine) -> f64,
-    ) -> Result<Report, String> {
+    ) -> Result<Report, SimulatorError> {
         let c = &s.machine.costs;
         let spec = s.workload.label();
         let k = loc_scale(&s.machine);
@@ -393,7 +394,7 @@ pub(in crate::calibrate) mod tests {
         } else if spec == "idle" {
             report(s, &idle, Vec::new())
         } else {
-            return Err(format!("{spec}: not in the fake twin"));
+            return Err(SimulatorError::new(format!("{spec}: not in the fake twin")));
         };
         Ok(result)
     }
@@ -404,11 +405,11 @@ pub(in crate::calibrate) mod tests {
         let s = scenario();
         // The case: CPU 0 at 26.9 LOC/s in the twin against 65.8 measured (26.8 here:
         // a whole number of interrupts in the 15 s window).
-        let twin = |x: &Scenario| -> Result<Report, String> {
+        let twin = |x: &Scenario| -> Result<Report, SimulatorError> {
             match x.workload.label().as_str() {
                 "idle" => Ok(report(x, &[4.1, 3.2], Vec::new())),
                 "hogs:1@1" => Ok(report(x, &[26.8, 258.0], Vec::new())),
-                _ => Err("not modelled".into()),
+                _ => Err(SimulatorError::new("not modelled")),
             }
         };
         let checks = fit_quality(&m, &s, &twin, &mut |_| {});

@@ -331,7 +331,7 @@ fn kernel_section(
         "high_res": true,
         "cmdline": cmdline,
     }))
-    .map_err(|e| CalibrateError::Twin(format!("kernel section: {e}")))
+    .map_err(CalibrateError::KernelSection)
 }
 
 /// The `[kernel]` section of the calibrated scenario, its tick build inferred from the
@@ -444,7 +444,7 @@ pub(crate) fn check_hog(
 ) -> Result<(), CalibrateError> {
     let mut hog = scenario.clone();
     hog.workload = Workload::parse(&format!("hogs:1@{}", m.hog_cpu), m.nr_cpus)
-        .map_err(|e| CalibrateError::Twin(e.to_string()))?;
+        .map_err(CalibrateError::TwinWorkload)?;
     hog.run.duration_ns = FIT_SIM_NS / 4;
     progress("check: simulating the one-hog phase");
     let twin_hog = loc_per_s(&sim(&hog).map_err(CalibrateError::Twin)?);

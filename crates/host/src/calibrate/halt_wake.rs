@@ -37,7 +37,7 @@ use ticklab_schema::machine::{HaltWake, HaltWakePoint};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
-use super::error::CalibrateError;
+use super::error::{CalibrateError, TwinRunError};
 use super::ledger::CostLedger;
 use super::measurements::SleepWake;
 use super::specs::{RunPhase, Simulator};
@@ -162,13 +162,13 @@ pub(crate) fn curve(points: &[(SleepWake, f64)], latency_ns: u64) -> Option<Halt
 }
 
 /// The twin's wake-up p50 (µs) of the frame worker at `rate` Hz on `s`, [`TWIN_FRAMES`] frames.
-fn twin_p50(s: &Scenario, rate_hz: u32, sim: Simulator<'_>) -> Result<f64, String> {
+fn twin_p50(s: &Scenario, rate_hz: u32, sim: Simulator<'_>) -> Result<f64, TwinRunError> {
     let mut x = s.clone();
-    x.workload =
-        Workload::parse(&spec(rate_hz), s.machine.topology.nr_cpus()).map_err(|e| e.to_string())?;
+    x.workload = Workload::parse(&spec(rate_hz), s.machine.topology.nr_cpus())?;
     x.run.duration_ns = TWIN_FRAMES * 1_000_000_000 / u64::from(rate_hz.max(1));
-    super::wakeup_fit::wakeup_p50(&sim(&x)?)
-        .ok_or_else(|| format!("{}: the twin reported no wake-ups", spec(rate_hz)))
+    super::wakeup_fit::wakeup_p50(&sim(&x)?).ok_or_else(|| TwinRunError::NoWakeups {
+        spec: spec(rate_hz),
+    })
 }
 
 /// Fits `[machine.halt_wake]` of `s` to the sweep `measured` (module docs), with `sim` as the

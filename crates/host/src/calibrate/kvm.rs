@@ -39,9 +39,9 @@ use std::time::Duration;
 use ticklab_schema::machine::KvmHost;
 use ticklab_schema::report::WorkloadResult;
 use ticklab_schema::scenario::Scenario;
-use ticklab_schema::workload::Workload;
+use ticklab_schema::workload::{Workload, WorkloadError};
 
-use super::error::CalibrateError;
+use super::error::{CalibrateError, SimulatorError, TwinRunError};
 use super::ledger::CostLedger;
 use super::specs::Simulator;
 use crate::harness::haltpoll_sweep::{IdleSetup, pingpong};
@@ -68,7 +68,7 @@ pub struct KvmGuestCosts {
 
 /// The twin: ns per switch of the two-CPU futex ping-pong for these costs at a
 /// `guest_halt_poll_ns` value. Err names what the twin does not model.
-pub type KvmModel<'a> = &'a dyn Fn(&KvmGuestCosts, u64) -> Result<f64, String>;
+pub type KvmModel<'a> = &'a dyn Fn(&KvmGuestCosts, u64) -> Result<f64, SimulatorError>;
 
 /// The two measurements at `guest_halt_poll_ns=0`.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +88,7 @@ pub struct KvmMeasurements {
 }
 
 /// Why the KVM costs could not be fitted.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum KvmFitError {
     /// A measured ns per switch is not a positive number.
     #[error(
@@ -101,8 +101,11 @@ pub enum KvmFitError {
         cross_cpu_ns: f64,
     },
     /// The twin (the [`KvmModel`]) refused a run: what it does not model.
-    #[error("{0}")]
-    Model(String),
+    #[error(transparent)]
+    Model(#[from] SimulatorError),
+    /// A live sweep measured no point, so there is no calibration point to fit at.
+    #[error("no point was measured")]
+    NoPoint,
 }
 
 /// How [`fit`] takes the guest's switch: the one-CPU futex figure.
@@ -365,7 +368,7 @@ const MODEL_ROUND_TRIPS: u64 = 10_000;
 
 /// `scenario` with the guest `c` and `guest_halt_poll_ns` = `ns`, running the futex ping-pong
 /// across CPUs 0 and 1.
-fn with_guest(scenario: &Scenario, c: &KvmGuestCosts, ns: u64) -> Result<Scenario, String> {
+fn with_guest(scenario: &Scenario, c: &KvmGuestCosts, ns: u64) -> Result<Scenario, WorkloadError> {
     let mut s = scenario.clone();
     s.machine.costs.context_switch_ns = c.context_switch_ns;
     s.machine.kvm_host = Some(KvmHost {
@@ -377,8 +380,7 @@ fn with_guest(scenario: &Scenario, c: &KvmGuestCosts, ns: u64) -> Result<Scenari
             .trim()
             .to_string();
     }
-    s.workload = Workload::parse(&futex_spec(MODEL_ROUND_TRIPS), s.machine.topology.nr_cpus())
-        .map_err(|e| e.to_string())?;
+    s.workload = Workload::parse(&futex_spec(MODEL_ROUND_TRIPS), s.machine.topology.nr_cpus())?;
     Ok(s)
 }
 
@@ -395,7 +397,7 @@ pub(crate) fn fit_scenario(
     progress: &mut dyn FnMut(&str),
 ) -> Option<KvmCalibration> {
     let switch = scenario.machine.costs.context_switch_ns;
-    let model = |c: &KvmGuestCosts, ns: u64| -> Result<f64, String> {
+    let run = |c: &KvmGuestCosts, ns: u64| -> Result<f64, TwinRunError> {
         let report = sim(&with_guest(scenario, c, ns)?)?;
         report
             .workloads
@@ -404,8 +406,10 @@ pub(crate) fn fit_scenario(
                 WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_switch),
                 _ => None,
             })
-            .ok_or_else(|| "the twin gave no ping-pong result".to_string())
+            .ok_or(TwinRunError::NoPingPong)
     };
+    // The scenario's guest model behind the KvmModel seam: its run's error, boxed whole.
+    let model = |c: &KvmGuestCosts, ns: u64| run(c, ns).map_err(SimulatorError::new);
     progress("kvm: fitting the host wake-up in the scenario's guest ping-pong");
     let cal = match fit_with_switch(
         m,
@@ -485,14 +489,18 @@ mod tests {
             assert_eq!(c.costs.context_switch_ns, 1500);
         }
         assert!(fit(&measured(f64::NAN, 9000.0), &model).is_err());
-        let refusing = |_: &KvmGuestCosts, _: u64| Err("not modelled".to_string());
+        let refusing = |_: &KvmGuestCosts, _: u64| Err(SimulatorError::new("not modelled"));
         assert!(fit(&measured(1500.0, 9000.0), &refusing).is_err());
     }
 
     /// A stand-in twin: the futex ping-pong costs the switch plus the scenario's host
     /// wake-up plus 500 ns; other workloads are refused.
-    fn stand_in(s: &Scenario) -> Result<ticklab_schema::report::Report, String> {
-        let wake = s.machine.kvm_host.ok_or("no kvm_host")?.host_wake_ns;
+    fn stand_in(s: &Scenario) -> Result<ticklab_schema::report::Report, SimulatorError> {
+        let wake = s
+            .machine
+            .kvm_host
+            .ok_or_else(|| SimulatorError::new("no kvm_host"))?
+            .host_wake_ns;
         let ns = (s.machine.costs.context_switch_ns + wake + 500) as f64;
         use ticklab_schema::report::{Report, Source};
         let mut r = Report::new(Source::Twin { seed: 1 }, "t", "m", "", 250, 1);
@@ -560,8 +568,8 @@ mod tests {
         );
         // A model that refuses the guest: no section, a note.
         let mut t = guest_scenario();
-        let refuse = |_: &Scenario| -> Result<ticklab_schema::report::Report, String> {
-            Err("not modelled".into())
+        let refuse = |_: &Scenario| -> Result<ticklab_schema::report::Report, SimulatorError> {
+            Err(SimulatorError::new("not modelled"))
         };
         let mut notes = Vec::new();
         let none = fit_scenario(

@@ -13,13 +13,15 @@ use std::path::Path;
 
 use ticklab_schema::experiment::e3::LiveSweep;
 
-use super::kvm::{self, KvmGuestCosts, KvmMeasurements, KvmModel, owned};
+use super::error::SimulatorError;
+use super::kvm::{self, KvmFitError, KvmGuestCosts, KvmMeasurements, KvmModel, owned};
 use crate::harness::haltpoll_sweep::{self, IdleSetup, SweepConfig};
 use crate::harness::sysfs_params::current_values;
 use crate::harness::{HarnessError, Stop};
 
 /// The costs a guest twin holds without fitting them: (name, ns, how obtained).
-pub type FixedCosts<'a> = &'a dyn Fn(&KvmGuestCosts) -> Result<Vec<(String, u64, String)>, String>;
+pub type FixedCosts<'a> =
+    &'a dyn Fn(&KvmGuestCosts) -> Result<Vec<(String, u64, String)>, SimulatorError>;
 
 /// Runs the live sweep of `cfg` with `guest_halt_poll_ns=0` first (the calibration point,
 /// whether `cfg.values_ns` lists it or not; the others follow in their order), reading the
@@ -69,9 +71,8 @@ pub fn live_sweep(
                 params_after: params_after.clone(),
             },
             model,
-        )
-        .map_err(|e| e.to_string()),
-        None => Err("no point was measured".to_string()),
+        ),
+        None => Err(KvmFitError::NoPoint),
     };
     let (calibration, twin_err) = match fitted {
         Ok(cal) => {

@@ -433,6 +433,7 @@ pub(crate) fn sensitivity(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibrate::SimulatorError;
     use crate::calibrate::fit_quality::tests::{fake_twin, measured, scenario};
     use ticklab_schema::machine::Machine;
 
@@ -575,7 +576,7 @@ mod tests {
         let ledger = CostLedger::new();
         let twin = |x: &Scenario| {
             if x.machine.costs.tick_stop_ns != s.machine.costs.tick_stop_ns {
-                return Err("tick_stop_ns out of range".to_string());
+                return Err(SimulatorError::new("tick_stop_ns out of range"));
             }
             fake_twin(x, &|_| 1.0)
         };

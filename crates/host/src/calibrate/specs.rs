@@ -9,12 +9,12 @@ use ticklab_schema::report::{CpuWakeups, Report};
 use ticklab_schema::scenario::{BackgroundSource, Placement, Scenario, TimerKind};
 use ticklab_schema::workload::Workload;
 
-use super::error::CalibrateError;
+use super::error::{CalibrateError, SimulatorError};
 use crate::harness::HostRun;
 
-/// Runs one twin simulation (the CLI passes `ticklab_twin::simulate`; the host crate does not
-/// depend on the twin).
-pub type Simulator<'a> = &'a dyn Fn(&Scenario) -> Result<Report, String>;
+/// Runs one twin simulation (the CLI passes `ticklab_twin::run`, its `SimError` boxed in a
+/// [`SimulatorError`]; the host crate does not depend on the twin).
+pub type Simulator<'a> = &'a dyn Fn(&Scenario) -> Result<Report, SimulatorError>;
 
 /// The signature of the measurement's phase runner: workload spec, duration, phase name,
 /// warnings → the harness run.

@@ -40,7 +40,7 @@ use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
 
-use super::error::CalibrateError;
+use super::error::{CalibrateError, TwinRunError};
 use super::ledger::CostLedger;
 use super::measurements::Measurements;
 use super::specs::{IDLE_FRAMES, RunPhase, Simulator, busy_frames_spec};
@@ -227,11 +227,11 @@ pub(crate) fn jitter_from_quartiles(w: &LatencySummary) -> u64 {
 }
 
 /// The twin's frame wake-up p50 (µs) for `spec` on `s`, over [`WAKEUP_SIM_NS`].
-fn twin_wakeup_p50(s: &Scenario, spec: &str, sim: Simulator<'_>) -> Result<f64, String> {
+fn twin_wakeup_p50(s: &Scenario, spec: &str, sim: Simulator<'_>) -> Result<f64, TwinRunError> {
     let mut x = s.clone();
-    x.workload = Workload::parse(spec, s.machine.topology.nr_cpus()).map_err(|e| e.to_string())?;
+    x.workload = Workload::parse(spec, s.machine.topology.nr_cpus())?;
     x.run.duration_ns = WAKEUP_SIM_NS;
-    wakeup_p50(&sim(&x)?).ok_or_else(|| format!("{spec}: the twin reported no wake-ups"))
+    wakeup_p50(&sim(&x)?).ok_or_else(|| TwinRunError::NoWakeups { spec: spec.into() })
 }
 
 /// The first frame group's wake-up p50 of a report, µs.
@@ -257,7 +257,7 @@ impl CostFit<'_> {
         &self,
         ledger: &mut CostLedger,
         notes: &mut Vec<String>,
-        twin: impl FnMut(u64) -> Result<f64, String>,
+        twin: impl FnMut(u64) -> Result<f64, TwinRunError>,
     ) -> Option<u64> {
         let (name, figure, target) = (self.name, self.figure, self.target_us);
         let outcome = match bisect(self.bounds, target, TOLERANCE_NS, twin) {
@@ -408,6 +408,7 @@ pub(crate) fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibrate::SimulatorError;
 
     fn summary(p25: f64, p50: f64, p75: f64) -> LatencySummary {
         LatencySummary {
@@ -443,7 +444,10 @@ mod tests {
     }
 
     /// A fake twin: the figure is `base + slope × value` µs (value in ns), with a counter.
-    fn linear(base_us: f64, slope: f64) -> impl FnMut(u64) -> Result<f64, String> {
+    fn linear(
+        base_us: f64,
+        slope: f64,
+    ) -> impl FnMut(u64) -> Result<f64, std::convert::Infallible> {
         move |v| Ok(base_us + slope * v as f64 / 1e3)
     }
 
@@ -544,7 +548,7 @@ mod tests {
         // A fake twin of the wake path: beside a hog the worker wakes after a 3 µs switch, the
         // interrupt's entry and exit and half the delivery spread; on an idle CPU the exit
         // latency and a 1 µs tick restart come on top.
-        let fake = |s: &Scenario| -> Result<Report, String> {
+        let fake = |s: &Scenario| -> Result<Report, SimulatorError> {
             let c = &s.machine.costs;
             let busy =
                 3.0 + (c.irq_entry_exit_ns as f64 + c.timer_delivery_jitter_ns as f64 / 2.0) / 1e3;
@@ -629,7 +633,9 @@ mod tests {
         assert!(notes[2].contains("not bisected"), "{notes:?}");
 
         // A twin that refuses the runs: presets kept (the spread is still measured), said so.
-        let refuse = |_: &Scenario| -> Result<Report, String> { Err("not modelled".into()) };
+        let refuse = |_: &Scenario| -> Result<Report, SimulatorError> {
+            Err(SimulatorError::new("not modelled"))
+        };
         let mut s = driverless();
         let preset = s.machine.clone();
         let notes = notes_of(&m, &mut s, &refuse);
@@ -648,7 +654,7 @@ mod tests {
     fn a_step_twin_lands_on_its_step() {
         // A twin whose figure jumps from 5 to 9 µs at 3000 ns: the bracket closes on the step
         // and keeps the side whose figure is nearer the target.
-        let step = |v: u64| Ok::<f64, String>(if v < 3000 { 5.0 } else { 9.0 });
+        let step = |v: u64| Ok::<f64, std::convert::Infallible>(if v < 3000 { 5.0 } else { 9.0 });
         for (target, below) in [(8.0, false), (6.0, true)] {
             let Bisected::Matched { value, twin_us } =
                 bisect((0, 10_000), target, TOLERANCE_NS, step).unwrap()

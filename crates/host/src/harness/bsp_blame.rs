@@ -31,8 +31,25 @@ use super::bsp::{BspBarrier, LateIteration};
 use super::os::now_ns;
 use crate::noise::attribution::{Detour, RunIndex, SoftirqContext, runs_from_trace};
 use crate::noise::sampler::{Clock, ClockPair, ns_per_count};
-use crate::noise::trace_sources;
-use crate::probe::tracefs::TraceSession;
+use crate::noise::{NoTrace, trace_sources};
+use crate::probe::tracefs::{TraceError, TraceSession};
+
+/// Why a bsp job's late iterations are not blamed on named sources (the run says so).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BlameUnnamed {
+    /// The ranks' CPUs could not be traced.
+    #[error(transparent)]
+    NoTrace(#[from] NoTrace),
+    /// The trace could not be read after the run.
+    #[error("trace unreadable ({0})")]
+    Unreadable(#[source] TraceError),
+    /// The ring buffer dropped events (their count), so some sources would be missed.
+    #[error("{0} trace events lost to ring-buffer overruns")]
+    Overruns(u64),
+    /// Too little time between the clock pairs to map trace counts onto nanoseconds.
+    #[error("the run was too short to map the trace clock onto CLOCK_MONOTONIC")]
+    TooShort,
+}
 
 /// A trace of the ranks' CPUs, running.
 #[derive(Debug)]
@@ -60,18 +77,23 @@ fn rank_cpus(workload: &Workload) -> Vec<u32> {
 
 /// Starts tracing the ranks' CPUs when `workload` has a bsp group: `None` without one,
 /// `Some(Err(why))` when tracing is not possible (the blame then stays unnamed).
-pub(crate) fn start(workload: &Workload, duration: Duration) -> Option<Result<BlameTrace, String>> {
+pub(crate) fn start(
+    workload: &Workload,
+    duration: Duration,
+) -> Option<Result<BlameTrace, BlameUnnamed>> {
     let cpus = rank_cpus(workload);
     if cpus.is_empty() {
         return None;
     }
     let clock = Clock::native();
     Some(
-        trace_sources(&cpus, duration, clock).map(|session| BlameTrace {
-            session,
-            clock,
-            before: ClockPair::now_against(clock, now_ns),
-        }),
+        trace_sources(&cpus, duration, clock)
+            .map(|session| BlameTrace {
+                session,
+                clock,
+                before: ClockPair::now_against(clock, now_ns),
+            })
+            .map_err(BlameUnnamed::from),
     )
 }
 
@@ -82,22 +104,19 @@ impl BlameTrace {
     pub(crate) fn finish(
         self,
         barriers: &[Option<BspBarrier>],
-    ) -> Result<Vec<Option<BspReport>>, String> {
+    ) -> Result<Vec<Option<BspReport>>, BlameUnnamed> {
         let after = ClockPair::now_against(self.clock, now_ns);
         let _ = self.session.stop();
         let text = self
             .session
             .read_trace()
-            .map_err(|e| format!("trace unreadable ({e})"))?;
+            .map_err(BlameUnnamed::Unreadable)?;
         let overruns = self.session.overruns();
         drop(self.session);
         if overruns > 0 {
-            return Err(format!(
-                "{overruns} trace events lost to ring-buffer overruns"
-            ));
+            return Err(BlameUnnamed::Overruns(overruns));
         }
-        let npc = ns_per_count(self.before, after)
-            .ok_or("the run was too short to map the trace clock onto CLOCK_MONOTONIC")?;
+        let npc = ns_per_count(self.before, after).ok_or(BlameUnnamed::TooShort)?;
         let before = self.before;
         let to_ns = move |c: u64| {
             before.ns as i64 + ((c as i128 - before.count as i128) as f64 * npc).round() as i64

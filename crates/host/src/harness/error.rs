@@ -19,12 +19,21 @@ pub enum HarnessError {
     /// A harness thread panicked.
     #[error("harness {0} panicked")]
     Panicked(String),
+    /// A measuring thread could not be pinned to a CPU the request named: bad input.
+    #[error("pin to CPU {cpu}: {source}")]
+    Pin {
+        /// The CPU.
+        cpu: u32,
+        /// The error of `sched_setaffinity`.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl HarnessError {
     /// Whether this is the user's input at fault (exit code 2 in the CLI).
     pub fn is_input(&self) -> bool {
-        matches!(self, HarnessError::Input(_))
+        matches!(self, HarnessError::Input(_) | HarnessError::Pin { .. })
     }
 }
 

@@ -308,7 +308,7 @@ pub(crate) fn run_with_warnings(
 /// the traced sources; returns why not when the ranks' CPUs could not be traced (the blame's
 /// class then stays unknown).
 fn name_bsp_blame(
-    trace: Option<Result<bsp_blame::BlameTrace, String>>,
+    trace: Option<Result<bsp_blame::BlameTrace, bsp_blame::BlameUnnamed>>,
     barriers: &[Option<BspBarrier>],
     outputs: &mut [Vec<(u32, Output)>],
 ) -> Option<String> {

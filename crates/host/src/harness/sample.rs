@@ -12,7 +12,7 @@ use ticklab_schema::report::{
     Contamination, CpuReport, CpuRole, EnergyReport, IdleStateReport, STEAL_THRESHOLD_PCT,
 };
 
-use crate::probe::hz::{self, HzReport};
+use crate::probe::hz::{self, HzReport, HzSourceMissing};
 use crate::procfs::{
     Cpuidle, Interrupts, IrqKind, ProcStat, TimerList, parse_interrupts, parse_stat,
     parse_timer_list, read_cpuidle,
@@ -155,17 +155,14 @@ pub fn live_rows(prev: &LiveSample, next: &LiveSample, cpus: Option<&[u32]>) -> 
 /// against the tick alignment of the first snapshot, and the build configuration's
 /// `CONFIG_HZ` as `host inspect` reads it (see [`crate::probe::hz`]).
 pub(crate) fn hz_between(start: &Snapshot, end: &Snapshot, skew_tick: bool) -> HzReport {
-    let unreadable = || "/proc/timer_list unreadable (needs root)".to_string();
     let alignment = start
         .timer_list
         .as_ref()
         .map(|tl| hz::hz_from_timer_list(tl, skew_tick))
-        .ok_or_else(unreadable);
+        .ok_or(HzSourceMissing::TimerListUnreadable);
     let jiffies = match (&start.timer_list, &end.timer_list) {
-        (Some(a), Some(b)) => {
-            hz::hz_from_jiffies(a, b).ok_or_else(|| "no jiffies in /proc/timer_list".to_string())
-        }
-        _ => Err(unreadable()),
+        (Some(a), Some(b)) => hz::hz_from_jiffies(a, b).ok_or(HzSourceMissing::NoJiffiesRate),
+        _ => Err(HzSourceMissing::TimerListUnreadable),
     };
     // The build configuration, read as `host inspect` reads it: the fallback when
     // /proc/timer_list is unreadable (no root) and a cross-check otherwise.

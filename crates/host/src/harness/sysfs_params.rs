@@ -375,29 +375,47 @@ fn private_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Why a file (or directory) of the restore record is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Untrusted {
+    /// Not the kind expected: a link, or another kind of file.
+    #[error("not a {} (a link or another kind of file)", if *.dir { "directory" } else { "regular file" })]
+    Kind {
+        /// A directory was expected (else a regular file).
+        dir: bool,
+    },
+    /// Owned by another user.
+    #[error("owned by uid {owner}, not by uid {me} (this user)")]
+    Owner {
+        /// The owner.
+        owner: u32,
+        /// This process's effective uid.
+        me: u32,
+    },
+    /// Writable by the group or by others.
+    #[error("mode {mode:o}: writable by others, so anyone could have written it")]
+    Writable {
+        /// The permission bits.
+        mode: u32,
+    },
+}
+
 /// Whether a file (or directory) of the restore record may be trusted: of the right type
 /// (not a link), owned by this user, writable by no one else.
-fn trusted(m: &fs::Metadata, dir: bool) -> Result<(), String> {
+fn trusted(m: &fs::Metadata, dir: bool) -> Result<(), Untrusted> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     let kind_ok = if dir { m.is_dir() } else { m.is_file() };
     if !kind_ok {
-        return Err(format!(
-            "not a {} (a link or another kind of file)",
-            if dir { "directory" } else { "regular file" }
-        ));
+        return Err(Untrusted::Kind { dir });
     }
     if m.uid() != me {
-        return Err(format!(
-            "owned by uid {}, not by uid {me} (this user)",
-            m.uid()
-        ));
+        return Err(Untrusted::Owner { owner: m.uid(), me });
     }
     if m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "mode {:o}: writable by others, so anyone could have written it",
-            m.mode() & 0o7777
-        ));
+        return Err(Untrusted::Writable {
+            mode: m.mode() & 0o7777,
+        });
     }
     Ok(())
 }
@@ -479,7 +497,7 @@ fn restore_record(record: &Path, sys_root: &Path) -> Result<Vec<(String, String)
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(super::os_error(&format!("reading {shown}"), e)),
     };
-    trusted(&meta, false).map_err(&refuse)?;
+    trusted(&meta, false).map_err(|why| refuse(why.to_string()))?;
     if let Some(dir) = record.parent() {
         let m = fs::symlink_metadata(dir)
             .map_err(|e| super::os_error(&format!("reading {}", dir.display()), e))?;

@@ -30,7 +30,7 @@ use crate::harness::os;
 use crate::harness::placement::CpuPlacement;
 use crate::harness::sample::{self, ExpectedBusy, Snapshot};
 use crate::harness::stop::Stop;
-use crate::probe::tracefs::TraceSession;
+use crate::probe::tracefs::{TraceError, TraceSession};
 use crate::procfs::{Interrupts, parse_interrupts};
 
 use attribution::{
@@ -111,10 +111,29 @@ pub fn validate(config: &NoiseConfig) -> Result<(), HarnessError> {
     Ok(())
 }
 
+/// Why a run is not traced (it falls back to count deltas; a bsp job's blame stays unnamed).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoTrace {
+    /// `--no-trace`.
+    #[error("tracing not asked for (--no-trace)")]
+    NotAsked,
+    /// The trace instance did not start (not root, no tracefs, no such events).
+    #[error(transparent)]
+    Start(#[from] TraceError),
+    /// The instance runs on another trace clock than the samplers' (named).
+    #[error(
+        "the trace clock {clock} is missing, so trace times and the sampler's cannot be matched"
+    )]
+    ClockMissing {
+        /// The trace clock the samplers' clock needs.
+        clock: &'static str,
+    },
+}
+
 /// Starts tracing for the samplers' clock; `Err` says why the run falls back to count deltas.
-fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, String> {
+fn start_trace(config: &NoiseConfig, clock: Clock) -> Result<TraceSession, NoTrace> {
     if !config.trace {
-        return Err("tracing not asked for (--no-trace)".into());
+        return Err(NoTrace::NotAsked);
     }
     trace_sources(&config.cpus, config.duration, clock)
 }
@@ -127,18 +146,16 @@ pub(crate) fn trace_sources(
     cpus: &[u32],
     duration: Duration,
     clock: Clock,
-) -> Result<TraceSession, String> {
+) -> Result<TraceSession, NoTrace> {
     let events = trace_events();
     let names: Vec<&str> = events.iter().map(String::as_str).collect();
     // About 100 bytes per event, a few thousand events per second on a busy CPU.
     let kb = (duration.as_secs().saturating_mul(512)).clamp(4096, 131_072) as u32;
-    let session = TraceSession::start_with_clock(&names, kb, Some(cpus), &[clock.trace_clock()])
-        .map_err(|e| e.to_string())?;
+    let session = TraceSession::start_with_clock(&names, kb, Some(cpus), &[clock.trace_clock()])?;
     if session.clock != clock.trace_clock() {
-        return Err(format!(
-            "the trace clock {} is missing, so trace times and the sampler's cannot be matched",
-            clock.trace_clock()
-        ));
+        return Err(NoTrace::ClockMissing {
+            clock: clock.trace_clock(),
+        });
     }
     Ok(session)
 }
@@ -304,7 +321,7 @@ pub fn run_noise(
         os::unlock_memory();
     }
     if let Some(e) = failures.into_iter().next() {
-        return Err(HarnessError::Input(e));
+        return Err(e);
     }
     let interrupted = stop.reason().map(|r| r.name());
     let npc = ns_per_count(begin, finish).unwrap_or(npc0);

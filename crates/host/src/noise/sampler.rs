@@ -23,6 +23,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::harness::error::HarnessError;
 use crate::harness::os;
 use crate::harness::stop::Stop;
 
@@ -209,8 +210,11 @@ pub(crate) fn sample(
     start: &std::sync::Barrier,
     stop: &Stop,
     live: &Arc<Live>,
-) -> Result<SamplerOutput, String> {
-    let pinned = os::pin_to(spec.cpu).map_err(|e| format!("pin to CPU {}: {e}", spec.cpu));
+) -> Result<SamplerOutput, HarnessError> {
+    let pinned = os::pin_to(spec.cpu).map_err(|source| HarnessError::Pin {
+        cpu: spec.cpu,
+        source,
+    });
     let policy = match spec.fifo {
         Some(p) => match os::set_fifo(p) {
             Ok(()) => format!("SCHED_FIFO {p}"),

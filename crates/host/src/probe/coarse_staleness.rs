@@ -92,12 +92,36 @@ fn read(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Why [`measure`] measured nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StalenessError {
+    /// The reader could not be pinned to the CPU asked for (`--cpu`): bad input.
+    #[error("--cpu {cpu}: cannot pin the reader there: {source}")]
+    Pin {
+        /// The CPU.
+        cpu: u32,
+        /// The error of `sched_setaffinity`.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The reader thread panicked.
+    #[error("the staleness reader panicked")]
+    Panicked,
+}
+
+impl StalenessError {
+    /// Whether the user's input is at fault (the CPU asked for); a panic is ticklab's.
+    pub fn is_input(&self) -> bool {
+        matches!(self, StalenessError::Pin { .. })
+    }
+}
+
 /// Spins on `cpu` for `duration_ns`, reading both clocks; `Err` when the thread cannot be
 /// pinned there (the message names the CPU).
-pub fn measure(cpu: u32, duration_ns: u64) -> Result<CoarseStaleness, String> {
+pub fn measure(cpu: u32, duration_ns: u64) -> Result<CoarseStaleness, StalenessError> {
     std::thread::scope(|s| {
         s.spawn(|| {
-            pin_to(cpu).map_err(|e| format!("--cpu {cpu}: cannot pin the reader there: {e}"))?;
+            pin_to(cpu).map_err(|source| StalenessError::Pin { cpu, source })?;
             let mut st = LagStats::default();
             let start = read(libc::CLOCK_MONOTONIC);
             let end = start.saturating_add(duration_ns);
@@ -111,7 +135,7 @@ pub fn measure(cpu: u32, duration_ns: u64) -> Result<CoarseStaleness, String> {
             }
         })
         .join()
-        .map_err(|_| "the staleness reader panicked".to_string())?
+        .map_err(|_| StalenessError::Panicked)?
     })
 }
 

@@ -147,6 +147,36 @@ pub fn hz_from_jiffies(before: &TimerList, after: &TimerList) -> Option<JiffiesE
     })
 }
 
+/// Why one source of HZ evidence is missing. In JSON it is its message (`"Err": "..."`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HzSourceMissing {
+    /// No `/proc/timer_list` snapshot to align ticks in (the probe's reason).
+    #[error("tick alignment: {0}")]
+    Alignment(String),
+    /// No second `/proc/timer_list` snapshot for a jiffies rate (the probe's reason).
+    #[error("jiffies rate: {0}")]
+    Jiffies(String),
+    /// The two snapshots give no rate: no jiffies line, no `now at` time, or no time (or
+    /// jiffies going backwards) between them.
+    #[error("jiffies rate: no jiffies or no time between reads")]
+    NoJiffiesRate,
+    /// `/proc/timer_list` cannot be read (it needs root).
+    #[error("/proc/timer_list unreadable (needs root)")]
+    TimerListUnreadable,
+    /// The build configuration has no `CONFIG_HZ` line.
+    #[error("build config has no CONFIG_HZ")]
+    NoConfigHz,
+    /// The build configuration cannot be read (the probe's reason).
+    #[error("build config: {0}")]
+    BuildConfig(String),
+}
+
+impl Serialize for HzSourceMissing {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// All HZ evidence and the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HzReport {
@@ -155,11 +185,11 @@ pub struct HzReport {
     /// How the verdict was reached, or why there is none.
     pub basis: String,
     /// Tick alignment evidence, or why it is missing.
-    pub alignment: Result<AlignmentEvidence, String>,
+    pub alignment: Result<AlignmentEvidence, HzSourceMissing>,
     /// Jiffies-rate evidence, or why it is missing.
-    pub jiffies: Result<JiffiesEvidence, String>,
+    pub jiffies: Result<JiffiesEvidence, HzSourceMissing>,
     /// `CONFIG_HZ` from the build configuration, or why it is missing.
-    pub config: Result<u32, String>,
+    pub config: Result<u32, HzSourceMissing>,
 }
 
 impl HzReport {
@@ -167,9 +197,9 @@ impl HzReport {
     /// configuration is the fallback and a cross-check. Disagreements are spelled out in
     /// [`HzReport::basis`].
     pub fn combine(
-        alignment: Result<AlignmentEvidence, String>,
-        jiffies: Result<JiffiesEvidence, String>,
-        config: Result<u32, String>,
+        alignment: Result<AlignmentEvidence, HzSourceMissing>,
+        jiffies: Result<JiffiesEvidence, HzSourceMissing>,
+        config: Result<u32, HzSourceMissing>,
     ) -> HzReport {
         let a = alignment
             .as_ref()
@@ -225,7 +255,7 @@ impl HzReport {
             ]
             .into_iter()
             .flatten()
-            .cloned()
+            .map(ToString::to_string)
             .collect::<Vec<_>>();
             if why.is_empty() {
                 "the sources do not single out one HZ".to_string()
@@ -423,7 +453,8 @@ mod tests {
         assert_eq!(r.hz, Some(250));
         assert!(r.basis.contains("trusting the rate"), "{}", r.basis);
 
-        let r = HzReport::combine(Err("needs root".into()), Err("needs root".into()), Ok(250));
+        let root = HzSourceMissing::TimerListUnreadable;
+        let r = HzReport::combine(Err(root.clone()), Err(root), Ok(250));
         assert_eq!(r.hz, Some(250));
         assert!(
             r.basis.contains("from the build configuration only"),
@@ -431,11 +462,23 @@ mod tests {
             r.basis
         );
 
-        let r = HzReport::combine(align(1000), Err("x".into()), Ok(250));
+        let r = HzReport::combine(align(1000), Err(HzSourceMissing::NoJiffiesRate), Ok(250));
         assert_eq!(r.hz, Some(1000));
         assert!(r.basis.contains("disagrees"), "{}", r.basis);
 
-        let r = HzReport::combine(Err("a".into()), Err("b".into()), Err("c".into()));
-        assert_eq!((r.hz, r.basis.as_str()), (None, "a; b; c"));
+        let r = HzReport::combine(
+            Err(HzSourceMissing::Alignment("a".into())),
+            Err(HzSourceMissing::Jiffies("b".into())),
+            Err(HzSourceMissing::BuildConfig("c".into())),
+        );
+        assert_eq!(
+            (r.hz, r.basis.as_str()),
+            (None, "tick alignment: a; jiffies rate: b; build config: c")
+        );
+        // In JSON a missing source is its message, as the snapshots show.
+        assert_eq!(
+            serde_json::to_string(&r.config).unwrap(),
+            r#"{"Err":"build config: c"}"#
+        );
     }
 }

@@ -117,9 +117,8 @@ pub fn results(
     let mut measured: Vec<(Point, f64, SyscallBreakdown)> = Vec::with_capacity(pts.len());
     for (p, r) in pts.iter().zip(runs) {
         let r = r?;
-        let (ns, b) = syscall_result(&r).ok_or_else(|| {
-            SimError::Config(format!("{}: the report has no syscall loop", name(*p)))
-        })?;
+        let (ns, b) =
+            syscall_result(&r).ok_or_else(|| SimError::NoSyscallResult { run: name(*p) })?;
         measured.push((*p, ns, b));
     }
     let baseline = |p: &Point| {
@@ -192,8 +191,10 @@ pub fn predict_host(
             },
         };
         let r = simulate(&s, |_| {})?;
-        let (ns_per_call, breakdown) = syscall_result(&r)
-            .ok_or_else(|| SimError::Config("twin of this host: no syscall result".into()))?;
+        let (ns_per_call, breakdown) =
+            syscall_result(&r).ok_or_else(|| SimError::NoSyscallResult {
+                run: "twin of this host".into(),
+            })?;
         Ok(PredictedLoop {
             cmdline,
             ns_per_call,

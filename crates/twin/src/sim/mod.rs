@@ -97,7 +97,7 @@ use ticklab_schema::scenario::{Scenario, TimerKind};
 
 pub use noise::NOISE_HISTOGRAM_US;
 pub use observe::{Callback, Event, LockId, NoTimeline, Observer, SharedLine, SoftirqVec};
-pub use setup::SimError;
+pub use setup::{ConfigError, SimError};
 use stats::WindowStats;
 
 /// Slot of the clock event device interrupt.

@@ -503,7 +503,7 @@ impl GuestPingPong {
     /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
     /// the host lab runs): A = B puts both tasks on one vCPU; the guest has two vCPUs, so A
     /// and B must be 0 or 1. The pipe variant is costed like the futex one.
-    pub fn run_group(self, group: &TaskGroup) -> Result<PingPongOutcome, String> {
+    pub fn run_group(self, group: &TaskGroup) -> Result<PingPongOutcome, PingPongGroupError> {
         let TaskGroup::PingPong {
             cpu_a,
             cpu_b,
@@ -511,13 +511,14 @@ impl GuestPingPong {
             ..
         } = group
         else {
-            return Err(format!("{}: not a ping-pong group", group.label()));
+            return Err(PingPongGroupError::NotPingPong {
+                group: group.label(),
+            });
         };
         if *cpu_a > 1 || *cpu_b > 1 {
-            return Err(format!(
-                "{}: the modelled guest has vCPUs 0 and 1",
-                group.label()
-            ));
+            return Err(PingPongGroupError::NoSuchVcpu {
+                group: group.label(),
+            });
         }
         Ok(self.run(*round_trips, cpu_a == cpu_b))
     }
@@ -613,6 +614,24 @@ impl GuestPingPong {
             critical_path: self.path,
         }
     }
+}
+
+/// Why [`GuestPingPong::run_group`] refused a workload group; each names the group by its
+/// label.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PingPongGroupError {
+    /// The group is not a ping-pong.
+    #[error("{group}: not a ping-pong group")]
+    NotPingPong {
+        /// The group's label.
+        group: String,
+    },
+    /// A task is placed on a vCPU the two-vCPU guest does not have.
+    #[error("{group}: the modelled guest has vCPUs 0 and 1")]
+    NoSuchVcpu {
+        /// The group's label.
+        group: String,
+    },
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::kconfig::GuestKernel;
+use crate::kconfig::{GuestKernel, GuestKernelError};
 
 /// The default cache root.
 pub const DEFAULT_ROOT: &str = "/var/cache/ticklab";
@@ -128,8 +128,8 @@ impl CachedKernel {
     }
 
     /// The image with its build options, for booting.
-    pub fn guest_kernel(&self) -> Result<GuestKernel, String> {
-        GuestKernel::find(&self.image(), Some(&self.config())).map_err(|e| e.to_string())
+    pub fn guest_kernel(&self) -> Result<GuestKernel, GuestKernelError> {
+        GuestKernel::find(&self.image(), Some(&self.config()))
     }
 }
 
@@ -203,7 +203,7 @@ impl KernelCache {
     /// The build `word` names: a key prefix of at least [`MIN_KEY_PREFIX`] hex digits, or a
     /// name (the newest build of that name). `Ok(None)`: nothing matches; `Err`: a key prefix
     /// that matches several builds.
-    pub fn lookup(&self, word: &str) -> Result<Option<CachedKernel>, String> {
+    pub fn lookup(&self, word: &str) -> Result<Option<CachedKernel>, KernelLookupError> {
         let all = self.list();
         let hexish = word.len() >= MIN_KEY_PREFIX && word.bytes().all(|b| b.is_ascii_hexdigit());
         if hexish {
@@ -215,13 +215,13 @@ impl KernelCache {
                 [one] => return Ok(Some((*one).clone())),
                 [] => {}
                 many => {
-                    let keys: Vec<&str> =
-                        many.iter().map(|k| &k.manifest.key[..SHORT_KEY]).collect();
-                    return Err(format!(
-                        "--kernel {word}: key prefix matches {} cached kernels ({}); give more digits",
-                        many.len(),
-                        keys.join(", ")
-                    ));
+                    return Err(KernelLookupError::Ambiguous {
+                        word: word.into(),
+                        keys: many
+                            .iter()
+                            .map(|k| k.manifest.key[..SHORT_KEY].to_string())
+                            .collect(),
+                    });
                 }
             }
         }
@@ -235,25 +235,55 @@ pub fn resolve_kernel(
     cache: &KernelCache,
     word: &Path,
     config: Option<&Path>,
-) -> Result<GuestKernel, String> {
+) -> Result<GuestKernel, KernelLookupError> {
     if word.is_file() {
-        return GuestKernel::find(word, config).map_err(|e| e.to_string());
+        return Ok(GuestKernel::find(word, config)?);
     }
     let text = word.to_string_lossy();
     if !text.contains('/')
         && let Some(k) = cache.lookup(&text)?
     {
-        return match config {
-            Some(c) => GuestKernel::find(&k.image(), Some(c)).map_err(|e| e.to_string()),
-            None => k.guest_kernel(),
-        };
+        return Ok(match config {
+            Some(c) => GuestKernel::find(&k.image(), Some(c))?,
+            None => k.guest_kernel()?,
+        });
     }
-    Err(format!(
-        "--kernel {}: no such file, and no kernel of that name or key in {} \
-         (`ticklab vm kernels` lists them; `ticklab vm build` makes one)",
+    Err(KernelLookupError::NotFound {
+        word: word.to_path_buf(),
+        kernels: cache.kernels_dir(),
+    })
+}
+
+/// Why `--kernel WORD` names no guest kernel ([`resolve_kernel`], [`KernelCache::lookup`]).
+#[derive(Debug, thiserror::Error)]
+pub enum KernelLookupError {
+    /// A key prefix that matches several cached builds (their short keys).
+    #[error(
+        "--kernel {word}: key prefix matches {} cached kernels ({}); give more digits",
+        keys.len(),
+        keys.join(", ")
+    )]
+    Ambiguous {
+        /// The word given.
+        word: String,
+        /// The short keys it matches.
+        keys: Vec<String>,
+    },
+    /// Neither a file nor a cached build's name or key.
+    #[error(
+        "--kernel {}: no such file, and no kernel of that name or key in {} (`ticklab vm kernels` lists them; `ticklab vm build` makes one)",
         word.display(),
-        cache.kernels_dir().display()
-    ))
+        kernels.display()
+    )]
+    NotFound {
+        /// The word given.
+        word: PathBuf,
+        /// The cache's directory of finished builds.
+        kernels: PathBuf,
+    },
+    /// The image or config it names is not a usable guest kernel.
+    #[error(transparent)]
+    Kernel(#[from] GuestKernelError),
 }
 
 /// The default name of a build: `<series>-hz<HZ>-<nohz>` and `+<patch stem>` per patch
@@ -415,20 +445,23 @@ mod tests {
         for (word, want) in cases {
             let got = cache
                 .lookup(word)
-                .map(|k| k.map(|k| k.manifest.key).unwrap_or_default());
+                .map(|k| k.map(|k| k.manifest.key).unwrap_or_default())
+                .map_err(|e| e.to_string());
             assert_eq!(got.as_deref(), Ok(want), "{word}");
         }
         let e = cache.lookup("aaaa00").map(|k| k.is_none());
-        assert_eq!(e, Ok(true));
+        assert!(matches!(e, Ok(true)), "{e:?}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn ambiguous_prefix_and_unknown_kernel_are_errors() {
         let (cache, root) = fixture(&[("cccc11110000", "a", 1), ("cccc11112222", "b", 2)]);
-        let e = cache.lookup("cccc1111").unwrap_err();
+        let e = cache.lookup("cccc1111").unwrap_err().to_string();
         assert!(e.contains("matches 2 cached kernels"), "{e}");
-        let e = resolve_kernel(&cache, Path::new("no-such-kernel"), None).unwrap_err();
+        let e = resolve_kernel(&cache, Path::new("no-such-kernel"), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("no such file, and no kernel") && e.contains("vm kernels"),
             "{e}"

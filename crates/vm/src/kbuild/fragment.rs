@@ -106,6 +106,58 @@ impl std::fmt::Display for Dropped {
     }
 }
 
+/// Why a fragment or `.config` line is refused; each names the file and line
+/// (`origin:line: …`) and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FragmentError {
+    /// Neither an assignment nor a comment.
+    #[error(
+        "{origin}:{line}: {text:?}: expected CONFIG_NAME=VALUE, '# CONFIG_NAME is not set' or a comment"
+    )]
+    NotALine {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// The line, trimmed.
+        text: String,
+    },
+    /// The name before `=` is not `CONFIG_` and a symbol.
+    #[error("{origin}:{line}: {name:?}: expected an option name CONFIG_[A-Za-z0-9_]+")]
+    BadName {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// The name as written.
+        name: String,
+    },
+    /// `CONFIG_X=` with nothing after it.
+    #[error(
+        "{origin}:{line}: {name}= has no value (expected y, m, n, a number or a quoted string)"
+    )]
+    NoValue {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// The option.
+        name: String,
+    },
+    /// A quoted value without its closing quote.
+    #[error("{origin}:{line}: {name}={value}: unterminated string")]
+    Unterminated {
+        /// The file.
+        origin: String,
+        /// The line number, from 1.
+        line: usize,
+        /// The option.
+        name: String,
+        /// The value as written.
+        value: String,
+    },
+}
+
 /// `CONFIG_` and a Kconfig symbol (letters, digits, underscores; a few symbols have lower case).
 fn is_option_name(s: &str) -> bool {
     s.strip_prefix("CONFIG_").is_some_and(|rest| {
@@ -115,11 +167,11 @@ fn is_option_name(s: &str) -> bool {
 
 impl ConfigFragment {
     /// Reads a fragment or a `.config`; `origin` names it in errors (`file:line: …`).
-    pub fn parse(text: &str, origin: &str) -> Result<ConfigFragment, String> {
+    pub fn parse(text: &str, origin: &str) -> Result<ConfigFragment, FragmentError> {
         let mut f = ConfigFragment::default();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
-            let at = || format!("{origin}:{}", i + 1);
+            let at = i + 1;
             if line.is_empty() {
                 continue;
             }
@@ -132,26 +184,34 @@ impl ConfigFragment {
                 continue;
             }
             let Some((name, value)) = line.split_once('=') else {
-                return Err(format!(
-                    "{}: {line:?}: expected CONFIG_NAME=VALUE, '# CONFIG_NAME is not set' or a comment",
-                    at()
-                ));
+                return Err(FragmentError::NotALine {
+                    origin: origin.into(),
+                    line: at,
+                    text: line.into(),
+                });
             };
             let (name, value) = (name.trim(), value.trim());
             if !is_option_name(name) {
-                return Err(format!(
-                    "{}: {name:?}: expected an option name CONFIG_[A-Za-z0-9_]+",
-                    at()
-                ));
+                return Err(FragmentError::BadName {
+                    origin: origin.into(),
+                    line: at,
+                    name: name.into(),
+                });
             }
             if value.is_empty() {
-                return Err(format!(
-                    "{}: {name}= has no value (expected y, m, n, a number or a quoted string)",
-                    at()
-                ));
+                return Err(FragmentError::NoValue {
+                    origin: origin.into(),
+                    line: at,
+                    name: name.into(),
+                });
             }
             if value.starts_with('"') && (value.len() < 2 || !value.ends_with('"')) {
-                return Err(format!("{}: {name}={value}: unterminated string", at()));
+                return Err(FragmentError::Unterminated {
+                    origin: origin.into(),
+                    line: at,
+                    name: name.into(),
+                    value: value.into(),
+                });
             }
             f.set(name, OptionValue::read(value));
         }
@@ -273,7 +333,7 @@ mod tests {
             match want {
                 Ok(r) => assert_eq!(got.as_deref(), Ok(r), "{text:?}"),
                 Err(s) => {
-                    let e = got.unwrap_err();
+                    let e = got.unwrap_err().to_string();
                     assert!(e.contains(s) && e.starts_with("f.config:"), "{text:?}: {e}");
                 }
             }
@@ -282,7 +342,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = ConfigFragment::parse("CONFIG_A=y\n\nbogus\n", "frag").unwrap_err();
+        let e = ConfigFragment::parse("CONFIG_A=y\n\nbogus\n", "frag")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("frag:3: \"bogus\""), "{e}");
     }
 

@@ -16,18 +16,34 @@ pub struct PatchFile {
     pub bytes: Vec<u8>,
 }
 
+/// Why `--patch` names no usable patch; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchReadError {
+    /// The file cannot be read.
+    #[error("--patch {}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The read error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file has no `--- ` and `+++ ` lines.
+    #[error("--patch {}: not a unified diff (no '--- ' and '+++ ' lines)", .0.display())]
+    NotADiff(PathBuf),
+}
+
 impl PatchFile {
     /// Reads a patch file. It must look like a unified diff (a `--- ` and a `+++ ` line).
-    pub fn read(path: &Path) -> Result<PatchFile, String> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| format!("--patch {}: cannot read: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<PatchFile, PatchReadError> {
+        let bytes = std::fs::read(path).map_err(|source| PatchReadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let text = String::from_utf8_lossy(&bytes);
         let has = |p: &str| text.lines().any(|l| l.starts_with(p));
         if !(has("--- ") && has("+++ ")) {
-            return Err(format!(
-                "--patch {}: not a unified diff (no '--- ' and '+++ ' lines)",
-                path.display()
-            ));
+            return Err(PatchReadError::NotADiff(path.to_path_buf()));
         }
         Ok(PatchFile {
             path: path.to_path_buf(),
@@ -262,9 +278,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("notes.txt");
         std::fs::write(&f, "just words\n").unwrap();
-        let e = PatchFile::read(&f).unwrap_err();
+        let e = PatchFile::read(&f).unwrap_err().to_string();
         assert!(e.contains("not a unified diff"), "{e}");
-        let e = PatchFile::read(&dir.join("absent.patch")).unwrap_err();
+        let e = PatchFile::read(&dir.join("absent.patch"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

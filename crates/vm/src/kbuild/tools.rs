@@ -1,7 +1,7 @@
 //! What a kernel build needs from the machine, checked before anything starts: the build
 //! tools (each named with the Debian package that provides it) and free disk space.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A program the build runs and the Debian package that installs it.
 pub const TOOLS: [(&str, &str); 10] = [
@@ -80,15 +80,35 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     Some(s.f_bavail.saturating_mul(s.f_frsize))
 }
 
+/// Too little free space for a step of the build: the directory, what it has, what the step
+/// (named) needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: {:.1} GiB free, {what} needs {:.1} GiB (free some space or set TICKLAB_CACHE)",
+    dir.display(),
+    *free as f64 / (1u64 << 30) as f64,
+    *need as f64 / (1u64 << 30) as f64
+)]
+pub struct NoSpace {
+    /// The directory whose file system was asked.
+    pub dir: PathBuf,
+    /// Its free bytes (for an unprivileged writer).
+    pub free: u64,
+    /// The bytes the step needs.
+    pub need: u64,
+    /// The step (`a kernel build`).
+    pub what: String,
+}
+
 /// `Err` naming the shortfall when `dir`'s file system has less than `need` bytes free.
-pub fn check_space(dir: &Path, need: u64, what: &str) -> Result<(), String> {
+pub fn check_space(dir: &Path, need: u64, what: &str) -> Result<(), NoSpace> {
     match free_bytes(dir) {
-        Some(free) if free < need => Err(format!(
-            "{}: {:.1} GiB free, {what} needs {:.1} GiB (free some space or set TICKLAB_CACHE)",
-            dir.display(),
-            free as f64 / (1u64 << 30) as f64,
-            need as f64 / (1u64 << 30) as f64
-        )),
+        Some(free) if free < need => Err(NoSpace {
+            dir: dir.to_path_buf(),
+            free,
+            need,
+            what: what.into(),
+        }),
         _ => Ok(()),
     }
 }
@@ -123,7 +143,9 @@ mod tests {
     fn space_check_names_the_shortfall() {
         let tmp = std::env::temp_dir();
         assert!(check_space(&tmp, 0, "x").is_ok());
-        let e = check_space(&tmp.join("not/yet/made"), u64::MAX, "a build").unwrap_err();
+        let e = check_space(&tmp.join("not/yet/made"), u64::MAX, "a build")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("GiB free, a build needs"), "{e}");
     }
 }

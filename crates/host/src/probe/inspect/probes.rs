@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use ticklab_cmdline::{
-    HousekeepingArg, Kernel, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg,
+    CmdlineError, HousekeepingArg, Kernel, KernelBuild, KernelCmdline, NohzBuild, RcuNocbsArg,
 };
 use ticklab_cmdline::{parse_cpulist, parse_sysfs_cpulist};
 
@@ -15,7 +15,7 @@ use super::view::{
     InspectOptions, Inspection, KernelInfo, PlacementView, TickState,
 };
 use crate::harness::placement::{CpuPlacement, CpusetLimit};
-use crate::probe::hz::{self, HzReport};
+use crate::probe::hz::{self, HzReport, HzSourceMissing};
 use crate::probe::{HostRoot, Probe};
 use crate::procfs::timer_list::{
     TimerList, clockevent_state_name, handler_mode, tick_device_mode_name,
@@ -132,12 +132,10 @@ fn build_view(k: &Kconfig, source: String) -> BuildView {
 }
 
 /// `CONFIG_HZ` from the build configuration, the third source of [`HzReport::combine`].
-fn config_hz(build: &Probe<BuildView>) -> Result<u32, String> {
+fn config_hz(build: &Probe<BuildView>) -> Result<u32, HzSourceMissing> {
     match build {
-        Probe::Ok(b) => {
-            b.hz.ok_or_else(|| "build config has no CONFIG_HZ".to_string())
-        }
-        Probe::NotAvailable(why) => Err(format!("build config: {why}")),
+        Probe::Ok(b) => b.hz.ok_or(HzSourceMissing::NoConfigHz),
+        Probe::NotAvailable(why) => Err(HzSourceMissing::BuildConfig(why.clone())),
     }
 }
 
@@ -145,7 +143,7 @@ fn config_hz(build: &Probe<BuildView>) -> Result<u32, String> {
 /// else `/proc/config.gz`): `host run` combines it with its own measurements, so both
 /// commands report HZ from the same probe, also without root (when `/proc/timer_list` is
 /// unreadable).
-pub(crate) fn build_config_hz(root: &HostRoot) -> Result<u32, String> {
+pub(crate) fn build_config_hz(root: &HostRoot) -> Result<u32, HzSourceMissing> {
     let release = kernel_info(root).ok().map(|k| k.release.clone());
     config_hz(&kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src)))
 }
@@ -250,22 +248,17 @@ fn cmdline_view(
     line: &str,
     nr_cpus: u32,
     build: Option<KernelBuild>,
-) -> Result<CmdlineView, String> {
+) -> Result<CmdlineView, CmdlineError> {
     // Only the part before `--` is the kernel's; the rest are init's arguments.
     let (kernel_part, init) = KernelCmdline::split_init_args(line);
     // With the build known, the one resolution (the release's grammar); without it, the line
     // can only be read with today's grammar and its meaning is unknown.
     let (c, resolved) = match build {
         Some(b) => {
-            let r = Kernel { build: b, nr_cpus }
-                .resolve(kernel_part)
-                .map_err(|e| e.to_string())?;
+            let r = Kernel { build: b, nr_cpus }.resolve(kernel_part)?;
             (r.cmdline.clone(), Some((r.config, r.messages)))
         }
-        None => (
-            KernelCmdline::parse(kernel_part, nr_cpus).map_err(|e| e.to_string())?,
-            None,
-        ),
+        None => (KernelCmdline::parse(kernel_part, nr_cpus)?, None),
     };
     let effective = resolved.map(|(cfg, messages)| EffectiveTick {
         nohz_idle: cfg.nohz_idle,
@@ -363,13 +356,14 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
     let hz = HzReport::combine(
         match &tl_first {
             Probe::Ok(tl) => Ok(hz::hz_from_timer_list(tl, skew)),
-            Probe::NotAvailable(why) => Err(format!("tick alignment: {why}")),
+            Probe::NotAvailable(why) => Err(HzSourceMissing::Alignment(why.clone())),
         },
         match (&tl_first, &tl_second) {
-            (Probe::Ok(a), Probe::Ok(b)) => hz::hz_from_jiffies(a, b)
-                .ok_or_else(|| "jiffies rate: no jiffies or no time between reads".to_string()),
+            (Probe::Ok(a), Probe::Ok(b)) => {
+                hz::hz_from_jiffies(a, b).ok_or(HzSourceMissing::NoJiffiesRate)
+            }
             (_, Probe::NotAvailable(why)) | (Probe::NotAvailable(why), _) => {
-                Err(format!("jiffies rate: {why}"))
+                Err(HzSourceMissing::Jiffies(why.clone()))
             }
         },
         config_hz(&build),

@@ -6,18 +6,44 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::harness::stop::Stop;
-use crate::probe::tracefs::TraceSession;
+use crate::probe::tracefs::{TraceError, TraceSession};
 use crate::probe::{HostRoot, Probe, irqs};
+use crate::procfs::timer_list::TimerListError;
 use crate::procfs::trace::{TraceEvent, parse_trace};
 use crate::procfs::{IrqKind, TimerList, parse_timer_list};
 
 use super::attribute::{attribute, sorted, tick_period_from_trace};
 use super::report::{CpuWhy, EVENTS, SAMPLE_PERIOD, WhyError, WhyOptions, WhyReport};
 
-fn read_timer_list(root: &HostRoot) -> Result<TimerList, String> {
+/// Why `/proc/timer_list` gave no snapshot (said in the report's `missing` lines).
+#[derive(Debug, Clone, thiserror::Error)]
+enum NoTimerList {
+    /// The file is not available (the probe's reason: needs root, absent).
+    #[error("{0}")]
+    NotAvailable(String),
+    /// The file does not parse.
+    #[error(transparent)]
+    Parse(#[from] TimerListError),
+}
+
+/// Why the window is not traced (the report says so and samples instead).
+#[derive(Debug, thiserror::Error)]
+enum NoTrace {
+    /// `--no-trace`.
+    #[error("tracing not requested (--no-trace)")]
+    NotRequested,
+    /// No `/proc/timer_list` snapshot to start from.
+    #[error("tracing skipped: {0}")]
+    Skipped(#[source] NoTimerList),
+    /// The trace instance did not start.
+    #[error(transparent)]
+    Start(#[from] TraceError),
+}
+
+fn read_timer_list(root: &HostRoot) -> Result<TimerList, NoTimerList> {
     match root.read("/proc/timer_list") {
-        Probe::Ok(t) => parse_timer_list(&t).map_err(|e| e.to_string()),
-        Probe::NotAvailable(why) => Err(why),
+        Probe::Ok(t) => Ok(parse_timer_list(&t)?),
+        Probe::NotAvailable(why) => Err(NoTimerList::NotAvailable(why)),
     }
 }
 
@@ -143,7 +169,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
     crate::probe::tracefs::clean_up_stale_instances();
 
     let session = if opts.no_trace {
-        Err("tracing not requested (--no-trace)".to_string())
+        Err(NoTrace::NotRequested)
     } else {
         match &tl0 {
             Ok(_) => {
@@ -151,9 +177,9 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
                 if opts.timeline.is_some() {
                     events.extend(super::chrome_trace::TIMELINE_EVENTS);
                 }
-                TraceSession::start(&events, 4096, opts.cpus.as_deref()).map_err(|e| e.to_string())
+                TraceSession::start(&events, 4096, opts.cpus.as_deref()).map_err(NoTrace::from)
             }
-            Err(why) => Err(format!("tracing skipped: {why}")),
+            Err(why) => Err(NoTrace::Skipped(why.clone())),
         }
     };
 
@@ -336,7 +362,7 @@ pub fn observe(opts: &WhyOptions, stop: &Stop) -> Result<WhyReport, WhyError> {
             })
         }
         Err(trace_why) => {
-            missing.push(trace_why);
+            missing.push(trace_why.to_string());
             sample_fallback(&root, opts, stop, &cpus, tl0, missing)
         }
     }
@@ -349,7 +375,7 @@ fn sample_fallback(
     opts: &WhyOptions,
     stop: &Stop,
     cpus: &[u32],
-    tl0: Result<TimerList, String>,
+    tl0: Result<TimerList, NoTimerList>,
     mut missing: Vec<String>,
 ) -> Result<WhyReport, WhyError> {
     let start = Instant::now();

@@ -2,7 +2,7 @@
 //! CPUs their placement names), and the remote scheduler tick of 4.17 on.
 
 use super::super::{Cpu, Sleeper, SourceRt, TimerFn, TimerMigrationState};
-use super::SimError;
+use super::{ConfigError, SimError};
 use crate::engine::NEVER;
 use crate::engine::rng::Stream;
 use crate::kernel::hrtimer::ClockBase;
@@ -31,27 +31,27 @@ pub(super) fn arm_background(
             (Some(_), None) => 0.0,
             (None, Some(r)) if r > 0.0 => 1e9 / r,
             _ => {
-                return Err(SimError::Config(format!(
-                    "background source {:?}: expected exactly one of period_ns or a positive rate_hz",
-                    src.name
-                )));
+                return Err(ConfigError::BackgroundRate {
+                    name: src.name.clone(),
+                }
+                .into());
             }
         };
         let (on, period_ns) = source_cpus(src, cfg, housekeeping, nr, global);
         if src.relative
             && !(src.wakes_task && src.period_ns.is_some() && src.kind == TimerKind::Hrtimer)
         {
-            return Err(SimError::Config(format!(
-                "background source {:?}: relative needs wakes_task, period_ns and kind hrtimer (the woken task sleeps its period from the end of its run)",
-                src.name
-            )));
+            return Err(ConfigError::BackgroundRelative {
+                name: src.name.clone(),
+            }
+            .into());
         }
         if src.follows_task {
             if !src.wakes_task {
-                return Err(SimError::Config(format!(
-                    "background source {:?}: follows_task needs wakes_task (the timer follows the task it wakes)",
-                    src.name
-                )));
+                return Err(ConfigError::BackgroundFollowsTask {
+                    name: src.name.clone(),
+                }
+                .into());
             }
             add_follow_timers(s as u16, src.kind, on.len(), cpus);
         }

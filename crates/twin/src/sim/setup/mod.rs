@@ -55,7 +55,7 @@ pub enum SimError {
     Cmdline(CmdlineError),
     /// The scenario is inconsistent (names what and what was expected).
     #[error("scenario: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// The twin does not model this yet (says what).
     #[error("not modelled by the twin yet: {0}")]
     Unsupported(String),
@@ -68,8 +68,105 @@ pub enum SimError {
     #[error("{0}")]
     ComputeLimit(ticklab_schema::validate::ValidationError),
     /// The guest ping-pong model refused the scenario (says what it does not model).
+    #[error(transparent)]
+    GuestModel(crate::guest::GuestModelError),
+    /// A run of a syscall-loop scenario (named) reported no syscall loop: the twin's own
+    /// failure, not the scenario's.
+    #[error("scenario: {run}: the report has no syscall loop")]
+    NoSyscallResult {
+        /// The run's name.
+        run: String,
+    },
+}
+
+impl SimError {
+    /// Whether the scenario (the user's input: a file, flags, a command line, a sweep point)
+    /// is at fault; the rest are the twin's own failures.
+    pub fn is_input(&self) -> bool {
+        !matches!(self, SimError::NoSyscallResult { .. })
+    }
+}
+
+/// Why a scenario is inconsistent: a value the validation layer refused, or one the machine
+/// being built cannot take. Each names the value and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The validation layer ([`Scenario::validate`]) refused a value.
+    #[error(transparent)]
+    Invalid(#[from] ticklab_schema::validate::ValidationError),
+    /// The kernel version is not `MAJOR.MINOR[...]` (the message of
+    /// [`KernelError::Version`], which says what was found).
     #[error("{0}")]
-    GuestModel(String),
+    KernelVersion(String),
+    /// A background source with both or neither of `period_ns` and a positive `rate_hz`.
+    #[error("background source {name:?}: expected exactly one of period_ns or a positive rate_hz")]
+    BackgroundRate {
+        /// The source's name.
+        name: String,
+    },
+    /// A `relative` background source that is not a task-waking periodic hrtimer.
+    #[error(
+        "background source {name:?}: relative needs wakes_task, period_ns and kind hrtimer (the woken task sleeps its period from the end of its run)"
+    )]
+    BackgroundRelative {
+        /// The source's name.
+        name: String,
+    },
+    /// A `follows_task` background source that wakes no task.
+    #[error(
+        "background source {name:?}: follows_task needs wakes_task (the timer follows the task it wakes)"
+    )]
+    BackgroundFollowsTask {
+        /// The source's name.
+        name: String,
+    },
+    /// An unpinned syscall loop with every CPU in `isolcpus=`.
+    #[error("syscall loop: every CPU is in isolcpus=, none to place it on")]
+    SyscallAllIsolated,
+    /// A syscall loop pinned to a CPU the machine does not have.
+    #[error("syscall loop pinned to CPU {cpu}: expected a CPU below {nr_cpus}")]
+    SyscallCpu {
+        /// The CPU asked for.
+        cpu: u32,
+        /// The machine's CPUs.
+        nr_cpus: u32,
+    },
+    /// A frame group whose frequency is not a positive number.
+    #[error("frame group {group}: frequency {frequency_hz} Hz, expected > 0")]
+    FrameFrequency {
+        /// The group's name.
+        group: String,
+        /// Its frequency as given.
+        frequency_hz: f64,
+    },
+    /// A CPU given a second frame worker.
+    #[error("CPU {cpu} has two frame workers (group {group}): one per CPU")]
+    TwoFrameWorkers {
+        /// The CPU.
+        cpu: u32,
+        /// The group that placed the second worker.
+        group: String,
+    },
+    /// More CPUs than the engine packs into an event (or none).
+    #[error("machine has {nr_cpus} CPUs: expected 1..={max}")]
+    MachineSize {
+        /// The machine's CPUs.
+        nr_cpus: u32,
+        /// The engine's limit.
+        max: u32,
+    },
+    /// A warm-up and duration past the event queue's time range.
+    #[error(
+        "warm-up {warmup_ns} ns + duration {duration_ns} ns: expected at most {max_s} s in all"
+    )]
+    RunTooLong {
+        /// The warm-up.
+        warmup_ns: u64,
+        /// The measured window.
+        duration_ns: u64,
+        /// The limit on both together, seconds.
+        max_s: u64,
+    },
 }
 
 impl From<CmdlineError> for SimError {
@@ -81,7 +178,7 @@ impl From<CmdlineError> for SimError {
 impl From<KernelError> for SimError {
     fn from(e: KernelError) -> Self {
         match e {
-            KernelError::Version(v) => SimError::Config(v),
+            KernelError::Version(v) => SimError::Config(ConfigError::KernelVersion(v)),
             KernelError::Cmdline(c) => SimError::Cmdline(c),
         }
     }
@@ -108,9 +205,7 @@ impl<O: Observer> Sim<O> {
         let k = &scenario.kernel;
         // The one validation layer (ticklab_schema::validate): nothing below meets a value
         // out of range, whoever built the scenario.
-        scenario
-            .validate()
-            .map_err(|e| SimError::Config(e.to_string()))?;
+        scenario.validate().map_err(ConfigError::from)?;
         let nr = check_size(scenario)?;
         let Kernel {
             cfg,
@@ -345,10 +440,11 @@ fn default_mechanisms(version: (u32, u32)) -> Mechanisms {
 fn check_size(scenario: &Scenario) -> Result<u32, SimError> {
     let nr = scenario.machine.topology.nr_cpus();
     if nr == 0 || nr > 1 << CPU_BITS {
-        return Err(SimError::Config(format!(
-            "machine has {nr} CPUs: expected 1..={}",
-            1u32 << CPU_BITS
-        )));
+        return Err(ConfigError::MachineSize {
+            nr_cpus: nr,
+            max: 1u32 << CPU_BITS,
+        }
+        .into());
     }
     // The event queue packs times below MAX_EVENT_TIME (about 52 days) with CPU numbers;
     // the furthest event is a little past the end of the run.
@@ -358,12 +454,12 @@ fn check_size(scenario: &Scenario) -> Result<u32, SimError> {
         .checked_add(scenario.run.duration_ns)
         .filter(|end| *end < MAX_EVENT_TIME / 2);
     if span.is_none() {
-        return Err(SimError::Config(format!(
-            "warm-up {} ns + duration {} ns: expected at most {} s in all",
-            scenario.run.warmup_ns,
-            scenario.run.duration_ns,
-            MAX_EVENT_TIME / 2 / 1_000_000_000
-        )));
+        return Err(ConfigError::RunTooLong {
+            warmup_ns: scenario.run.warmup_ns,
+            duration_ns: scenario.run.duration_ns,
+            max_s: MAX_EVENT_TIME / 2 / 1_000_000_000,
+        }
+        .into());
     }
     Ok(nr)
 }

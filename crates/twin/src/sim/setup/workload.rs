@@ -3,7 +3,7 @@
 //! timer-housekeeping CPUs where `kernel::timer_migration` may queue them.
 
 use super::super::{Cpu, NO_FRAME, Running, SLOT_TASK, TimerFn, TimerMigrationState};
-use super::SimError;
+use super::{ConfigError, SimError};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::hrtimer::ClockBase;
 use crate::kernel::sched::SchedClass;
@@ -138,15 +138,14 @@ fn place_syscall(
     cpus: &mut [Cpu],
 ) -> Result<SyscallLoop, SimError> {
     let m = &scenario.machine;
-    let c =
-        syscall_cpu(pinned, &m.topology, housekeeping, &cfg.isolated_domain).ok_or_else(|| {
-            SimError::Config("syscall loop: every CPU is in isolcpus=, none to place it on".into())
-        })?;
+    let c = syscall_cpu(pinned, &m.topology, housekeeping, &cfg.isolated_domain)
+        .ok_or_else(|| SimError::from(ConfigError::SyscallAllIsolated))?;
     let Some(cpu) = cpus.get_mut(c as usize) else {
-        return Err(SimError::Config(format!(
-            "syscall loop pinned to CPU {c}: expected a CPU below {}",
-            m.topology.nr_cpus()
-        )));
+        return Err(ConfigError::SyscallCpu {
+            cpu: c,
+            nr_cpus: m.topology.nr_cpus(),
+        }
+        .into());
     };
     if cpu.running != Running::Idle || cpu.frame != NO_FRAME {
         return Err(SimError::Unsupported(format!(
@@ -193,9 +192,11 @@ fn place_frames(
         on,
     } = spec;
     if !(frequency_hz.is_finite() && frequency_hz > 0.0) {
-        return Err(SimError::Config(format!(
-            "frame group {name}: frequency {frequency_hz} Hz, expected > 0"
-        )));
+        return Err(ConfigError::FrameFrequency {
+            group: name.to_owned(),
+            frequency_hz,
+        }
+        .into());
     }
     let mut g = FrameGroup::new(
         name.to_owned(),
@@ -208,9 +209,11 @@ fn place_frames(
     for c in on.iter() {
         let cpu = &mut cpus[c as usize];
         if cpu.frame != NO_FRAME {
-            return Err(SimError::Config(format!(
-                "CPU {c} has two frame workers (group {name}): one per CPU"
-            )));
+            return Err(ConfigError::TwoFrameWorkers {
+                cpu: c,
+                group: name.to_owned(),
+            }
+            .into());
         }
         let w = workers.len();
         let timer = cpu
