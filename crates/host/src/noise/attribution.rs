@@ -145,6 +145,35 @@ fn softirq_name(payload: &str) -> String {
     payload_field(payload, "vec").map_or_else(|| "?".into(), |v| format!("vec {v}"))
 }
 
+/// Closes the top of the stack if it is of `class`, crediting its length to its parent.
+fn close(
+    stack: &mut Vec<Open>,
+    thread: &mut Option<Open>,
+    class: NoiseClass,
+    at: i64,
+    runs: &mut Vec<Run>,
+) {
+    if stack.last().is_none_or(|o| o.source.class != class) {
+        return;
+    }
+    let o = stack.pop().expect("checked above");
+    let len = (at - o.start).max(0) as u64;
+    match stack.last_mut() {
+        Some(parent) => parent.nested += len,
+        None => {
+            if let Some(t) = thread.as_mut() {
+                t.nested += len;
+            }
+        }
+    }
+    runs.push(Run {
+        source: o.source,
+        start: o.start,
+        end: at,
+        net: len.saturating_sub(o.nested),
+    });
+}
+
 /// The runs on `cpu` in a trace text (module docs). `to_ns` maps a trace timestamp (the
 /// sampler's clock) to ns from the window's start; `sampler` is the sampler's tid;
 /// `softirqs` says whether softirq events open runs of their own.
@@ -159,34 +188,6 @@ pub(crate) fn runs_from_trace(
     let mut stack: Vec<Open> = Vec::new();
     let mut thread: Option<Open> = None;
     let mut last = i64::MIN;
-    // Closes the top of the stack if it is of `class`, crediting its length to its parent.
-    fn close(
-        stack: &mut Vec<Open>,
-        thread: &mut Option<Open>,
-        class: NoiseClass,
-        at: i64,
-        runs: &mut Vec<Run>,
-    ) {
-        if stack.last().is_none_or(|o| o.source.class != class) {
-            return;
-        }
-        let o = stack.pop().expect("checked above");
-        let len = (at - o.start).max(0) as u64;
-        match stack.last_mut() {
-            Some(parent) => parent.nested += len,
-            None => {
-                if let Some(t) = thread.as_mut() {
-                    t.nested += len;
-                }
-            }
-        }
-        runs.push(Run {
-            source: o.source,
-            start: o.start,
-            end: at,
-            net: len.saturating_sub(o.nested),
-        });
-    }
     for line in text.lines() {
         let Some((l, name, payload)) = parse_trace_line_raw(line) else {
             continue;

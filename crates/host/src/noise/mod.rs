@@ -231,14 +231,115 @@ pub fn run_noise(
             "no tracefs attribution ({e}): sources from /proc/interrupts and /proc/softirqs deltas"
         )
     });
-    let memory = if config.lock_memory {
-        match os::lock_memory() {
-            Ok(()) => "locked (mlockall)".to_string(),
-            Err(why) => why.to_string(),
-        }
+    let memory = lock_memory(config);
+    let w = sample_window(config, clock, stop, progress)?;
+    let interrupted = stop.reason().map(|r| r.name());
+    let npc = ns_per_count(w.begin, w.finish).unwrap_or(w.npc0);
+    let clock_text = clock_words(clock, npc);
+    let (trace_text, overruns) = read_trace_once(trace, &mut warnings);
+    let softirqs = SoftirqContext::of_this_kernel();
+    let method = if trace_text.is_some() {
+        NoiseMethod::Tracefs
     } else {
-        "not locked (--no-mlock)".to_string()
+        NoiseMethod::CountDeltas
     };
+
+    let ns_per_tick = sample::ns_per_user_tick();
+    let times = match (&w.start.stat, &w.end.stat) {
+        (Some(s), Some(e)) => Some(sample::cpu_times(s, e, ns_per_tick)),
+        _ => None,
+    };
+    let window_ns = w.end.at_ns.saturating_sub(w.start.at_ns);
+    let inputs = AttributionInputs {
+        npc,
+        trace_text: trace_text.as_deref(),
+        softirqs,
+        window: &w,
+        times: times.as_ref(),
+    };
+    let mut cpus = Vec::new();
+    let mut cpu_details = Vec::new();
+    let mut all_detours = Vec::new();
+    for o in &w.outputs {
+        let (c, details, detours) = attribute_cpu(o, &inputs, &mut warnings);
+        cpus.push(c);
+        cpu_details.push(details);
+        all_detours.push(detours);
+    }
+
+    // The contamination warnings of `host run`: each sampler explains its whole CPU.
+    if let Some(t) = &times {
+        let mut expected = ExpectedBusy::default();
+        for &cpu in &config.cpus {
+            expected.add(cpu, window_ns);
+        }
+        warnings.extend(sample::contamination_warnings(
+            t,
+            &expected,
+            window_ns,
+            ns_per_tick,
+        ));
+    } else {
+        warnings.push("/proc/stat unreadable: contamination and steal not checked".into());
+    }
+    if let Some(why) = &interrupted {
+        warnings.insert(
+            0,
+            format!(
+                "interrupted by {why} after {:.3} s of {:.3} s: partial results",
+                w.t0.elapsed().as_secs_f64(),
+                config.duration.as_secs_f64()
+            ),
+        );
+    }
+    let report = host_report(config, &w, window_ns, method, cpus, warnings);
+    Ok(HostNoise {
+        report,
+        details: HostNoiseDetails {
+            clock: clock_text,
+            method_note,
+            softirqs_in_threads: softirqs == SoftirqContext::InThreads,
+            interrupted,
+            memory,
+            trace_overruns: overruns,
+            cpus: cpu_details,
+        },
+        detours: all_detours,
+    })
+}
+
+/// What the sampled window left: every sampler's output and the readings that bracket it.
+struct SampledWindow {
+    /// The clock's ns per count measured over 20 ms before the start.
+    npc0: f64,
+    /// /proc/softirqs before and after.
+    soft_start: Option<Interrupts>,
+    soft_end: Option<Interrupts>,
+    /// /proc/interrupts before and after (the LOC cross-check's window).
+    irq_start: Option<Interrupts>,
+    irq_end: Option<Interrupts>,
+    /// The loop clock just before and after the two /proc/interrupts readings.
+    loc_from: u64,
+    loc_to: u64,
+    /// The /proc/stat and clock snapshots around the run.
+    start: Snapshot,
+    end: Snapshot,
+    begin: ClockPair,
+    finish: ClockPair,
+    /// When the samplers were released.
+    t0: std::time::Instant,
+    /// One per sampled CPU, in the configuration's order.
+    outputs: Vec<SamplerOutput>,
+}
+
+/// Spawns a pinned sampler per CPU, releases them together, reports progress a second until
+/// the window ends or a stop, joins them and takes the closing readings (and unlocks memory).
+fn sample_window(
+    config: &NoiseConfig,
+    clock: Clock,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&NoiseSoFar),
+) -> Result<SampledWindow, HarnessError> {
     // The clock's rate before the start, for the threshold and the window in counts.
     let pre = ClockPair::now(clock);
     std::thread::sleep(Duration::from_millis(20));
@@ -277,29 +378,7 @@ pub fn run_noise(
     let irq_start = read_interrupts();
     barrier.wait();
     let t0 = std::time::Instant::now();
-    // The coordinator: a progress line a second until the window ends or a stop.
-    loop {
-        let left = config.duration.saturating_sub(t0.elapsed());
-        if left.is_zero() {
-            break;
-        }
-        if stop.sleep(left.min(Duration::from_secs(1))) {
-            break;
-        }
-        progress(&NoiseSoFar {
-            elapsed: t0.elapsed(),
-            window: config.duration,
-            cpus: lives
-                .iter()
-                .map(|(cpu, l)| CpuNoiseSoFar {
-                    cpu: *cpu,
-                    detours: l.detours.load(Ordering::Relaxed),
-                    noise_us: l.noise.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
-                    max_us: l.max.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
-                })
-                .collect(),
-        });
-    }
+    coordinate(config, stop, t0, &lives, npc0, progress);
     if stop.is_set() {
         stop.request();
     }
@@ -323,18 +402,88 @@ pub fn run_noise(
     if let Some(e) = failures.into_iter().next() {
         return Err(e);
     }
-    let interrupted = stop.reason().map(|r| r.name());
-    let npc = ns_per_count(begin, finish).unwrap_or(npc0);
-    let clock_text = match clock {
+    Ok(SampledWindow {
+        npc0,
+        soft_start,
+        soft_end,
+        irq_start,
+        irq_end,
+        loc_from,
+        loc_to,
+        start,
+        end,
+        begin,
+        finish,
+        t0,
+        outputs,
+    })
+}
+
+/// Locks the process's memory when asked (page faults would be noise of ticklab's own), and
+/// says how that went.
+fn lock_memory(config: &NoiseConfig) -> String {
+    if config.lock_memory {
+        match os::lock_memory() {
+            Ok(()) => "locked (mlockall)".to_string(),
+            Err(why) => why.to_string(),
+        }
+    } else {
+        "not locked (--no-mlock)".to_string()
+    }
+}
+
+/// The clock the samplers read, with its rate over the run for the TSC.
+fn clock_words(clock: Clock, npc: f64) -> String {
+    match clock {
         Clock::Tsc => format!(
             "{}, {:.3} MHz (CLOCK_MONOTONIC_RAW over the run: the kernel's own TSC conversion)",
             clock.name(),
             1e3 / npc
         ),
         Clock::MonoRaw => clock.name().to_string(),
-    };
+    }
+}
 
-    // The trace, read once everything stopped.
+/// The coordinator's wait: a progress report a second (each sampler's live totals) until the
+/// window ends or a stop.
+fn coordinate(
+    config: &NoiseConfig,
+    stop: &Stop,
+    t0: std::time::Instant,
+    lives: &[(u32, Arc<Live>)],
+    npc0: f64,
+    progress: &mut dyn FnMut(&NoiseSoFar),
+) {
+    loop {
+        let left = config.duration.saturating_sub(t0.elapsed());
+        if left.is_zero() {
+            break;
+        }
+        if stop.sleep(left.min(Duration::from_secs(1))) {
+            break;
+        }
+        progress(&NoiseSoFar {
+            elapsed: t0.elapsed(),
+            window: config.duration,
+            cpus: lives
+                .iter()
+                .map(|(cpu, l)| CpuNoiseSoFar {
+                    cpu: *cpu,
+                    detours: l.detours.load(Ordering::Relaxed),
+                    noise_us: l.noise.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
+                    max_us: l.max.load(Ordering::Relaxed) as f64 * npc0 / 1e3,
+                })
+                .collect(),
+        });
+    }
+}
+
+/// The trace, read once everything stopped (then the session is closed); warnings for an
+/// unreadable trace or lost events.
+fn read_trace_once(
+    trace: Result<TraceSession, NoTrace>,
+    warnings: &mut Vec<String>,
+) -> (Option<String>, u64) {
     let (trace_text, overruns) = match &trace {
         Ok(s) => {
             let _ = s.stop();
@@ -354,157 +503,146 @@ pub fn run_noise(
             "{overruns} trace events lost to ring-buffer overruns: some sources are missing"
         ));
     }
-    let softirqs = SoftirqContext::of_this_kernel();
-    let method = if trace_text.is_some() {
-        NoiseMethod::Tracefs
-    } else {
-        NoiseMethod::CountDeltas
-    };
+    (trace_text, overruns)
+}
 
-    let ns_per_tick = sample::ns_per_user_tick();
-    let times = match (&start.stat, &end.stat) {
-        (Some(s), Some(e)) => Some(sample::cpu_times(s, e, ns_per_tick)),
-        _ => None,
-    };
-    let window_ns = end.at_ns.saturating_sub(start.at_ns);
-    let mut cpus = Vec::new();
-    let mut cpu_details = Vec::new();
-    let mut all_detours = Vec::new();
-    for o in &outputs {
-        let to_ns = |c: u64| ((c as i128 - o.first as i128) as f64 * npc).round() as i64;
-        let runtime = (o.last.saturating_sub(o.first) as f64 * npc).round() as u64;
-        let detours: Vec<Detour> = o
-            .detours
-            .iter()
-            .map(|&(s, g)| Detour {
-                start: to_ns(s),
-                ns: ((g as f64 * npc).round() as u64).max(1),
-            })
-            .collect();
-        let kept_all = o.detours.len() as u64 == o.count;
-        if !kept_all {
-            warnings.push(format!(
-                "CPU {}: {} detours, only the first {} kept with their times: sources and the \
-                 histogram cover those",
-                o.cpu,
-                o.count,
-                o.detours.len()
-            ));
-        }
-        let noise_ns = ((o.noise as f64 * npc).round() as u64).min(runtime);
-        let max_ns = ((o.max as f64 * npc).round() as u64).min(noise_ns);
-        let (sources, inside) = match &trace_text {
-            Some(t) => {
-                let runs = runs_from_trace(t, o.cpu, o.tid, softirqs, to_ns);
-                let a = attribute(&detours, &runs, runtime);
-                (a.sources, Some(a.inside))
-            }
-            None => (
-                from_count_deltas(
-                    o.cpu,
-                    irq_start.as_ref().zip(irq_end.as_ref()),
-                    soft_start.as_ref().zip(soft_end.as_ref()),
-                    softirqs,
-                    o.involuntary_switches,
-                ),
-                None,
-            ),
-        };
-        let histogram = kept_all.then(|| {
-            let mut h = LatencyHistogram::new(DEFAULT_HISTOGRAM_US);
-            for (k, d) in detours.iter().enumerate() {
-                h.record(k as u64, d.ns as i64);
-            }
-            h
-        });
-        let records: Vec<DetourRecord> = detours
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DetourRecord {
-                at_ns: d.start.max(0) as u64,
-                ns: d.ns,
-                sources: inside.as_ref().map(|v| v[i].clone()).unwrap_or_default(),
-            })
-            .collect();
-        let mut longest = records.clone();
-        longest.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.at_ns.cmp(&b.at_ns)));
-        longest.truncate(LONGEST_KEPT);
-        let c = CpuNoise {
-            cpu: o.cpu,
-            runtime_ns: runtime,
-            noise_ns,
-            available_pct: CpuNoise::available_pct(runtime, noise_ns),
-            max_detour_ns: max_ns,
-            detours: if noise_ns == 0 { 0 } else { o.count },
-            histogram: histogram.filter(|h| h.samples() == o.count && noise_ns > 0),
-            sources,
-        };
-        debug_assert!(c.check().is_ok(), "{:?}", c.check());
-        cpus.push(c);
-        let loc_delta = irq_start
-            .as_ref()
-            .zip(irq_end.as_ref())
-            .and_then(|(a, b)| loc_of(b, o.cpu)?.checked_sub(loc_of(a, o.cpu)?));
-        let loc_traced = trace_text
-            .as_ref()
-            .map(|t| count_events(t, o.cpu, "local_timer_entry", loc_from, loc_to));
-        cpu_details.push(HostNoiseCpu {
-            cpu: o.cpu,
-            policy: o.policy.clone(),
-            loop_ns: runtime as f64 / o.reads.max(1) as f64,
-            loc_delta,
-            loc_traced,
-            steal_ns: times
-                .as_ref()
-                .and_then(|t| t.get(&o.cpu))
-                .map(|t| t.steal_ns),
-            longest,
-        });
-        all_detours.push(CpuDetours {
-            cpu: o.cpu,
-            start_ns: begin.ns + to_ns(o.first).max(0) as u64,
-            detours: records,
-        });
-    }
+/// What attributing one CPU's detours needs besides its sampler's output.
+struct AttributionInputs<'a> {
+    /// ns per loop-clock count over the run.
+    npc: f64,
+    /// The trace, when tracefs attribution ran.
+    trace_text: Option<&'a str>,
+    softirqs: SoftirqContext,
+    window: &'a SampledWindow,
+    /// Each CPU's /proc/stat times over the run, when readable.
+    times: Option<&'a std::collections::BTreeMap<u32, sample::CpuTime>>,
+}
 
-    // The contamination warnings of `host run`: each sampler explains its whole CPU.
-    if let Some(t) = &times {
-        let mut expected = ExpectedBusy::default();
-        for &cpu in &config.cpus {
-            expected.add(cpu, window_ns);
-        }
-        warnings.extend(sample::contamination_warnings(
-            t,
-            &expected,
-            window_ns,
-            ns_per_tick,
+/// One CPU's noise (summary, sources, histogram), its measured details (cross-checks, the
+/// longest detours) and its detours in the clock's time.
+fn attribute_cpu(
+    o: &SamplerOutput,
+    inp: &AttributionInputs<'_>,
+    warnings: &mut Vec<String>,
+) -> (CpuNoise, HostNoiseCpu, CpuDetours) {
+    let (npc, w) = (inp.npc, inp.window);
+    let to_ns = |c: u64| ((c as i128 - o.first as i128) as f64 * npc).round() as i64;
+    let runtime = (o.last.saturating_sub(o.first) as f64 * npc).round() as u64;
+    let detours: Vec<Detour> = o
+        .detours
+        .iter()
+        .map(|&(s, g)| Detour {
+            start: to_ns(s),
+            ns: ((g as f64 * npc).round() as u64).max(1),
+        })
+        .collect();
+    let kept_all = o.detours.len() as u64 == o.count;
+    if !kept_all {
+        warnings.push(format!(
+            "CPU {}: {} detours, only the first {} kept with their times: sources and the \
+             histogram cover those",
+            o.cpu,
+            o.count,
+            o.detours.len()
         ));
-    } else {
-        warnings.push("/proc/stat unreadable: contamination and steal not checked".into());
     }
-    if let Some(why) = &interrupted {
-        warnings.insert(
-            0,
-            format!(
-                "interrupted by {why} after {:.3} s of {:.3} s: partial results",
-                t0.elapsed().as_secs_f64(),
-                config.duration.as_secs_f64()
+    let noise_ns = ((o.noise as f64 * npc).round() as u64).min(runtime);
+    let max_ns = ((o.max as f64 * npc).round() as u64).min(noise_ns);
+    let (sources, inside) = match inp.trace_text {
+        Some(t) => {
+            let runs = runs_from_trace(t, o.cpu, o.tid, inp.softirqs, to_ns);
+            let a = attribute(&detours, &runs, runtime);
+            (a.sources, Some(a.inside))
+        }
+        None => (
+            from_count_deltas(
+                o.cpu,
+                w.irq_start.as_ref().zip(w.irq_end.as_ref()),
+                w.soft_start.as_ref().zip(w.soft_end.as_ref()),
+                inp.softirqs,
+                o.involuntary_switches,
             ),
-        );
-    }
+            None,
+        ),
+    };
+    let histogram = kept_all.then(|| {
+        let mut h = LatencyHistogram::new(DEFAULT_HISTOGRAM_US);
+        for (k, d) in detours.iter().enumerate() {
+            h.record(k as u64, d.ns as i64);
+        }
+        h
+    });
+    let records: Vec<DetourRecord> = detours
+        .iter()
+        .enumerate()
+        .map(|(i, d)| DetourRecord {
+            at_ns: d.start.max(0) as u64,
+            ns: d.ns,
+            sources: inside.as_ref().map(|v| v[i].clone()).unwrap_or_default(),
+        })
+        .collect();
+    let mut longest = records.clone();
+    longest.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.at_ns.cmp(&b.at_ns)));
+    longest.truncate(LONGEST_KEPT);
+    let c = CpuNoise {
+        cpu: o.cpu,
+        runtime_ns: runtime,
+        noise_ns,
+        available_pct: CpuNoise::available_pct(runtime, noise_ns),
+        max_detour_ns: max_ns,
+        detours: if noise_ns == 0 { 0 } else { o.count },
+        histogram: histogram.filter(|h| h.samples() == o.count && noise_ns > 0),
+        sources,
+    };
+    debug_assert!(c.check().is_ok(), "{:?}", c.check());
+    let loc_delta = w
+        .irq_start
+        .as_ref()
+        .zip(w.irq_end.as_ref())
+        .and_then(|(a, b)| loc_of(b, o.cpu)?.checked_sub(loc_of(a, o.cpu)?));
+    let loc_traced = inp
+        .trace_text
+        .map(|t| count_events(t, o.cpu, "local_timer_entry", w.loc_from, w.loc_to));
+    let details = HostNoiseCpu {
+        cpu: o.cpu,
+        policy: o.policy.clone(),
+        loop_ns: runtime as f64 / o.reads.max(1) as f64,
+        loc_delta,
+        loc_traced,
+        steal_ns: inp.times.and_then(|t| t.get(&o.cpu)).map(|t| t.steal_ns),
+        longest,
+    };
+    let detours = CpuDetours {
+        cpu: o.cpu,
+        start_ns: w.begin.ns + to_ns(o.first).max(0) as u64,
+        detours: records,
+    };
+    (c, details, detours)
+}
+
+/// The run's report: this host's identity, boot line and HZ, the per-CPU counters and the
+/// noise section.
+fn host_report(
+    config: &NoiseConfig,
+    w: &SampledWindow,
+    window_ns: u64,
+    method: NoiseMethod,
+    cpus: Vec<CpuNoise>,
+    warnings: Vec<String>,
+) -> Report {
     let (hostname, kernel) = os::uname();
     let cmdline = std::fs::read_to_string("/proc/cmdline")
         .map(|s| KernelCmdline::split_init_args(&s).0.to_string())
         .unwrap_or_default();
     let skew = crate::harness::report::skew_tick(&cmdline).unwrap_or(false);
-    let hz = sample::hz_between(&start, &end, skew).hz.unwrap_or(0);
+    let hz = sample::hz_between(&w.start, &w.end, skew).hz.unwrap_or(0);
     let nohz_full: Vec<u32> = std::fs::read_to_string("/sys/devices/system/cpu/nohz_full")
         .ok()
         .and_then(|t| ticklab_cmdline::parse_cpulist(t.trim(), 1 << 16).ok())
         .map(|s| s.iter().collect())
         .unwrap_or_default();
-    let report = Report {
-        cpus: sample::cpu_reports(&start, &end, &config.cpus, &nohz_full),
+    Report {
+        cpus: sample::cpu_reports(&w.start, &w.end, &config.cpus, &nohz_full),
         noise: Some(NoiseReport {
             method,
             threshold_ns: config.threshold_ns,
@@ -522,20 +660,7 @@ pub fn run_noise(
             hz,
             window_ns,
         )
-    };
-    Ok(HostNoise {
-        report,
-        details: HostNoiseDetails {
-            clock: clock_text,
-            method_note,
-            softirqs_in_threads: softirqs == SoftirqContext::InThreads,
-            interrupted,
-            memory,
-            trace_overruns: overruns,
-            cpus: cpu_details,
-        },
-        detours: all_detours,
-    })
+    }
 }
 
 /// The local timer count of `cpu` in a `/proc/interrupts` reading.

@@ -220,14 +220,7 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     let package = source::package_name(&req.series)?;
     ticklab_schema::scenario::check_hz(req.hz)
         .map_err(|e| BuildError::Input(format!("--hz {e}")))?;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let missing = tools::missing_packages(&path, |h| h.is_file());
-    if !missing.is_empty() {
-        return Err(env_err(format!(
-            "a kernel build needs, and this machine lacks: {} (apt-get install the packages named; scripts/setup.sh does)",
-            missing.join(", ")
-        )));
-    }
+    check_tools()?;
     let version = match source::installed_version(&package) {
         Some(v) => v,
         None => source::install(&package, progress)?,
@@ -254,30 +247,10 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
         return Ok(Outcome::Cached(Box::new(k)));
     }
     let t0 = Instant::now();
-    let tarball = source::tarball(&package)?;
-    let have_tree = cache
-        .sources_dir()
-        .join(format!("{package}_{version}"))
-        .join(&package)
-        .join("Makefile")
-        .is_file();
-    if !have_tree {
-        tools::check_space(
-            cache.root(),
-            tools::NEED_FOR_SOURCE,
-            "extracting the source",
-        )
-        .map_err(env_err)?;
-    }
-    let pristine = source::extracted(&cache.sources_dir(), &package, &version, &tarball, progress)?;
-    tools::check_space(cache.root(), tools::NEED_FOR_BUILD, "a kernel build").map_err(env_err)?;
+    let pristine = source_tree(cache, &package, &version, progress)?;
 
     let work = cache.builds_dir().join(&key);
-    if work.exists() {
-        std::fs::remove_dir_all(&work)
-            .map_err(|e| env_err(format!("{}: cannot remove: {e}", work.display())))?;
-    }
-    std::fs::create_dir_all(&work).map_err(|e| env_err(format!("{}: {e}", work.display())))?;
+    fresh_dir(&work)?;
     let tree = work.join("tree");
     let obj = work.join("obj");
     let log = work.join("build.log");
@@ -294,52 +267,19 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
         })?;
     }
 
-    progress("build: configuring (tinyconfig + fragment, olddefconfig)");
-    let frag_file = work.join("ticklab.config");
-    std::fs::write(&frag_file, &fragment_text)
-        .map_err(|e| env_err(format!("{}: {e}", frag_file.display())))?;
-    let make = |target: &str| {
-        let mut c = Command::new("make");
-        c.arg("-C")
-            .arg(&tree)
-            .arg(format!("O={}", obj.display()))
-            .arg(target);
-        c
-    };
-    run_logged(make("tinyconfig"), &log, "make tinyconfig")?;
-    let mut merge = Command::new(tree.join("scripts/kconfig/merge_config.sh"));
-    merge
-        .current_dir(&tree)
-        .arg("-m")
-        .arg("-O")
-        .arg(&obj)
-        .arg(obj.join(".config"))
-        .arg(&frag_file);
-    run_logged(merge, &log, "merge_config.sh")?;
-    run_logged(make("olddefconfig"), &log, "make olddefconfig")?;
-    let config_text = std::fs::read_to_string(obj.join(".config"))
-        .map_err(|e| env_err(format!("{}: {e}", obj.join(".config").display())))?;
-    let final_config = ConfigFragment::parse(&config_text, ".config").map_err(env_err)?;
-    let dropped = fragment.dropped(&final_config);
-    if !dropped.is_empty() {
-        let list: Vec<String> = dropped.iter().map(|d| format!("  {d}")).collect();
-        return Err(BuildError::Input(format!(
-            "{}: {} line(s) did not survive `make olddefconfig` on {source_label}:\n{}",
-            req.fragment_file.display(),
-            dropped.len(),
-            list.join("\n")
-        )));
-    }
-    let needs_openssl = ["CONFIG_MODULE_SIG", "CONFIG_SYSTEM_TRUSTED_KEYRING"]
-        .iter()
-        .any(|o| final_config.get(o) == Some(&fragment::OptionValue::Yes));
-    if needs_openssl && !Path::new(tools::OPENSSL_HEADER.0).is_file() {
-        return Err(env_err(format!(
-            "this config signs modules or embeds keys and needs {} ({} is missing)",
-            tools::OPENSSL_HEADER.1,
-            tools::OPENSSL_HEADER.0
-        )));
-    }
+    configure(
+        req,
+        &fragment,
+        &fragment_text,
+        &Dirs {
+            tree: &tree,
+            obj: &obj,
+            work: &work,
+            log: &log,
+        },
+        &source_label,
+        progress,
+    )?;
     if req.check_only {
         std::fs::remove_dir_all(&work)
             .map_err(|e| env_err(format!("{}: cannot remove: {e}", work.display())))?;
@@ -366,6 +306,152 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     )?;
     let wall = t0.elapsed().as_secs_f64();
 
+    install(
+        req,
+        &key,
+        (&package, &version),
+        &Dirs {
+            tree: &tree,
+            obj: &obj,
+            work: &work,
+            log: &log,
+        },
+        &make_log,
+        wall,
+    )
+}
+
+/// Refuses a build on a machine without the tools it needs, naming their packages.
+fn check_tools() -> Result<(), BuildError> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let missing = tools::missing_packages(&path, |h| h.is_file());
+    if !missing.is_empty() {
+        return Err(env_err(format!(
+            "a kernel build needs, and this machine lacks: {} (apt-get install the packages named; scripts/setup.sh does)",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The pristine source tree of `package` at `version` in the cache, extracted from its
+/// tarball when it is not there yet; refuses when the disk cannot hold it and a build.
+fn source_tree(
+    cache: &KernelCache,
+    package: &str,
+    version: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<PathBuf, BuildError> {
+    let tarball = source::tarball(package)?;
+    let have_tree = cache
+        .sources_dir()
+        .join(format!("{package}_{version}"))
+        .join(package)
+        .join("Makefile")
+        .is_file();
+    if !have_tree {
+        tools::check_space(
+            cache.root(),
+            tools::NEED_FOR_SOURCE,
+            "extracting the source",
+        )
+        .map_err(env_err)?;
+    }
+    let pristine = source::extracted(&cache.sources_dir(), package, version, &tarball, progress)?;
+    tools::check_space(cache.root(), tools::NEED_FOR_BUILD, "a kernel build").map_err(env_err)?;
+    Ok(pristine)
+}
+
+/// `dir`, emptied: removed if a failed build left it, then created.
+fn fresh_dir(dir: &Path) -> Result<(), BuildError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| env_err(format!("{}: cannot remove: {e}", dir.display())))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| env_err(format!("{}: {e}", dir.display())))
+}
+
+/// A build's directories: the hard-linked source tree, the object tree, the work directory
+/// holding both, and the log of the configuration steps.
+struct Dirs<'a> {
+    tree: &'a Path,
+    obj: &'a Path,
+    work: &'a Path,
+    log: &'a Path,
+}
+
+/// tinyconfig, the fragment merged, olddefconfig; refuses a fragment line that did not
+/// survive, and a config that needs OpenSSL headers this machine lacks.
+fn configure(
+    req: &BuildRequest,
+    fragment: &ConfigFragment,
+    fragment_text: &str,
+    d: &Dirs<'_>,
+    source_label: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), BuildError> {
+    let (tree, obj, work, log) = (d.tree, d.obj, d.work, d.log);
+    progress("build: configuring (tinyconfig + fragment, olddefconfig)");
+    let frag_file = work.join("ticklab.config");
+    std::fs::write(&frag_file, &fragment_text)
+        .map_err(|e| env_err(format!("{}: {e}", frag_file.display())))?;
+    let make = |target: &str| {
+        let mut c = Command::new("make");
+        c.arg("-C")
+            .arg(&tree)
+            .arg(format!("O={}", obj.display()))
+            .arg(target);
+        c
+    };
+    run_logged(make("tinyconfig"), log, "make tinyconfig")?;
+    let mut merge = Command::new(tree.join("scripts/kconfig/merge_config.sh"));
+    merge
+        .current_dir(&tree)
+        .arg("-m")
+        .arg("-O")
+        .arg(&obj)
+        .arg(obj.join(".config"))
+        .arg(&frag_file);
+    run_logged(merge, log, "merge_config.sh")?;
+    run_logged(make("olddefconfig"), log, "make olddefconfig")?;
+    let config_text = std::fs::read_to_string(obj.join(".config"))
+        .map_err(|e| env_err(format!("{}: {e}", obj.join(".config").display())))?;
+    let final_config = ConfigFragment::parse(&config_text, ".config").map_err(env_err)?;
+    let dropped = fragment.dropped(&final_config);
+    if !dropped.is_empty() {
+        let list: Vec<String> = dropped.iter().map(|d| format!("  {d}")).collect();
+        return Err(BuildError::Input(format!(
+            "{}: {} line(s) did not survive `make olddefconfig` on {source_label}:\n{}",
+            req.fragment_file.display(),
+            dropped.len(),
+            list.join("\n")
+        )));
+    }
+    let needs_openssl = ["CONFIG_MODULE_SIG", "CONFIG_SYSTEM_TRUSTED_KEYRING"]
+        .iter()
+        .any(|o| final_config.get(o) == Some(&fragment::OptionValue::Yes));
+    if needs_openssl && !Path::new(tools::OPENSSL_HEADER.0).is_file() {
+        return Err(env_err(format!(
+            "this config signs modules or embeds keys and needs {} ({} is missing)",
+            tools::OPENSSL_HEADER.1,
+            tools::OPENSSL_HEADER.0
+        )));
+    }
+    Ok(())
+}
+
+/// Moves the built image, its config, the logs and a manifest into the cache under `key`
+/// (through a partial directory renamed at the end), removes the work directory and returns
+/// the cached kernel.
+fn install(
+    req: &BuildRequest,
+    key: &str,
+    (package, version): (&str, &str),
+    d: &Dirs<'_>,
+    make_log: &Path,
+    wall: f64,
+) -> Result<Outcome, BuildError> {
+    let (obj, work, log, cache) = (d.obj, d.work, d.log, &req.cache);
     let release = std::fs::read_to_string(obj.join("include/config/kernel.release"))
         .map(|s| s.trim().to_string())
         .map_err(|e| env_err(format!("kernel.release: {e}")))?;
@@ -387,7 +473,7 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let manifest = Manifest {
-        key: key.clone(),
+        key: key.to_string(),
         name: req.name.clone().unwrap_or_else(|| {
             cache::default_name(
                 &req.series,
@@ -399,8 +485,8 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
                     .collect::<Vec<_>>(),
             )
         }),
-        package: package.clone(),
-        package_version: version.clone(),
+        package: package.to_string(),
+        package_version: version.to_string(),
         kernel_release: release,
         hz: req.hz,
         nohz: cache::nohz_word(req.nohz).to_string(),

@@ -20,7 +20,7 @@ use crate::probe::{HostRoot, Probe};
 use crate::procfs::timer_list::{
     TimerList, clockevent_state_name, handler_mode, tick_device_mode_name,
 };
-use crate::procfs::{Kconfig, parse_kconfig, parse_timer_list, read_cpuidle};
+use crate::procfs::{Cpuidle, Kconfig, parse_kconfig, parse_timer_list, read_cpuidle};
 
 /// Reads every `name` file of a sysfs parameters directory.
 fn read_params(root: &HostRoot, dir: &str) -> Probe<BTreeMap<String, String>> {
@@ -317,33 +317,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
     let isolated_sysfs = root.read_line("/sys/devices/system/cpu/isolated");
     let placement = placement_view(root, cpus.ok().map(|c| c.nr_possible));
 
-    // The build as far as the command line's meaning depends on it.
-    let kernel_build = {
-        let version = kernel.ok().and_then(KernelInfo::major_minor);
-        let (nohz, high_res) = match (build.ok(), tl_first.ok()) {
-            (Some(b), _) if b.nohz.is_some() => (b.nohz, Some(b.high_res)),
-            (_, Some(tl)) => {
-                let nohz_active = tl.cpus.iter().any(|c| c.nohz == Some(true));
-                let full = nohz_full_sysfs.ok().is_some();
-                let nohz = match (full, nohz_active) {
-                    (true, _) => NohzBuild::Full,
-                    (false, true) => NohzBuild::Idle,
-                    (false, false) => NohzBuild::Periodic,
-                };
-                (Some(nohz), tl.cpus.first().and_then(|c| c.hres_active))
-            }
-            _ => (None, None),
-        };
-        match (nohz, high_res, version) {
-            (Some(nohz), Some(high_res), Some(version)) => Some(KernelBuild {
-                nohz,
-                high_res,
-                version,
-                skew_tick_backport: false,
-            }),
-            _ => None,
-        }
-    };
+    let kernel_build = kernel_build(&kernel, &build, &tl_first, &nohz_full_sysfs);
     let cmdline = cpus.clone().and_then(|c| {
         root.read("/proc/cmdline")
             .and_then(|line| Probe::from_result(cmdline_view(&line, c.nr_possible, kernel_build)))
@@ -369,21 +343,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
         config_hz(&build),
     );
 
-    let cpuidle_dir = "/sys/devices/system/cpu/cpuidle";
-    let cpuidle = if root.path(cpuidle_dir).is_dir() {
-        Probe::Ok(read_cpuidle(&root.path("/sys/devices/system/cpu")))
-    } else {
-        Probe::NotAvailable(format!("{cpuidle_dir} is absent (CONFIG_CPU_IDLE off?)"))
-    };
-    let mut cpuidle_params = read_params(root, "/sys/module/cpuidle/parameters");
-    if let (Probe::Ok(map), Probe::Ok(hp)) = (
-        &mut cpuidle_params,
-        read_params(root, "/sys/module/cpuidle_haltpoll/parameters"),
-    ) {
-        for (k, v) in hp {
-            map.insert(format!("cpuidle_haltpoll.{k}"), v);
-        }
-    }
+    let (cpuidle, cpuidle_params) = cpuidle_view(root);
     let haltpoll = read_params(root, "/sys/module/haltpoll/parameters");
     let clocksource = root
         .read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource")
@@ -398,31 +358,7 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
     let clockevents = read_clockevents(root);
     let rapl = read_rapl(root);
 
-    let mut notes = Vec::new();
-    if let (Probe::Ok(ci), Probe::Ok(p)) = (&cpuidle, &cpuidle_params) {
-        if ci.driver.as_deref() != Some("haltpoll")
-            && p.get("cpuidle_haltpoll.force").map(String::as_str) == Some("N")
-        {
-            notes.push(
-                "cpuidle-haltpoll is built in but not the driver: it registers only when the \
-                 hypervisor advertises KVM_HINTS_REALTIME, or with cpuidle_haltpoll.force=Y"
-                    .to_string(),
-            );
-        }
-        if ci.driver.as_deref() == Some("none") {
-            notes.push(
-                "no cpuidle driver: idle CPUs use the default idle instruction (HLT in a \
-                 guest) and the governor is not consulted"
-                    .to_string(),
-            );
-        }
-    }
-    if nohz_full_sysfs.ok().is_none()
-        && let Probe::Ok(b) = &build
-        && b.nohz != Some(NohzBuild::Full)
-    {
-        notes.push("no nohz_full support in this build (CONFIG_NO_HZ_FULL off)".into());
-    }
+    let notes = inspection_notes(&cpuidle, &cpuidle_params, &nohz_full_sysfs, &build);
 
     Inspection {
         kernel,
@@ -442,6 +378,98 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
         rapl,
         notes,
     }
+}
+
+/// The build as far as the command line's meaning depends on it: from the kernel config
+/// when it says, else from what /proc/timer_list and sysfs show; `None` when a part is
+/// unknown.
+fn kernel_build(
+    kernel: &Probe<KernelInfo>,
+    build: &Probe<BuildView>,
+    tl_first: &Probe<TimerList>,
+    nohz_full_sysfs: &Probe<String>,
+) -> Option<KernelBuild> {
+    let version = kernel.ok().and_then(KernelInfo::major_minor);
+    let (nohz, high_res) = match (build.ok(), tl_first.ok()) {
+        (Some(b), _) if b.nohz.is_some() => (b.nohz, Some(b.high_res)),
+        (_, Some(tl)) => {
+            let nohz_active = tl.cpus.iter().any(|c| c.nohz == Some(true));
+            let full = nohz_full_sysfs.ok().is_some();
+            let nohz = match (full, nohz_active) {
+                (true, _) => NohzBuild::Full,
+                (false, true) => NohzBuild::Idle,
+                (false, false) => NohzBuild::Periodic,
+            };
+            (Some(nohz), tl.cpus.first().and_then(|c| c.hres_active))
+        }
+        _ => (None, None),
+    };
+    match (nohz, high_res, version) {
+        (Some(nohz), Some(high_res), Some(version)) => Some(KernelBuild {
+            nohz,
+            high_res,
+            version,
+            skew_tick_backport: false,
+        }),
+        _ => None,
+    }
+}
+
+/// The cpuidle sysfs view and its module parameters (cpuidle_haltpoll's prefixed).
+fn cpuidle_view(root: &HostRoot) -> (Probe<Cpuidle>, Probe<BTreeMap<String, String>>) {
+    let cpuidle_dir = "/sys/devices/system/cpu/cpuidle";
+    let cpuidle = if root.path(cpuidle_dir).is_dir() {
+        Probe::Ok(read_cpuidle(&root.path("/sys/devices/system/cpu")))
+    } else {
+        Probe::NotAvailable(format!("{cpuidle_dir} is absent (CONFIG_CPU_IDLE off?)"))
+    };
+    let mut cpuidle_params = read_params(root, "/sys/module/cpuidle/parameters");
+    if let (Probe::Ok(map), Probe::Ok(hp)) = (
+        &mut cpuidle_params,
+        read_params(root, "/sys/module/cpuidle_haltpoll/parameters"),
+    ) {
+        for (k, v) in hp {
+            map.insert(format!("cpuidle_haltpoll.{k}"), v);
+        }
+    }
+    (cpuidle, cpuidle_params)
+}
+
+/// What the inspection adds in words: a haltpoll driver that did not register, no cpuidle
+/// driver, no nohz_full in the build.
+fn inspection_notes(
+    cpuidle: &Probe<Cpuidle>,
+    cpuidle_params: &Probe<BTreeMap<String, String>>,
+    nohz_full_sysfs: &Probe<String>,
+    build: &Probe<BuildView>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let (Probe::Ok(ci), Probe::Ok(p)) = (cpuidle, cpuidle_params) {
+        if ci.driver.as_deref() != Some("haltpoll")
+            && p.get("cpuidle_haltpoll.force").map(String::as_str) == Some("N")
+        {
+            notes.push(
+                "cpuidle-haltpoll is built in but not the driver: it registers only when the \
+                 hypervisor advertises KVM_HINTS_REALTIME, or with cpuidle_haltpoll.force=Y"
+                    .to_string(),
+            );
+        }
+        if ci.driver.as_deref() == Some("none") {
+            notes.push(
+                "no cpuidle driver: idle CPUs use the default idle instruction (HLT in a \
+                 guest) and the governor is not consulted"
+                    .to_string(),
+            );
+        }
+    }
+    if nohz_full_sysfs.ok().is_none()
+        && let Probe::Ok(b) = build
+        && b.nohz != Some(NohzBuild::Full)
+    {
+        notes.push("no nohz_full support in this build (CONFIG_NO_HZ_FULL off)".into());
+    }
+
+    notes
 }
 
 fn read_clockevents(root: &HostRoot) -> Probe<BTreeMap<String, String>> {
