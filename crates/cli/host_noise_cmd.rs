@@ -17,7 +17,7 @@ use clap::Args;
 use ticklab_host::harness::{LiveSample, live_rows};
 use ticklab_host::harness::{Stop, os::possible_cpu_count};
 use ticklab_host::noise::{CpuDetours, HostNoise, NoiseConfig, NoiseSoFar, run_noise};
-use ticklab_schema::trace::{Arg, CpuTrack, Kind, TraceWriter};
+use ticklab_trace::{Arg, CpuTrack, Kind, TraceWriter};
 use ticklab_schema::units::parse_duration;
 
 use crate::args::MetricsFormat;

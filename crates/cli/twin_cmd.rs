@@ -257,7 +257,7 @@ fn trace_one(
     runs: usize,
     noise: bool,
     progress: impl FnMut(u64),
-) -> Result<(Report, ticklab_schema::trace::TraceWriter), ticklab_twin::SimError> {
+) -> Result<(Report, ticklab_trace::TraceWriter), ticklab_twin::SimError> {
     let listener = ticklab_twin::timeline::listener(s, pid, t.window(), limit_per_run(runs));
     let mut sim = ticklab_twin::Sim::with_observer(s, listener)?;
     if noise {

@@ -34,8 +34,6 @@
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
-//! * [`trace`] writes timelines as Chrome trace-event JSON, one vocabulary for the twin and
-//!   the host lab.
 //!
 //! Read [`scenario`] first, then [`report`].
 
@@ -55,7 +53,6 @@ pub mod openmetrics;
 pub mod report;
 pub mod scenario;
 pub mod sweep;
-pub mod trace;
 pub mod units;
 pub mod unseen_check;
 pub mod validate;
