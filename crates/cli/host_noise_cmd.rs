@@ -17,8 +17,8 @@ use clap::Args;
 use ticklab_host::harness::{LiveSample, live_rows};
 use ticklab_host::harness::{Stop, os::possible_cpu_count};
 use ticklab_host::noise::{CpuDetours, HostNoise, NoiseConfig, NoiseSoFar, run_noise};
-use ticklab_trace::{Arg, CpuTrack, Kind, TraceWriter};
 use ticklab_schema::units::parse_duration;
+use ticklab_trace::{Arg, CpuTrack, Kind, TraceWriter};
 
 use crate::args::MetricsFormat;
 use crate::error::{input_error, interrupted};

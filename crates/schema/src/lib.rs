@@ -20,8 +20,6 @@
 //!   `host calibrate` and `vm compare` share.
 //! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
 //!   readers scrape (`--format openmetrics`).
-//! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
-//!   writes.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
 //!   one type for `host noise` and the twin; [`host_noise`] is what a measured run adds
 //!   (clock, cross-checks, the longest detours with their sources).
@@ -52,7 +50,6 @@ pub mod noise;
 pub mod openmetrics;
 pub mod report;
 pub mod scenario;
-pub mod sweep;
 pub mod units;
 pub mod unseen_check;
 pub mod validate;

@@ -15,7 +15,7 @@ use std::io::{BufRead, Read};
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Largest JSON-lines file read (bytes): enough for the rows of the largest sweep
-/// (`ticklab_schema::sweep::grid` allows a million runs; a row is under a KiB) with room to
+/// (`ticklab_sweep::grid` allows a million runs; a row is under a KiB) with room to
 /// spare, and a stop for a stream that never ends.
 pub const MAX_LINES_TOTAL_BYTES: u64 = 1 << 30;
 

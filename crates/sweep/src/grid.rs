@@ -19,11 +19,11 @@
 //! the flags, so a sweep file and the flags that say the same thing give the same sweep.
 
 use super::row::{ParamKey, SweepParam};
-use crate::machine;
-use crate::scenario::{KernelError, Scenario, check_hz};
-use crate::units::parse_duration;
-use crate::workload::{TaskGroup, Workload};
 use std::collections::BTreeMap;
+use ticklab_schema::machine;
+use ticklab_schema::scenario::{KernelError, Scenario, check_hz};
+use ticklab_schema::units::parse_duration;
+use ticklab_schema::workload::{TaskGroup, Workload};
 
 /// Most runs one sweep may have (points × seeds): a guard against a range typo
 /// (`seed=1..1000000000`) filling memory before anything runs.
@@ -471,7 +471,7 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
             Ok(Some(s.run.duration_ns as f64 / 1e9))
         }
         ParamKey::Warmup => {
-            s.run.warmup_ns = crate::units::parse_warmup(v).map_err(|e| e.to_string())?;
+            s.run.warmup_ns = ticklab_schema::units::parse_warmup(v).map_err(|e| e.to_string())?;
             Ok(Some(s.run.warmup_ns as f64 / 1e9))
         }
     }
@@ -520,8 +520,8 @@ fn set_cost(s: &mut Scenario, path: &str, v: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Kernel, Run, default_background};
     use ticklab_cmdline::NohzBuild;
+    use ticklab_schema::scenario::{Kernel, Run, default_background};
 
     fn base() -> Scenario {
         Scenario {

@@ -3,9 +3,9 @@
 
 use super::metrics::{CpuMetric, Metric, Metrics};
 use super::stats::Stats;
-use crate::report::CpuRole;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use ticklab_schema::report::CpuRole;
 
 /// Version of the sweep row and summary schema (JSON lines and CSV). Adding optional fields
 /// or metrics keeps it; renaming or removing one bumps it (docs/schema.md).
@@ -25,7 +25,7 @@ pub enum ParamKey {
     Nohz,
     /// The kernel command line (`cmdline`).
     Cmdline,
-    /// One field of the machine's [`Costs`](crate::machine::Costs) (`cost.FIELD`).
+    /// One field of the machine's [`Costs`](ticklab_schema::machine::Costs) (`cost.FIELD`).
     Cost(String),
     /// Workload spec (`workload`).
     Workload,

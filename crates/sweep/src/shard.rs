@@ -158,7 +158,7 @@ pub fn check_run_index(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::{Metrics, SWEEP_SCHEMA_VERSION};
+    use crate::{Metrics, SWEEP_SCHEMA_VERSION};
 
     fn row(sweep: &str, run: u64, runs: u64) -> SweepRow {
         SweepRow {

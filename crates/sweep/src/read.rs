@@ -1,9 +1,9 @@
 //! Reading a sweep's JSON lines back into typed rows (`merge`, `plot`, `report`, `sweep
-//! --resume`), line by line within the limits of [`crate::lines`].
+//! --resume`), line by line within the limits of [`ticklab_schema::lines`].
 
 use super::row::SweepRow;
-use crate::lines::{LinesError, MAX_LINE_BYTES, MAX_LINES_TOTAL_BYTES, for_each_line};
 use std::io::BufRead;
+use ticklab_schema::lines::{LinesError, MAX_LINE_BYTES, MAX_LINES_TOTAL_BYTES, for_each_line};
 
 /// Reads every non-blank line of `input` as a [`SweepRow`]; stops at the first line that is
 /// not one (its number and the parser's message in the error) or at a limit.
