@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(n, next, "lines are numbered from 1 without gaps");
         next += 1;
         held = held.max(line.len());
-        Ok(())
+        Ok::<(), std::convert::Infallible>(())
     });
     assert!(
         held <= max_line,

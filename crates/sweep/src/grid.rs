@@ -392,7 +392,7 @@ fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Po
     }
     let nr = s.machine.topology.nr_cpus();
     s.kernel.resolve(nr).map_err(|e| match e {
-        KernelError::Version(v) => v,
+        KernelError::Version(v) => v.to_string(),
         KernelError::Cmdline(c) => format!("{}: {c}", describe(&params)),
     })?;
     if !chosen.is_empty() {
@@ -433,14 +433,14 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
         }
         ParamKey::KernelVersion => {
             s.kernel.version = v.to_string();
-            let (a, b) = s.kernel.version_tuple()?;
+            let (a, b) = s.kernel.version_tuple().map_err(|e| e.to_string())?;
             Ok(Some(a as f64 + b as f64 / 1000.0))
         }
         ParamKey::Hz => {
             let hz = v
                 .parse::<u32>()
                 .map_err(|_| "expected a number (CONFIG_HZ)".to_string())
-                .and_then(check_hz)?;
+                .and_then(|hz| check_hz(hz).map_err(|e| e.to_string()))?;
             s.kernel.hz = hz;
             Ok(Some(hz as f64))
         }

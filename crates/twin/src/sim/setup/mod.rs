@@ -81,7 +81,7 @@ impl From<CmdlineError> for SimError {
 impl From<KernelError> for SimError {
     fn from(e: KernelError) -> Self {
         match e {
-            KernelError::Version(v) => SimError::Config(v),
+            KernelError::Version(v) => SimError::Config(v.to_string()),
             KernelError::Cmdline(c) => SimError::Cmdline(c),
         }
     }
