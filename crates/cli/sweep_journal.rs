@@ -138,7 +138,7 @@ fn read_journal(path: &Path, sweep: &SweepIdentity<'_>) -> anyhow::Result<Vec<Sw
     rows.sort_by_key(|r| r.run);
     let mut seen = BTreeSet::new();
     for r in &rows {
-        check_run_index(r, sweep.id, sweep.runs, sweep.seeds).map_err(&bad)?;
+        check_run_index(r, sweep.id, sweep.runs, sweep.seeds).map_err(|e| bad(e.to_string()))?;
         if !sweep.shard.owns(r.run) {
             return Err(bad(format!(
                 "run {} is not of shard {}",

@@ -34,9 +34,10 @@ mod stats;
 pub use metrics::{CpuMetric, CpuMetrics, Metric, Metrics};
 pub use read::read_rows;
 pub use row::{
-    CpuSummary, ParamKey, SWEEP_SCHEMA_VERSION, SweepParam, SweepRow, SweepSetup, SweepSummary,
+    CpuSummary, ParamKey, ParamKeyError, SWEEP_SCHEMA_VERSION, SweepParam, SweepRow, SweepSetup,
+    SweepSummary,
 };
-pub use shard::{Shard, check_run_index, merge};
+pub use shard::{MergeError, RunIndexError, Shard, ShardError, check_run_index, merge};
 pub use stats::{Stats, t_975};
 
 #[cfg(test)]
@@ -63,7 +64,7 @@ mod tests {
                 "{input:?}"
             );
         }
-        let e = ParamKey::parse("hzz").unwrap_err();
+        let e = ParamKey::parse("hzz").unwrap_err().to_string();
         assert!(e.contains("\"hzz\"") && e.contains("workload"), "{e}");
     }
 
