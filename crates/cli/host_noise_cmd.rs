@@ -158,7 +158,7 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
     if args.format == MetricsFormat::Openmetrics {
         let mut families = ticklab_report::openmetrics::report_metrics(&run.report);
         families.extend(ticklab_report::openmetrics::noise_metrics(&run.report));
-        write!(out, "{}", ticklab_schema::openmetrics::render(&families))?;
+        write!(out, "{}", ticklab_report::openmetrics::render(&families))?;
     } else if args.json {
         let mut v = serde_json::to_value(&run.report)?;
         v["host_noise"] = serde_json::to_value(&run.details)?;

@@ -206,7 +206,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.format == MetricsFormat::Openmetrics {
         let families = ticklab_report::openmetrics::report_metrics(&run.report);
-        write!(out, "{}", ticklab_schema::openmetrics::render(&families))?;
+        write!(out, "{}", ticklab_report::openmetrics::render(&families))?;
     } else if args.json {
         let mut v = serde_json::to_value(&run)?;
         if let Some(p) = &prediction {

@@ -18,8 +18,8 @@
 //! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
 //!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
 //!   `host calibrate` and `vm compare` share.
-//! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
-//!   readers scrape (`--format openmetrics`).
+//! * [`openmetrics`] holds the typed metric families (gauges, their units and samples) that
+//!   `--format openmetrics` writes; `ticklab-report` writes their text.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
 //!   one type for `host noise` and the twin; [`host_noise`] is what a measured run adds
 //!   (clock, cross-checks, the longest detours with their sources).
