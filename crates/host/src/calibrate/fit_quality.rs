@@ -5,7 +5,7 @@
 //!
 //! After the fit, the twin with the fitted costs runs each calibration phase again and every
 //! figure is set beside its measurement in the shared comparison
-//! ([`ticklab_schema::comparison`], [`Bands::Host`]: a miss above 20 %, with a floor of
+//! ([`crate::comparison`], [`Bands::Host`]: a miss above 20 %, with a floor of
 //! 2 LOC/s for interrupt rates): idle and one-hog LOC/s per CPU, getpid ns/call, the pipe
 //! ping-pong round trips, and the 1 kHz frame worker's wake-up p50 / p99, on an idle CPU and
 //! beside a hog on the hog's CPU. A figure the twin cannot run is listed with the reason
@@ -20,7 +20,7 @@
 //! long as the fit's own runs (the twin is deterministic: the same values the fit saw); the
 //! sensitivity test ([`super::sensitivity`]) calls it again with one cost varied.
 
-use ticklab_schema::comparison::{Bands, Figure, Row};
+use ticklab_schema::comparison::{Figure, Row};
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::Workload;
@@ -29,6 +29,7 @@ use super::measurements::Measurements;
 use super::specs::{
     FIT_WINDOWS, HARNESS_SOURCE, IDLE_FRAMES, Simulator, Windows, busy_frames_spec, loc_per_s,
 };
+use crate::comparison::{Bands, row};
 
 /// One calibration phase re-run in the twin: its rows, or why the twin could not run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +79,7 @@ fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
         .zip(twin)
         .enumerate()
         .map(|(c, (m, t))| {
-            Row::new(
+            row(
                 Some(c as u32),
                 Figure::LocPerS,
                 Some(*m),
@@ -174,7 +175,7 @@ fn syscall_rows<'a>(measured: f64) -> RowsOf<'a> {
             WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
             _ => None,
         });
-        vec![Row::new(
+        vec![row(
             Some(0),
             Figure::SyscallNs,
             Some(measured),
@@ -192,7 +193,7 @@ fn pingpong_rows<'a>(what: &str, measured: f64) -> RowsOf<'a> {
             WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
             _ => None,
         });
-        vec![Row::new(
+        vec![row(
             None,
             Figure::PingPongNs { what: what.clone() },
             Some(measured),
@@ -210,14 +211,14 @@ fn wakeup_rows<'a>(cpu: u32, wk: crate::harness::LatencySummary) -> RowsOf<'a> {
             _ => None,
         });
         vec![
-            Row::new(
+            row(
                 Some(cpu),
                 Figure::WakeupUs { stat: "p50".into() },
                 Some(wk.p50_us),
                 p.map(|p| p.p50_us),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 Some(cpu),
                 Figure::WakeupUs { stat: "p99".into() },
                 Some(wk.p99_us),

@@ -32,13 +32,14 @@
 //! side of the window's end to the other, which is what the LOC/s floor is for.
 
 use serde::Serialize;
-use ticklab_schema::comparison::{Band, Bands, Figure, HOST_TOLERANCE};
+use ticklab_schema::comparison::{Band, Figure};
 use ticklab_schema::scenario::Scenario;
 
 use super::fit_quality::{FitCheck, twin_checks};
 use super::ledger::{self, CostLedger};
 use super::measurements::Measurements;
 use super::specs::{Simulator, Windows};
+use crate::comparison::{Bands, HOST_TOLERANCE};
 
 /// A change counts when it exceeds this share of the figure's fit-quality band. A quarter: a
 /// preset that is off by a factor of two and moves a figure by that much uses up a good part
