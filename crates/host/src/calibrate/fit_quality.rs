@@ -42,36 +42,6 @@ pub struct FitCheck {
     pub refused: Option<String>,
 }
 
-impl FitCheck {
-    /// The comment lines of the scenario file's header (and of stderr): one per row,
-    /// `fit <phase>: [CPU n ]<figure> measured <m> twin <p> ratio <r> <verdict>`, a miss
-    /// marked `MISS (> 20 %)`.
-    pub fn lines(&self) -> Vec<String> {
-        if let Some(why) = &self.refused {
-            return vec![format!("fit {}: not checked: {why}", self.phase)];
-        }
-        self.rows
-            .iter()
-            .map(|r| {
-                let cpu = r.cpu.map_or(String::new(), |c| format!("CPU {c} "));
-                let v = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
-                let verdict = match r.verdict() {
-                    ticklab_schema::comparison::Verdict::Miss => "MISS (outside 20 %)",
-                    other => other.word(),
-                };
-                format!(
-                    "fit {}: {cpu}{} measured {} twin {} ratio {} {verdict}",
-                    self.phase,
-                    r.figure.name(),
-                    v(r.measured),
-                    v(r.predicted),
-                    r.ratio().map_or("-".to_string(), |x| format!("{x:.3}")),
-                )
-            })
-            .collect()
-    }
-}
-
 /// Per-CPU LOC/s rows.
 fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
     measured
@@ -423,22 +393,26 @@ pub(in crate::calibrate) mod tests {
         assert_eq!(hog.phase, "hogs:1@1");
         let verdicts: Vec<Verdict> = hog.rows.iter().map(Row::verdict).collect();
         assert_eq!(verdicts, [Verdict::Miss, Verdict::Ok]);
-        let lines = hog.lines();
+        let miss = &hog.rows[0];
         assert_eq!(
-            lines[0],
-            "fit hogs:1@1: CPU 0 LOC/s measured 65.80 twin 26.80 ratio 0.407 MISS (outside 20 %)"
+            (miss.cpu, &miss.figure, miss.measured, miss.predicted),
+            (Some(0), &Figure::LocPerS, Some(65.8), Some(26.8))
         );
-        assert!(lines[1].ends_with(" ok"), "{lines:?}");
-        // Every cost check the twin refused is listed with the reason.
-        let refused: Vec<String> = checks.iter().skip(2).flat_map(FitCheck::lines).collect();
+        // Every cost check the twin refused is kept with the reason (and no rows).
+        let refused: Vec<(&str, Option<&str>, usize)> = checks
+            .iter()
+            .skip(2)
+            .map(|c| (c.phase.as_str(), c.refused.as_deref(), c.rows.len()))
+            .collect();
+        let not_modelled = Some("not modelled");
         assert_eq!(
             refused,
             [
-                "fit syscall:getpid@0:n=1000000: not checked: not modelled",
-                "fit pingpong:pipe@0,0:n=10000: not checked: not modelled",
-                "fit pingpong:pipe@0,1:n=10000: not checked: not modelled",
-                "fit frames:1000@0:loop=0: not checked: not modelled",
-                "fit hogs:1@1+frames:1000@1:loop=0: not checked: not modelled",
+                ("syscall:getpid@0:n=1000000", not_modelled, 0),
+                ("pingpong:pipe@0,0:n=10000", not_modelled, 0),
+                ("pingpong:pipe@0,1:n=10000", not_modelled, 0),
+                ("frames:1000@0:loop=0", not_modelled, 0),
+                ("hogs:1@1+frames:1000@1:loop=0", not_modelled, 0),
             ]
         );
     }
