@@ -57,10 +57,14 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
             other => break other.expect("calibration"),
         }
     };
-    eprintln!("{}", cal.file_text());
+    eprintln!("{}", ticklab_report::calibrate::scenario_file(&cal));
 
     // The file must load back as the same scenario (comments are ignored).
-    let loaded = Scenario::from_toml(&cal.file_text(), "calibrated.toml").expect("reload");
+    let loaded = Scenario::from_toml(
+        &ticklab_report::calibrate::scenario_file(&cal),
+        "calibrated.toml",
+    )
+    .expect("reload");
     assert_eq!(loaded.machine, cal.scenario.machine);
     assert_eq!(loaded.background, cal.scenario.background);
 

@@ -403,7 +403,7 @@ fn trace_writes_a_valid_timeline_with_the_same_bytes_twice() {
         std::fs::read_to_string(&path).unwrap()
     };
     let a = run("a.json");
-    let c = ticklab_schema::trace::check(&a).unwrap();
+    let c = ticklab_trace::check(&a).unwrap();
     assert_eq!(c.tracks, 8, "{c:?}");
     assert!(a == run("b.json"), "same seed, same bytes");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -17,8 +17,8 @@ use clap::Args;
 use ticklab_host::harness::{LiveSample, live_rows};
 use ticklab_host::harness::{Stop, os::possible_cpu_count};
 use ticklab_host::noise::{CpuDetours, HostNoise, NoiseConfig, NoiseSoFar, run_noise};
-use ticklab_schema::trace::{Arg, CpuTrack, Kind, TraceWriter};
 use ticklab_schema::units::parse_duration;
+use ticklab_trace::{Arg, CpuTrack, Kind, TraceWriter};
 
 use crate::args::MetricsFormat;
 use crate::error::{input_error, interrupted, library_error};
@@ -158,7 +158,7 @@ pub(crate) fn run(args: &NoiseArgs) -> anyhow::Result<()> {
     if args.format == MetricsFormat::Openmetrics {
         let mut families = ticklab_report::openmetrics::report_metrics(&run.report);
         families.extend(ticklab_report::openmetrics::noise_metrics(&run.report));
-        write!(out, "{}", ticklab_schema::openmetrics::render(&families))?;
+        write!(out, "{}", ticklab_report::openmetrics::render(&families))?;
     } else if args.json {
         let mut v = serde_json::to_value(&run.report)?;
         v["host_noise"] = serde_json::to_value(&run.details)?;

@@ -140,7 +140,7 @@ pub(crate) fn irqs(args: &IrqsArgs) -> anyhow::Result<()> {
     }
     if args.format == MetricsFormat::Openmetrics {
         let families = probe::irqs_metrics::metric_families(&rates);
-        return emit(&ticklab_schema::openmetrics::render(&families));
+        return emit(&ticklab_report::openmetrics::render(&families));
     }
     if args.json {
         emit(

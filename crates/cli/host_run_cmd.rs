@@ -244,7 +244,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.format == MetricsFormat::Openmetrics {
         let families = ticklab_report::openmetrics::report_metrics(&run.report);
-        write!(out, "{}", ticklab_schema::openmetrics::render(&families))?;
+        write!(out, "{}", ticklab_report::openmetrics::render(&families))?;
     } else if args.json {
         let mut v = serde_json::to_value(&run)?;
         if let Some(p) = &prediction {
@@ -322,17 +322,15 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             c.phase, c.why
         );
     }
-    eprintln!("calibrate: {}", calibration.measurements.steal_line());
-    for line in calibration.fit_quality.iter().flat_map(|c| c.lines()) {
+    use ticklab_report::calibrate::{fit_lines, flagged_lines, scenario_file, steal_line};
+    eprintln!("calibrate: {}", steal_line(&calibration.measurements));
+    for line in calibration.fit_quality.iter().flat_map(fit_lines) {
         eprintln!("calibrate: {line}");
     }
-    for line in ticklab_host::calibrate::flagged_lines(
-        calibration.ledger.entries().len(),
-        &calibration.sensitivity,
-    ) {
+    for line in flagged_lines(calibration.ledger.entries().len(), &calibration.sensitivity) {
         eprintln!("calibrate: {line}");
     }
-    let text = calibration.file_text();
+    let text = scenario_file(&calibration);
     match &args.out {
         Some(path) => {
             crate::output::write_file("--out", path, text.as_bytes())?;

@@ -1,5 +1,5 @@
 //! The twin of this host: `host run --twin [SCENARIO]` runs the workload here and in the twin
-//! and prints them side by side (the shared comparison, [`ticklab_schema::comparison`]), and
+//! and prints them side by side (the shared comparison, [`ticklab_host::comparison`]), and
 //! `host calibrate` fits with the same runner ([`twin_report`]).
 //!
 //! The scenario: the file given to `--twin` (a `host calibrate` file, or any scenario);
@@ -9,7 +9,8 @@
 
 use std::path::Path;
 
-use ticklab_schema::comparison::{Bands, Row, compare_reports};
+use ticklab_host::comparison::{Bands, compare_reports};
+use ticklab_schema::comparison::Row;
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::{Barrier, TaskGroup, Workload};

@@ -11,7 +11,7 @@ use crate::experiment_cmd::{ExperimentArgs, e1_results, e2_results, e4_results};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use ticklab_report::plot::{self, Figure};
-use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSummary};
+use ticklab_sweep::{Metric, ParamKey, SweepRow, SweepSummary};
 use ticklab_twin::experiments::e3;
 
 /// What `plot` and `report` read: an experiment to run, or a sweep file.

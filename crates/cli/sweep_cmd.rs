@@ -1,5 +1,5 @@
 //! `ticklab sweep | merge`: a scenario run at every point of a parameter grid with several
-//! seeds (`ticklab_schema::sweep::grid`), in parallel (`ticklab_twin::sweep::run_grid`), one
+//! seeds (`ticklab_sweep::grid`), in parallel (`ticklab_twin::sweep::run_grid`), one
 //! row per run and a summary per point (`ticklab_report::sweep`); a deterministic slice of it
 //! with `--shard I/N`, put back together by `merge`.
 
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use ticklab_host::harness::Stop;
 use ticklab_schema::lines::{LinesError, read_text};
-use ticklab_schema::sweep::grid::{Grid, Seeds};
-use ticklab_schema::sweep::{Shard, SweepRow, SweepSummary, merge as merge_rows, read_rows};
+use ticklab_sweep::grid::{Grid, Seeds};
+use ticklab_sweep::{Shard, SweepRow, SweepSummary, merge as merge_rows, read_rows};
 use ticklab_twin::sweep::SweepError;
 
 /// Output format of `sweep` and `merge`.

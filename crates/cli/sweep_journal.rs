@@ -6,7 +6,7 @@
 //!   depend on the thread count or on the order runs finished), and the journal is removed.
 //! * `--resume` reads the journal a stopped sweep left, checks every row against the sweep
 //!   being run (its identity, run count, shard, and the point and seed its run index puts
-//!   there: `ticklab_schema::sweep::check_run_index`), and runs only the others. A last line
+//!   there: `ticklab_sweep::check_run_index`), and runs only the others. A last line
 //!   cut short by a SIGKILL mid-write is dropped (that run is run again).
 //! * Without `--resume`, a journal already there is refused: it holds finished work.
 
@@ -17,7 +17,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use ticklab_schema::sweep::{Shard, SweepRow, check_run_index, read_rows};
+use ticklab_sweep::{Shard, SweepRow, check_run_index, read_rows};
 
 /// The append-only file of finished rows.
 #[derive(Debug)]
@@ -138,7 +138,7 @@ fn read_journal(path: &Path, sweep: &SweepIdentity<'_>) -> anyhow::Result<Vec<Sw
     rows.sort_by_key(|r| r.run);
     let mut seen = BTreeSet::new();
     for r in &rows {
-        check_run_index(r, sweep.id, sweep.runs, sweep.seeds).map_err(&bad)?;
+        check_run_index(r, sweep.id, sweep.runs, sweep.seeds).map_err(|e| bad(e.to_string()))?;
         if !sweep.shard.owns(r.run) {
             return Err(bad(format!(
                 "run {} is not of shard {}",

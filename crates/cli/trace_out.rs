@@ -5,7 +5,7 @@
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use ticklab_schema::trace::{DEFAULT_LIMIT_BYTES, TraceWindow, TraceWriter, write_trace};
+use ticklab_trace::{DEFAULT_LIMIT_BYTES, TraceWindow, TraceWriter, write_trace};
 
 /// The trace flags every command that can export a timeline takes.
 #[derive(Debug, Clone, Args)]

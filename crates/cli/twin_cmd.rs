@@ -154,7 +154,7 @@ pub(crate) fn build_scenario(a: &ScenarioArgs, cmdline: Option<&str>) -> anyhow:
     // Resolve the command line now, as the scenario's kernel release reads it (its cpulist
     // grammar), so a typo is an input error naming its origin before any work starts.
     let parsed = s.kernel.resolve(nr).map_err(|e| match e {
-        KernelError::Version(v) => input_error(v),
+        KernelError::Version(v) => input_error(v.to_string()),
         KernelError::Cmdline(c) => input_error(format!("{}: {c}", cmdline_origin(a, cmdline))),
     })?;
     // An unknown parameter stays non-fatal, as in the kernel; a near miss is worth a warning.
@@ -255,7 +255,7 @@ fn trace_one(
     runs: usize,
     noise: bool,
     progress: impl FnMut(u64),
-) -> Result<(Report, ticklab_schema::trace::TraceWriter), ticklab_twin::SimError> {
+) -> Result<(Report, ticklab_trace::TraceWriter), ticklab_twin::SimError> {
     let listener = ticklab_twin::timeline::listener(s, pid, t.window(), limit_per_run(runs));
     let mut sim = ticklab_twin::Sim::with_observer(s, listener)?;
     if noise {

@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ticklab_schema::lines::read_text;
-use ticklab_schema::sweep::grid::Grid;
+use ticklab_sweep::grid::Grid;
 use ticklab_schema::scenario::MAX_SCENARIO_BYTES;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,11 +1,11 @@
 //! The JSON-lines reader behind `merge`, `plot`, `report` and the sweep journal
-//! (`lines::for_each_line`, then `sweep::read_rows`): no panic on any input, no line
+//! (`lines::for_each_line`, then `ticklab_sweep::read_rows`): no panic on any input, no line
 //! handed over longer than the per-line cap, line numbers counting up from 1, and the input
 //! never read past the total cap.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ticklab_schema::lines::{LinesError, for_each_line};
-use ticklab_schema::sweep::read_rows;
+use ticklab_sweep::read_rows;
 
 fuzz_target!(|data: &[u8]| {
     // Small caps, so that the fuzzer reaches both limits with short inputs.
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(n, next, "lines are numbered from 1 without gaps");
         next += 1;
         held = held.max(line.len());
-        Ok(())
+        Ok::<(), std::convert::Infallible>(())
     });
     assert!(
         held <= max_line,

@@ -331,13 +331,13 @@ fn live_timeline_keeps_the_trace_invariants() {
         cpus: None,
         no_trace: false,
         save_trace: None,
-        timeline: Some(ticklab_schema::trace::TraceWindow::WHOLE),
+        timeline: Some(ticklab_trace::TraceWindow::WHOLE),
     };
     let report = why::observe(&opts, &Stop::new()).expect("observe");
     let w = report.timeline.expect("a timeline with tracing");
     let mut out = Vec::new();
-    ticklab_schema::trace::write_trace(&mut out, vec![w], &[]).unwrap();
-    let c = ticklab_schema::trace::check(&String::from_utf8(out).unwrap()).unwrap();
+    ticklab_trace::write_trace(&mut out, vec![w], &[]).unwrap();
+    let c = ticklab_trace::check(&String::from_utf8(out).unwrap()).unwrap();
     assert_eq!(c.tracks, report.cpus.len(), "{c:?}");
     assert!(c.by_category.get("irq").is_some_and(|&n| n > 0), "{c:?}");
 }

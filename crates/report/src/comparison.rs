@@ -170,35 +170,36 @@ pub fn verdict_line(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_schema::comparison::{Bands, Figure};
+    use ticklab_host::comparison::{Bands, row};
+    use ticklab_schema::comparison::Figure;
 
     #[test]
     fn comparison_tables_snapshot() {
         let rows = vec![
-            Row::new(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
-            Row::new(
+            row(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
+            row(
                 Some(0),
                 Figure::TickStoppedPct,
                 None,
                 Some(99.1),
                 Bands::Host,
             ),
-            Row::new(Some(0), Figure::BusyPct, Some(0.4), Some(0.1), Bands::Host),
-            Row::new(
+            row(Some(0), Figure::BusyPct, Some(0.4), Some(0.1), Bands::Host),
+            row(
                 Some(1),
                 Figure::LocPerS,
                 Some(65.8),
                 Some(26.9),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 Some(1),
                 Figure::BusyPct,
                 Some(32.5),
                 Some(32.1),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 Some(1),
                 Figure::IdleStatePct {
                     state: "HLT".into(),
@@ -207,21 +208,21 @@ mod tests {
                 Some(66.0),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 Some(1),
                 Figure::WakeupUs { stat: "p99".into() },
                 Some(21.5),
                 Some(9.4),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 None,
                 Figure::SyscallNs,
                 Some(163.4),
                 Some(163.0),
                 Bands::Host,
             ),
-            Row::new(Some(1), Figure::LocPerS, Some(50.0), Some(90.0), Bands::Vm),
+            row(Some(1), Figure::LocPerS, Some(50.0), Some(90.0), Bands::Vm),
         ];
         insta::assert_snapshot!(comparison_tables(&rows));
     }
@@ -229,9 +230,9 @@ mod tests {
     #[test]
     fn contaminated_cpus_are_named_beside_their_misses() {
         let rows = vec![
-            Row::new(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
-            Row::new(Some(1), Figure::BusyPct, Some(99.9), Some(0.1), Bands::Host),
-            Row::new(
+            row(Some(0), Figure::LocPerS, Some(4.1), Some(3.9), Bands::Host),
+            row(Some(1), Figure::BusyPct, Some(99.9), Some(0.1), Bands::Host),
+            row(
                 None,
                 Figure::SyscallNs,
                 Some(400.0),

@@ -22,7 +22,7 @@ use crate::format::{fixed, opt_fixed};
 use crate::plot::{self, Figure, PlotError};
 use std::fmt::Write;
 use ticklab_schema::experiment::{BandCheck, e1, e2, e3, e4};
-use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSummary};
+use ticklab_sweep::{Metric, ParamKey, SweepRow, SweepSummary};
 
 /// The page's style sheet (inline; no web font, system sans-serif).
 const CSS: &str = "\

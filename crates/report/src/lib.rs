@@ -5,7 +5,8 @@
 //! [`ticklab_schema::experiment`]; this crate turns them into tables a kernel engineer already
 //! knows how to read. Everything here is a pure function of its input: no colours, no terminal
 //! probing, no clock, so the output is byte-for-byte reproducible and can be snapshot-tested
-//! and diffed. It depends on the shared schema only, never on the twin or the host lab.
+//! and diffed. It depends on the typed results only: the shared schema's, the sweep's
+//! (`ticklab-sweep`) and the host lab's calibration (`ticklab-host`); never on the twin.
 //!
 //! The renderers, one module each:
 //!
@@ -30,6 +31,8 @@
 //!   path beside the published figures, the costs, the assumptions and the difference checks;
 //!   [`e3::json`] is its `--json`.
 //! * [`bench_table`] ([`bench`](mod@bench)) — `ticklab bench`: the twin's events per second.
+//! * [`calibrate`] — `ticklab host calibrate`: the scenario file with its comment header, and
+//!   the steal, fit-quality and flagged-preset lines it prints.
 //! * [`host_run_report`] ([`host_run`]) — `ticklab host run`: each workload group's
 //!   measurements, then the per-CPU table.
 //! * [`sim_report`] ([`workloads`]) — `ticklab sim`: every workload group's section (frame
@@ -56,6 +59,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod calibrate;
 pub mod compare;
 pub mod comparison;
 pub mod cpu;

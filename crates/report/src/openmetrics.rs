@@ -1,6 +1,30 @@
-//! `ticklab host run --format openmetrics`: a [`Report`] as gauges for the node-exporter
-//! textfile collector (docs/metrics.md); the text format is
-//! [`ticklab_schema::openmetrics`]'s.
+//! OpenMetrics: the text exposition of metric families ([`render`]), and a [`Report`] as
+//! gauges for the node-exporter textfile collector (`ticklab host run --format openmetrics`,
+//! docs/metrics.md). The families are the typed [`ticklab_schema::openmetrics`] ones; the
+//! producers (this module for reports, `ticklab_host::probe::irqs_metrics` for `host irqs`)
+//! build them, and [`render`] is the one writer of the text.
+//!
+//! # The text
+//!
+//! One text that both readers accept (docs/metrics.md):
+//!
+//! * every family is a **gauge**: a window's rates, ratios and quantiles are values of that
+//!   window, not counters that only grow (the raw `/proc/interrupts` counters are
+//!   node-exporter's own `node_interrupts_total`). This also avoids the one place where the
+//!   two formats disagree, the `_total` suffix of counters;
+//! * `# HELP` and `# TYPE` before each family's samples; `# UNIT` (OpenMetrics) when the
+//!   name ends in a base unit (`_seconds`, `_ratio`, `_watts`), which the Prometheus text
+//!   parser reads as a comment;
+//! * base units in the names (seconds, not microseconds; ratios, not per cent); rates end in
+//!   `_per_second`;
+//! * label values escaped (`\\`, `\"`, `\n`); values rounded to twelve significant digits
+//!   and written in the shortest decimal form that reads back as that, or `NaN`, `+Inf`,
+//!   `-Inf`;
+//! * the text ends with `# EOF`, which OpenMetrics requires and the Prometheus text parser
+//!   skips as a comment.
+
+//!
+//! # The families of a report
 //!
 //! Families, all gauges over the run's window, base units in the names; a counter the run
 //! did not measure (`None` in the report) writes no sample, never a 0:
@@ -25,8 +49,82 @@
 //! `ticklab_noise_source_interference` (the count over the run) and, where the method times
 //! sources, `ticklab_noise_source_seconds`.
 
+use std::fmt::Write;
 use ticklab_schema::openmetrics::{MetricFamily, Unit};
 use ticklab_schema::report::{CpuRole, Report, Source, WorkloadResult};
+
+fn escape_label_value(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+fn escape_help(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+fn value(v: f64, out: &mut String) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v == f64::INFINITY {
+        out.push_str("+Inf");
+    } else if v == f64::NEG_INFINITY {
+        out.push_str("-Inf");
+    } else {
+        // Twelve significant digits, then the shortest decimal that reads back as that:
+        // `2345.67 / 1e9` is written `0.00000234567`, not `0.0000023456700000000003`.
+        // `+ 0.0` turns -0.0 into 0.0.
+        let rounded: f64 = format!("{v:.11e}").parse().unwrap_or(v);
+        let _ = write!(out, "{}", rounded + 0.0);
+    }
+}
+
+/// The text exposition of `families` (see the module documentation), families without
+/// samples left out, ending with `# EOF`.
+pub fn render(families: &[MetricFamily]) -> String {
+    let mut out = String::new();
+    for f in families.iter().filter(|f| !f.samples().is_empty()) {
+        let _ = write!(out, "# HELP {} ", f.name());
+        escape_help(f.help(), &mut out);
+        out.push('\n');
+        let _ = writeln!(out, "# TYPE {} gauge", f.name());
+        if let Some(u) = f.unit() {
+            let _ = writeln!(out, "# UNIT {} {}", f.name(), u.name());
+        }
+        for s in f.samples() {
+            out.push_str(f.name());
+            if !s.labels.is_empty() {
+                out.push('{');
+                for (i, (name, v)) in s.labels.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(name);
+                    out.push_str("=\"");
+                    escape_label_value(v, &mut out);
+                    out.push('"');
+                }
+                out.push('}');
+            }
+            out.push(' ');
+            value(s.value, &mut out);
+            out.push('\n');
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
 
 /// Seconds from microseconds that count whole nanoseconds (jitter quantiles and maxima):
 /// rounded to the nanosecond first, so that `3.2` µs is written `0.0000032`, not
@@ -389,7 +487,6 @@ fn bsp_families(r: &Report) -> Vec<MetricFamily> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_schema::openmetrics::render;
 
     #[test]
     fn host_run_metrics_snapshot() {
@@ -411,5 +508,55 @@ mod tests {
         );
         assert!(!text.contains("ticklab_ticks_per_second"), "{text}");
         assert!(text.contains("ticklab_local_timer_interrupts_per_second{cpu=\"0\""));
+    }
+
+    #[test]
+    fn render_escapes_and_ends_with_eof() {
+        let f = MetricFamily::new("ticklab_t_seconds", "A \\ help\nline.", Some(Unit::Seconds))
+            .with(vec![("cpu", "0".into()), ("d", "a\"b\\c\nd".into())], 1.5)
+            .with(vec![("cpu", "1".into()), ("d", String::new())], -0.0)
+            .with(vec![("cpu", "2".into()), ("d", String::new())], f64::NAN)
+            .with(
+                vec![("cpu", "3".into()), ("d", String::new())],
+                2345.67 / 1e9,
+            );
+        let empty = MetricFamily::new("ticklab_empty", "Nothing.", None);
+        let g = MetricFamily::new("ticklab_g_per_second", "Rate.", None)
+            .with(Vec::new(), f64::INFINITY);
+        let text = render(&[f, empty, g]);
+        assert_eq!(
+            text,
+            "# HELP ticklab_t_seconds A \\\\ help\\nline.\n\
+             # TYPE ticklab_t_seconds gauge\n\
+             # UNIT ticklab_t_seconds seconds\n\
+             ticklab_t_seconds{cpu=\"0\",d=\"a\\\"b\\\\c\\nd\"} 1.5\n\
+             ticklab_t_seconds{cpu=\"1\",d=\"\"} 0\n\
+             ticklab_t_seconds{cpu=\"2\",d=\"\"} NaN\n\
+             ticklab_t_seconds{cpu=\"3\",d=\"\"} 0.00000234567\n\
+             # HELP ticklab_g_per_second Rate.\n\
+             # TYPE ticklab_g_per_second gauge\n\
+             ticklab_g_per_second +Inf\n\
+             # EOF\n"
+        );
+    }
+
+    /// `host irqs --format openmetrics`: the families the host lab builds from one window
+    /// of `/proc/interrupts`, in this writer's text.
+    #[test]
+    fn host_irqs_metrics_snapshot() {
+        use std::time::Duration;
+        use ticklab_host::probe::irqs::rates;
+        use ticklab_host::probe::irqs_metrics::metric_families;
+        use ticklab_host::procfs::parse_interrupts;
+        let a = parse_interrupts(
+            "   CPU0 CPU1\nLOC: 100 200 Local timer interrupts\nRES: 5 6 Rescheduling interrupts\nERR: 1\n",
+        )
+        .unwrap();
+        let b = parse_interrupts(
+            "   CPU0 CPU1\nLOC: 350 210 Local timer interrupts\nRES: 5 8 Rescheduling interrupts\nERR: 3\n",
+        )
+        .unwrap();
+        let window = rates(&a, &b, Duration::from_millis(500), true);
+        insta::assert_snapshot!(render(&metric_families(&window)));
     }
 }

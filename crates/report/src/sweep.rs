@@ -2,7 +2,7 @@
 //! lines or CSV.
 //!
 //! JSON lines are one [`SweepRow`] (or [`SweepSummary`]) per line, every field as in
-//! `ticklab_schema::sweep`. CSV has one header line and one line per row; its columns are
+//! `ticklab_sweep`. CSV has one header line and one line per row; its columns are
 //!
 //! * rows: `run`, `point`, one column per swept key (`hz`, `workload`, `cost.FIELD`, ...),
 //!   `seed`, one column per machine-wide metric any row has (`irq_per_s`, `watts`, ...),
@@ -20,7 +20,7 @@
 //! or a line break (`hogs:2@1,3`).
 
 use std::fmt::Write;
-use ticklab_schema::sweep::{CpuMetric, Metric, SweepRow, SweepSummary};
+use ticklab_sweep::{CpuMetric, Metric, SweepRow, SweepSummary};
 
 /// Rows as JSON lines.
 pub fn rows_jsonl(rows: &[SweepRow]) -> Result<String, serde_json::Error> {
@@ -42,7 +42,7 @@ fn jsonl<T: serde::Serialize>(items: &[T]) -> Result<String, serde_json::Error> 
 }
 
 /// The swept keys of a sweep, from its first row (every row of a sweep has the same keys).
-fn param_names(params: Option<&[ticklab_schema::sweep::SweepParam]>) -> Vec<String> {
+fn param_names(params: Option<&[ticklab_sweep::SweepParam]>) -> Vec<String> {
     params
         .unwrap_or_default()
         .iter()
@@ -168,7 +168,7 @@ fn csv_line(cells: &[String]) -> String {
 mod tests {
     use super::*;
     use ticklab_schema::report::CpuRole;
-    use ticklab_schema::sweep::{CpuMetrics, Metrics, ParamKey, SWEEP_SCHEMA_VERSION, SweepParam};
+    use ticklab_sweep::{CpuMetrics, Metrics, ParamKey, SWEEP_SCHEMA_VERSION, SweepParam};
 
     fn row(run: u64, workload: &str, seed: u64, irq: f64, watts: Option<f64>) -> SweepRow {
         let mut m = Metrics::default();

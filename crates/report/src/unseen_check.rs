@@ -103,7 +103,8 @@ pub fn unseen_check_table(check: &UnseenCheck) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_schema::comparison::{Bands, Figure, Row};
+    use ticklab_host::comparison::{Bands, row};
+    use ticklab_schema::comparison::Figure;
     use ticklab_schema::report::Contamination;
     use ticklab_schema::unseen_check::UnseenLoad;
 
@@ -117,7 +118,7 @@ mod tests {
                     name: "idle".into(),
                     spec: "idle".into(),
                     control: true,
-                    rows: vec![Row::new(
+                    rows: vec![row(
                         Some(0),
                         Figure::LocPerS,
                         Some(52.5),
@@ -132,15 +133,15 @@ mod tests {
                     spec: "frames:100@1:loop=1000".into(),
                     control: false,
                     rows: vec![
-                        Row::new(
+                        row(
                             Some(1),
                             Figure::WakeupUs { stat: "p50".into() },
                             Some(89.0),
                             Some(37.0),
                             Bands::Host,
                         ),
-                        Row::new(Some(1), Figure::BusyPct, Some(1.0), Some(1.5), Bands::Host),
-                        Row::new(
+                        row(Some(1), Figure::BusyPct, Some(1.0), Some(1.5), Bands::Host),
+                        row(
                             Some(1),
                             Figure::IdleEntriesPerS,
                             Some(120.0),
@@ -159,7 +160,7 @@ mod tests {
                     name: "getpid beside a hog".into(),
                     spec: "syscall:getpid@0+hogs:1@1".into(),
                     control: false,
-                    rows: vec![Row::new(
+                    rows: vec![row(
                         None,
                         Figure::SyscallNs,
                         Some(144.0),

@@ -90,38 +90,79 @@ pub struct BspReport {
 
 impl BspReport {
     /// Checks the invariants of the module docs; the error names the first one broken.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), BspCheckError> {
         if self.iterations == 0 {
             return Ok(());
         }
         let (min, max) = (self.min_ns as f64, self.max_ns as f64);
         if !(min <= self.mean_ns + 0.5 && self.mean_ns <= max + 0.5) {
-            return Err(format!(
-                "mean iteration {} ns outside [{}, {}]",
-                self.mean_ns, self.min_ns, self.max_ns
-            ));
+            return Err(BspCheckError::MeanOutside {
+                mean_ns: self.mean_ns,
+                min_ns: self.min_ns,
+                max_ns: self.max_ns,
+            });
         }
         if self.p99_ns > self.max_ns + self.max_ns / 500 + 1 {
-            return Err(format!(
-                "p99 {} ns above max {} ns",
-                self.p99_ns, self.max_ns
-            ));
+            return Err(BspCheckError::P99AboveMax {
+                p99_ns: self.p99_ns,
+                max_ns: self.max_ns,
+            });
         }
         if self.noiseless_ns > self.min_ns {
-            return Err(format!(
-                "noiseless iteration {} ns above the shortest {} ns",
-                self.noiseless_ns, self.min_ns
-            ));
+            return Err(BspCheckError::NoiselessAboveMin {
+                noiseless_ns: self.noiseless_ns,
+                min_ns: self.min_ns,
+            });
         }
         let blamed: u64 = self.blame.iter().map(|b| b.iterations).sum();
         if blamed != self.late_iterations {
-            return Err(format!(
-                "blame covers {blamed} iterations, {} were late",
-                self.late_iterations
-            ));
+            return Err(BspCheckError::Blame {
+                blamed,
+                late: self.late_iterations,
+            });
         }
         Ok(())
     }
+}
+
+/// Which invariant of a [`BspReport`] is broken ([`BspReport::check`]), with the figures that
+/// break it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BspCheckError {
+    /// The mean iteration outside the shortest and the longest.
+    #[error("mean iteration {mean_ns} ns outside [{min_ns}, {max_ns}]")]
+    MeanOutside {
+        /// The mean iteration, ns.
+        mean_ns: f64,
+        /// The shortest, ns.
+        min_ns: u64,
+        /// The longest, ns.
+        max_ns: u64,
+    },
+    /// The p99 above the longest iteration (beyond the histogram's resolution).
+    #[error("p99 {p99_ns} ns above max {max_ns} ns")]
+    P99AboveMax {
+        /// The p99 iteration, ns.
+        p99_ns: u64,
+        /// The longest, ns.
+        max_ns: u64,
+    },
+    /// The noiseless iteration longer than the shortest one measured.
+    #[error("noiseless iteration {noiseless_ns} ns above the shortest {min_ns} ns")]
+    NoiselessAboveMin {
+        /// The noiseless iteration, ns.
+        noiseless_ns: u64,
+        /// The shortest, ns.
+        min_ns: u64,
+    },
+    /// The blame does not account for every late iteration once.
+    #[error("blame covers {blamed} iterations, {late} were late")]
+    Blame {
+        /// Iterations the blame parts cover.
+        blamed: u64,
+        /// Late iterations.
+        late: u64,
+    },
 }
 
 /// Longest iteration a [`BspTally`] resolves (60 s); longer ones saturate.

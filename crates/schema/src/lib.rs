@@ -18,10 +18,8 @@
 //! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
 //!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
 //!   `host calibrate` and `vm compare` share.
-//! * [`openmetrics`] writes metric families in the text format Prometheus and OpenMetrics
-//!   readers scrape (`--format openmetrics`).
-//! * [`sweep`] holds a sweep's grid of parameters and the typed rows and summaries it
-//!   writes.
+//! * [`openmetrics`] holds the typed metric families (gauges, their units and samples) that
+//!   `--format openmetrics` writes; `ticklab-report` writes their text.
 //! * [`noise`] is the OS-noise report (what the kernel takes from a busy task, per source),
 //!   one type for `host noise` and the twin; [`host_noise`] is what a measured run adds
 //!   (clock, cross-checks, the longest detours with their sources).
@@ -34,8 +32,6 @@
 //! * [`units`] parses the durations and sizes every front end accepts.
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
-//! * [`trace`] writes timelines as Chrome trace-event JSON, one vocabulary for the twin and
-//!   the host lab.
 //!
 //! Read [`scenario`] first, then [`report`].
 
@@ -54,8 +50,6 @@ pub mod noise;
 pub mod openmetrics;
 pub mod report;
 pub mod scenario;
-pub mod sweep;
-pub mod trace;
 pub mod units;
 pub mod unseen_check;
 pub mod validate;

@@ -15,7 +15,7 @@ use std::io::{BufRead, Read};
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Largest JSON-lines file read (bytes): enough for the rows of the largest sweep
-/// (`ticklab_schema::sweep::grid` allows a million runs; a row is under a KiB) with room to
+/// (`ticklab_sweep::grid` allows a million runs; a row is under a KiB) with room to
 /// spare, and a stop for a stream that never ends.
 pub const MAX_LINES_TOTAL_BYTES: u64 = 1 << 30;
 
@@ -43,11 +43,11 @@ pub enum LinesError {
         /// Offset of the first bad byte in the line.
         at: usize,
     },
-    /// The caller refused line `line` (1-based) with this message.
+    /// The caller refused line `line` (1-based) with this error.
     Line {
         /// 1-based line number.
         line: u64,
-        /// What was wrong with it.
+        /// What was wrong with it (the caller's error, as it reads).
         what: String,
     },
 }
@@ -80,13 +80,14 @@ impl std::error::Error for LinesError {}
 
 /// Calls `f(line_number, line)` for every line of `input` (1-based numbers; the newline and a
 /// `\r` before it removed), holding at most `max_line` bytes of one line and reading at most
-/// `max_total` bytes in all. An `Err` from `f` stops the reading and comes back as
-/// [`LinesError::Line`]. A last line without a newline is a line.
-pub fn for_each_line(
+/// `max_total` bytes in all. An `Err` from `f` (the caller's own error type) stops the reading
+/// and comes back as [`LinesError::Line`] with the error's message. A last line without a
+/// newline is a line.
+pub fn for_each_line<E: std::fmt::Display>(
     mut input: impl BufRead,
     max_line: usize,
     max_total: u64,
-    mut f: impl FnMut(u64, &str) -> Result<(), String>,
+    mut f: impl FnMut(u64, &str) -> Result<(), E>,
 ) -> Result<(), LinesError> {
     let mut buf = Vec::new();
     let mut total = 0u64;
@@ -124,7 +125,10 @@ pub fn for_each_line(
             line,
             at: e.valid_up_to(),
         })?;
-        f(line, text).map_err(|what| LinesError::Line { line, what })?;
+        f(line, text).map_err(|e| LinesError::Line {
+            line,
+            what: e.to_string(),
+        })?;
     }
 }
 
@@ -151,12 +155,13 @@ pub fn read_text(input: impl Read, limit: u64) -> Result<String, LinesError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::convert::Infallible;
 
     fn lines(input: &[u8], max_line: usize, max_total: u64) -> Result<Vec<String>, LinesError> {
         let mut out = Vec::new();
         for_each_line(input, max_line, max_total, |_, l| {
             out.push(l.to_string());
-            Ok(())
+            Ok::<(), Infallible>(())
         })?;
         Ok(out)
     }
@@ -205,7 +210,7 @@ mod tests {
         );
         let blank = std::io::BufReader::new(std::io::repeat(b'\n'));
         assert_eq!(
-            for_each_line(blank, 16, 1 << 16, |_, _| Ok(())),
+            for_each_line(blank, 16, 1 << 16, |_, _| Ok::<(), Infallible>(())),
             Err(LinesError::TooLarge { limit: 1 << 16 })
         );
         let yes = std::io::BufReader::new(std::io::repeat(b'y'));
@@ -213,13 +218,15 @@ mod tests {
     }
 
     fn lines_of(r: impl BufRead) -> Result<(), LinesError> {
-        for_each_line(r, MAX_LINE_BYTES, MAX_LINES_TOTAL_BYTES, |_, _| Ok(()))
+        for_each_line(r, MAX_LINE_BYTES, MAX_LINES_TOTAL_BYTES, |_, _| {
+            Ok::<(), Infallible>(())
+        })
     }
 
     #[test]
     fn the_caller_stops_at_a_bad_line() {
         let e = for_each_line(&b"1\n2\nx\n4\n"[..], 8, 100, |_, l| {
-            l.parse::<u32>().map(|_| ()).map_err(|e| e.to_string())
+            l.parse::<u32>().map(|_| ())
         })
         .unwrap_err();
         assert!(matches!(e, LinesError::Line { line: 3, .. }), "{e}");

@@ -144,37 +144,86 @@ impl CpuNoise {
     }
 
     /// Checks the invariants of the module docs; the error names the first one broken.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), NoiseCheckError> {
+        let cpu = self.cpu;
         if self.noise_ns > self.runtime_ns {
-            return Err(format!(
-                "CPU {}: noise {} ns above runtime {} ns",
-                self.cpu, self.noise_ns, self.runtime_ns
-            ));
+            return Err(NoiseCheckError::NoiseAboveRuntime {
+                cpu,
+                noise_ns: self.noise_ns,
+                runtime_ns: self.runtime_ns,
+            });
         }
         if self.max_detour_ns > self.noise_ns {
-            return Err(format!(
-                "CPU {}: longest detour {} ns above total noise {} ns",
-                self.cpu, self.max_detour_ns, self.noise_ns
-            ));
+            return Err(NoiseCheckError::DetourAboveNoise {
+                cpu,
+                max_detour_ns: self.max_detour_ns,
+                noise_ns: self.noise_ns,
+            });
         }
         if (self.detours == 0) != (self.noise_ns == 0) {
-            return Err(format!(
-                "CPU {}: {} detours but {} ns of noise",
-                self.cpu, self.detours, self.noise_ns
-            ));
+            return Err(NoiseCheckError::DetoursWithoutNoise {
+                cpu,
+                detours: self.detours,
+                noise_ns: self.noise_ns,
+            });
         }
         if let Some(h) = &self.histogram
             && h.samples() != self.detours
         {
-            return Err(format!(
-                "CPU {}: histogram holds {} detours, the report {}",
-                self.cpu,
-                h.samples(),
-                self.detours
-            ));
+            return Err(NoiseCheckError::Histogram {
+                cpu,
+                histogram: h.samples(),
+                detours: self.detours,
+            });
         }
         Ok(())
     }
+}
+
+/// Which invariant of a CPU's noise ([`CpuNoise::check`]) is broken: the CPU and the figures
+/// that disagree.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoiseCheckError {
+    /// More noise than runtime.
+    #[error("CPU {cpu}: noise {noise_ns} ns above runtime {runtime_ns} ns")]
+    NoiseAboveRuntime {
+        /// The CPU.
+        cpu: u32,
+        /// Its noise, ns.
+        noise_ns: u64,
+        /// Its runtime, ns.
+        runtime_ns: u64,
+    },
+    /// One detour longer than all the noise.
+    #[error("CPU {cpu}: longest detour {max_detour_ns} ns above total noise {noise_ns} ns")]
+    DetourAboveNoise {
+        /// The CPU.
+        cpu: u32,
+        /// Its longest detour, ns.
+        max_detour_ns: u64,
+        /// Its noise, ns.
+        noise_ns: u64,
+    },
+    /// Detours without noise, or noise without detours.
+    #[error("CPU {cpu}: {detours} detours but {noise_ns} ns of noise")]
+    DetoursWithoutNoise {
+        /// The CPU.
+        cpu: u32,
+        /// Its detours.
+        detours: u64,
+        /// Its noise, ns.
+        noise_ns: u64,
+    },
+    /// A histogram that does not hold every detour.
+    #[error("CPU {cpu}: histogram holds {histogram} detours, the report {detours}")]
+    Histogram {
+        /// The CPU.
+        cpu: u32,
+        /// Detours in the histogram.
+        histogram: u64,
+        /// Detours in the report.
+        detours: u64,
+    },
 }
 
 /// A noise report: every measured (or simulated) busy CPU, with the threshold and the method.

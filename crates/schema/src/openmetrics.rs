@@ -1,29 +1,10 @@
-//! Metrics for monitoring: typed metric families and their text exposition.
+//! Metrics for monitoring: typed metric families, the data of the text exposition.
 //!
 //! `ticklab host irqs --format openmetrics` and `ticklab host run --format openmetrics` write
 //! what they measured in the text format Prometheus scrapes, for node-exporter's textfile
-//! collector (a `*.prom` file in its `--collector.textfile.directory`) or any OpenMetrics
-//! reader. The producers build [`MetricFamily`]s from their typed results (never from text);
-//! [`render`] writes them.
-//!
-//! One text that both readers accept (docs/metrics.md):
-//!
-//! * every family is a **gauge**: a window's rates, ratios and quantiles are values of that
-//!   window, not counters that only grow (the raw `/proc/interrupts` counters are
-//!   node-exporter's own `node_interrupts_total`). This also avoids the one place where the
-//!   two formats disagree, the `_total` suffix of counters;
-//! * `# HELP` and `# TYPE` before each family's samples; `# UNIT` (OpenMetrics) when the
-//!   name ends in a base unit (`_seconds`, `_ratio`, `_watts`), which the Prometheus text
-//!   parser reads as a comment;
-//! * base units in the names (seconds, not microseconds; ratios, not per cent); rates end in
-//!   `_per_second`;
-//! * label values escaped (`\\`, `\"`, `\n`); values rounded to twelve significant digits
-//!   and written in the shortest decimal form that reads back as that, or `NaN`, `+Inf`,
-//!   `-Inf`;
-//! * the text ends with `# EOF`, which OpenMetrics requires and the Prometheus text parser
-//!   skips as a comment.
-
-use std::fmt::Write;
+//! collector or any OpenMetrics reader. The producers build [`MetricFamily`]s from their
+//! typed results (never from text); `ticklab_report::openmetrics::render` writes them
+//! (docs/metrics.md). Every family is a gauge; a name ends in its [`Unit`] where it has one.
 
 /// A base unit a metric name may end in (written as OpenMetrics' `# UNIT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,83 +102,20 @@ impl MetricFamily {
         self.name
     }
 
+    /// The help text (`# HELP`).
+    pub fn help(&self) -> &'static str {
+        self.help
+    }
+
+    /// The unit the name ends in, if any (`# UNIT`).
+    pub fn unit(&self) -> Option<Unit> {
+        self.unit
+    }
+
     /// The samples, in the order pushed.
     pub fn samples(&self) -> &[Sample] {
         &self.samples
     }
-}
-
-fn escape_label_value(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-}
-
-fn escape_help(s: &str, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-}
-
-fn value(v: f64, out: &mut String) {
-    if v.is_nan() {
-        out.push_str("NaN");
-    } else if v == f64::INFINITY {
-        out.push_str("+Inf");
-    } else if v == f64::NEG_INFINITY {
-        out.push_str("-Inf");
-    } else {
-        // Twelve significant digits, then the shortest decimal that reads back as that:
-        // `2345.67 / 1e9` is written `0.00000234567`, not `0.0000023456700000000003`.
-        // `+ 0.0` turns -0.0 into 0.0.
-        let rounded: f64 = format!("{v:.11e}").parse().unwrap_or(v);
-        let _ = write!(out, "{}", rounded + 0.0);
-    }
-}
-
-/// The text exposition of `families` (see the module documentation), families without
-/// samples left out, ending with `# EOF`.
-pub fn render(families: &[MetricFamily]) -> String {
-    let mut out = String::new();
-    for f in families.iter().filter(|f| !f.samples.is_empty()) {
-        let _ = write!(out, "# HELP {} ", f.name);
-        escape_help(f.help, &mut out);
-        out.push('\n');
-        let _ = writeln!(out, "# TYPE {} gauge", f.name);
-        if let Some(u) = f.unit {
-            let _ = writeln!(out, "# UNIT {} {}", f.name, u.name());
-        }
-        for s in &f.samples {
-            out.push_str(f.name);
-            if !s.labels.is_empty() {
-                out.push('{');
-                for (i, (name, v)) in s.labels.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(name);
-                    out.push_str("=\"");
-                    escape_label_value(v, &mut out);
-                    out.push('"');
-                }
-                out.push('}');
-            }
-            out.push(' ');
-            value(s.value, &mut out);
-            out.push('\n');
-        }
-    }
-    out.push_str("# EOF\n");
-    out
 }
 
 #[cfg(test)]
@@ -220,35 +138,5 @@ mod tests {
             assert_eq!(is_metric_name(s), metric, "{s}");
             assert_eq!(is_label_name(s), label, "{s}");
         }
-    }
-
-    #[test]
-    fn render_escapes_and_ends_with_eof() {
-        let f = MetricFamily::new("ticklab_t_seconds", "A \\ help\nline.", Some(Unit::Seconds))
-            .with(vec![("cpu", "0".into()), ("d", "a\"b\\c\nd".into())], 1.5)
-            .with(vec![("cpu", "1".into()), ("d", String::new())], -0.0)
-            .with(vec![("cpu", "2".into()), ("d", String::new())], f64::NAN)
-            .with(
-                vec![("cpu", "3".into()), ("d", String::new())],
-                2345.67 / 1e9,
-            );
-        let empty = MetricFamily::new("ticklab_empty", "Nothing.", None);
-        let g = MetricFamily::new("ticklab_g_per_second", "Rate.", None)
-            .with(Vec::new(), f64::INFINITY);
-        let text = render(&[f, empty, g]);
-        assert_eq!(
-            text,
-            "# HELP ticklab_t_seconds A \\\\ help\\nline.\n\
-             # TYPE ticklab_t_seconds gauge\n\
-             # UNIT ticklab_t_seconds seconds\n\
-             ticklab_t_seconds{cpu=\"0\",d=\"a\\\"b\\\\c\\nd\"} 1.5\n\
-             ticklab_t_seconds{cpu=\"1\",d=\"\"} 0\n\
-             ticklab_t_seconds{cpu=\"2\",d=\"\"} NaN\n\
-             ticklab_t_seconds{cpu=\"3\",d=\"\"} 0.00000234567\n\
-             # HELP ticklab_g_per_second Rate.\n\
-             # TYPE ticklab_g_per_second gauge\n\
-             ticklab_g_per_second +Inf\n\
-             # EOF\n"
-        );
     }
 }

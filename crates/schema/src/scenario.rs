@@ -122,38 +122,34 @@ impl Kernel {
     /// 255 and MINOR at most 255, the byte each has in the kernel's version code), then
     /// optionally a local part starting with `-` or `+` (`6.1.0-9-amd64`, `6.18.44+`), in at
     /// most 64 printable ASCII characters (the kernel's release field).
-    pub fn version_tuple(&self) -> Result<(u32, u32), String> {
+    pub fn version_tuple(&self) -> Result<(u32, u32), VersionError> {
         let v = self.version.as_str();
-        let err = |why: &str| {
-            format!(
-                "kernel version {v:?}: {why}; expected a kernel release like 6.3, 6.1.192 or \
-                 6.1.0-9-amd64 (MAJOR.MINOR[.SUBLEVEL][-LOCAL], MAJOR 1 to 255, MINOR 0 to 255)"
-            )
+        let err = |kind| VersionError {
+            version: v.to_string(),
+            kind,
         };
         if v.len() > 64 || !v.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(err("longer than 64 characters or not printable ASCII"));
+            return Err(err(VersionErrorKind::NotPrintable));
         }
         let cut = v
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(v.len());
         let (numbers, local) = v.split_at(cut);
         if !(local.is_empty() || local.starts_with('-') || local.starts_with('+')) {
-            return Err(err("the part after the numbers must start with - or +"));
+            return Err(err(VersionErrorKind::Local));
         }
         let parts: Vec<&str> = numbers.split('.').collect();
         let number_ok =
             |p: &&str| !p.is_empty() && p.len() <= 9 && !(p.len() > 1 && p.starts_with('0'));
         if !(2..=3).contains(&parts.len()) || !parts.iter().all(number_ok) {
-            return Err(err(
-                "not MAJOR.MINOR or MAJOR.MINOR.SUBLEVEL in plain digits",
-            ));
+            return Err(err(VersionErrorKind::NotNumbers));
         }
         let (major, minor): (u32, u32) = (
-            parts[0].parse().map_err(|_| err("MAJOR"))?,
-            parts[1].parse().map_err(|_| err("MINOR"))?,
+            parts[0].parse().map_err(|_| err(VersionErrorKind::Major))?,
+            parts[1].parse().map_err(|_| err(VersionErrorKind::Minor))?,
         );
         if !(1..=255).contains(&major) || minor > 255 {
-            return Err(err("MAJOR or MINOR out of range"));
+            return Err(err(VersionErrorKind::OutOfRange));
         }
         Ok((major, minor))
     }
@@ -200,12 +196,49 @@ impl Kernel {
     }
 }
 
+/// Why a kernel version was refused ([`Kernel::version_tuple`]): the version as given, what
+/// is wrong with it, and what a kernel release looks like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "kernel version {version:?}: {kind}; expected a kernel release like 6.3, 6.1.192 or \
+     6.1.0-9-amd64 (MAJOR.MINOR[.SUBLEVEL][-LOCAL], MAJOR 1 to 255, MINOR 0 to 255)"
+)]
+pub struct VersionError {
+    /// The version as given.
+    pub version: String,
+    /// What is wrong with it.
+    pub kind: VersionErrorKind,
+}
+
+/// What is wrong with a refused kernel version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionErrorKind {
+    /// Over 64 characters, or a character that is not printable ASCII.
+    #[error("longer than 64 characters or not printable ASCII")]
+    NotPrintable,
+    /// Something after the numbers that does not start with `-` or `+`.
+    #[error("the part after the numbers must start with - or +")]
+    Local,
+    /// Not two or three dot-separated plain numbers.
+    #[error("not MAJOR.MINOR or MAJOR.MINOR.SUBLEVEL in plain digits")]
+    NotNumbers,
+    /// MAJOR does not read as a number.
+    #[error("MAJOR")]
+    Major,
+    /// MINOR does not read as a number.
+    #[error("MINOR")]
+    Minor,
+    /// MAJOR outside 1 to 255 or MINOR above 255.
+    #[error("MAJOR or MINOR out of range")]
+    OutOfRange,
+}
+
 /// Why a scenario's kernel does not resolve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KernelError {
     /// `version` is not `MAJOR.MINOR[...]` (says what was found).
     #[error("{0}")]
-    Version(String),
+    Version(VersionError),
     /// The release refuses a parameter of the command line (names the token).
     #[error("{0}")]
     Cmdline(#[from] CmdlineError),
@@ -226,16 +259,23 @@ pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
 
 /// Checks that `hz` is one of [`CONFIG_HZ_CHOICES`]; the error names the value and the
 /// choices.
-pub fn check_hz(hz: u32) -> Result<u32, String> {
+pub fn check_hz(hz: u32) -> Result<u32, HzError> {
     if CONFIG_HZ_CHOICES.contains(&hz) {
         Ok(hz)
     } else {
-        let choices: Vec<String> = CONFIG_HZ_CHOICES.iter().map(u32::to_string).collect();
-        Err(format!(
-            "{hz}: expected one of {} (CONFIG_HZ)",
-            choices.join(", ")
-        ))
+        Err(HzError(hz))
     }
+}
+
+/// A `CONFIG_HZ` no kernel is built with ([`check_hz`]): the value, and the choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: expected one of {choices} (CONFIG_HZ)", choices = hz_choices())]
+pub struct HzError(pub u32);
+
+/// [`CONFIG_HZ_CHOICES`], comma-separated.
+fn hz_choices() -> String {
+    let choices: Vec<String> = CONFIG_HZ_CHOICES.iter().map(u32::to_string).collect();
+    choices.join(", ")
 }
 
 /// How a background source is armed.
@@ -479,7 +519,9 @@ impl Scenario {
         };
         // The machine first: the workload below is read against its CPU count.
         machine.validate().map_err(|e| err(e.to_string()))?;
-        file.kernel.version_tuple().map_err(err)?;
+        file.kernel
+            .version_tuple()
+            .map_err(|e| err(e.to_string()))?;
         check_hz(file.kernel.hz).map_err(|e| err(format!("kernel.hz = {e}")))?;
         let nr = machine.topology.nr_cpus();
         let workload = match &file.workload {

@@ -21,7 +21,8 @@ pub struct UnseenLoad {
     pub spec: String,
     /// A control: shown, not counted in [`UnseenCheck::in_band`].
     pub control: bool,
-    /// Every figure, measured beside predicted (`compare_reports`, host bands).
+    /// Every figure, measured beside predicted (`ticklab_host::comparison::compare_reports`,
+    /// host bands).
     pub rows: Vec<Row>,
     /// What other load or steal did to the measured run's CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -89,7 +90,7 @@ impl UnseenCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::comparison::{Bands, Figure};
+    use crate::comparison::{Band, Figure};
 
     fn load(name: &str, control: bool, rows: Vec<Row>) -> UnseenLoad {
         UnseenLoad {
@@ -104,7 +105,17 @@ mod tests {
 
     #[test]
     fn the_count_leaves_out_the_control_and_unjudged_rows() {
-        let loc = |m, p| Row::new(Some(0), Figure::LocPerS, Some(m), Some(p), Bands::Host);
+        // Rows as the host bands judge them (`ticklab_host::comparison`): LOC/s within 20 % or
+        // 2 LOC/s; idle entries and a figure not measured shown.
+        let row = |figure, measured, predicted, band| Row {
+            cpu: Some(0),
+            figure,
+            measured,
+            predicted,
+            band,
+        };
+        let host = Band::Within { rel: 0.2, abs: 2.0 };
+        let loc = |m, p| row(Figure::LocPerS, Some(m), Some(p), host);
         // (loads, expected ok, expected judged)
         let table = [
             (vec![], 0, 0),
@@ -128,14 +139,8 @@ mod tests {
                         vec![
                             loc(100.0, 120.0),
                             loc(100.0, 121.0),
-                            Row::new(Some(0), Figure::BusyPct, None, Some(3.0), Bands::Host),
-                            Row::new(
-                                Some(0),
-                                Figure::IdleEntriesPerS,
-                                Some(5.0),
-                                Some(9.0),
-                                Bands::Host,
-                            ),
+                            row(Figure::BusyPct, None, Some(3.0), Band::Shown),
+                            row(Figure::IdleEntriesPerS, Some(5.0), Some(9.0), Band::Shown),
                         ],
                     ),
                     load("frames", false, vec![loc(250.0, 250.0)]),

@@ -509,8 +509,8 @@ impl Scenario {
         let nr = self.machine.topology.nr_cpus();
         self.kernel
             .version_tuple()
-            .map_err(|e| bad("kernel.version", e))?;
-        check_hz(self.kernel.hz).map_err(|e| bad("kernel.hz", e))?;
+            .map_err(|e| bad("kernel.version", e.to_string()))?;
+        check_hz(self.kernel.hz).map_err(|e| bad("kernel.hz", e.to_string()))?;
         self.kernel
             .resolve(nr)
             .map_err(|e| bad("kernel.cmdline", e.to_string()))?;

@@ -1,6 +1,6 @@
 //! `schema_version` on every JSON document ticklab prints. Reports carry
 //! [`REPORT_SCHEMA_VERSION`](crate::report::REPORT_SCHEMA_VERSION) and sweeps
-//! [`SWEEP_SCHEMA_VERSION`](crate::sweep::SWEEP_SCHEMA_VERSION) in their own structs; the host
+//! `SWEEP_SCHEMA_VERSION` (`ticklab-sweep`) in their own structs; the host
 //! probes (`host inspect`, `host irqs`, `host why`) are wrapped in [`Versioned`] with
 //! [`HOST_PROBE_SCHEMA_VERSION`] when printed, which puts the key first and leaves their own
 //! fields as they were.

@@ -4,14 +4,14 @@
 //!
 //! [`parallel_map`] is the one parallel runner of the project (`compare`, the experiments and
 //! `ticklab sweep` all use it); [`run_grid`] runs the points × seeds of a sweep grid
-//! (`ticklab_schema::sweep::grid`) that a [`Shard`] owns and turns each report into a
+//! (`ticklab_sweep::grid`) that a [`Shard`] owns and turns each report into a
 //! [`SweepRow`].
 
 use crate::sim::{SimError, simulate};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use ticklab_schema::sweep::grid::Point;
-use ticklab_schema::sweep::{Metrics, SWEEP_SCHEMA_VERSION, Shard, SweepRow, SweepSetup};
+use ticklab_sweep::grid::Point;
+use ticklab_sweep::{Metrics, SWEEP_SCHEMA_VERSION, Shard, SweepRow, SweepSetup};
 
 /// Maps `f` over `items` on up to `threads` threads, preserving order.
 /// `progress(done)` is called after each item completes.
@@ -192,7 +192,7 @@ pub fn run_grid_each<E: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_schema::sweep::grid::{Grid, Seeds};
+    use ticklab_sweep::grid::{Grid, Seeds};
 
     #[test]
     fn order_is_kept() {

@@ -1,6 +1,6 @@
 //! Timeline export of a twin run (`--trace`): the [`ChromeTrace`] listener turns the loop's
 //! [`Event`]s into Chrome trace-event records in the vocabulary the host lab writes too
-//! ([`ticklab_schema::trace`], docs/trace.md), and [`trace_run`] drives a run with it,
+//! ([`ticklab_trace`], docs/trace.md), and [`trace_run`] drives a run with it,
 //! sampling the counter tracks between events.
 //!
 //! What each event becomes, per CPU track: [`Event::TaskSwitched`] ends the task slice and
@@ -26,7 +26,7 @@ use crate::kernel::timekeeping::Duty;
 use crate::sim::{Callback, Event, LockId, Observer, Running, SharedLine, Sim, SimError};
 use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
-use ticklab_schema::trace::{
+use ticklab_trace::{
     Arg, CpuTrack, DUTY_MOVED, IDLE_TASK, Kind, PACKAGE_POWER, STALENESS, TICK_RESTART, TICK_STOP,
     TraceWindow, TraceWriter,
 };
@@ -413,7 +413,7 @@ pub fn trace_run(
 
 /// Runs `sim` (built with a [`listener`], not yet stepped) to its end, sampling the counters
 /// between events; calls `progress` like [`Sim::run`]. Returns the report (the same as
-/// without the trace) and the records for [`ticklab_schema::trace::write_trace`].
+/// without the trace) and the records for [`ticklab_trace::write_trace`].
 pub fn trace_sim(
     mut sim: Sim<ChromeTrace>,
     mut progress: impl FnMut(u64),

@@ -3,7 +3,7 @@
 //! seed gives the same bytes, and tracing changes nothing in the report.
 
 use ticklab_schema::scenario::{Run, Scenario};
-use ticklab_schema::trace::{DEFAULT_LIMIT_BYTES, TraceWindow, check, write_trace};
+use ticklab_trace::{DEFAULT_LIMIT_BYTES, TraceWindow, check, write_trace};
 use ticklab_twin::experiments::e1;
 use ticklab_twin::timeline::trace_run;
 

@@ -6,7 +6,7 @@
 //! Latency, jitter and syscall cost are carried over as the guest measured them, marked
 //! emulated, and never set against the twin (docs/vm-validation.md).
 //!
-//! The figures and the bands are the shared comparison's ([`ticklab_schema::comparison`],
+//! The figures and the bands are the shared comparison's ([`ticklab_host::comparison`],
 //! [`Bands::Vm`]), so `vm compare` and `host run --twin` compare the same fields the same
 //! way. The bands ([`Band`]): a CPU that ticks in the kernel (≥ [`TICKING_LOC_PER_S`]) must be
 //! matched within ±[`TICKING_TOLERANCE`]; a quiet one (< [`QUIET_LOC_PER_S`]) within
@@ -20,13 +20,14 @@
 //! and judged nowhere ([`VmComparison::refused`]).
 
 use serde::{Deserialize, Serialize};
+use ticklab_schema::comparison::{Figure, Row};
 use ticklab_schema::report::{CpuRole, Report};
 
 use crate::oversubscription::{Oversubscribed, always_runnable_vcpus, oversubscribed};
 use crate::qemu::Accel;
 
-use ticklab_schema::comparison::{Bands, Figure, Row, cpu_rows, loc_band_vm};
-pub use ticklab_schema::comparison::{
+use ticklab_host::comparison::{Bands, cpu_rows, loc_band_vm};
+pub use ticklab_host::comparison::{
     VM_BETWEEN_FLOOR_LOC_PER_S as BETWEEN_FLOOR_LOC_PER_S,
     VM_BETWEEN_TOLERANCE as BETWEEN_TOLERANCE, VM_QUIET_LOC_PER_S as QUIET_LOC_PER_S,
     VM_QUIET_TOLERANCE_LOC_PER_S as QUIET_TOLERANCE_LOC_PER_S,
@@ -292,7 +293,7 @@ pub struct CompareRecord {
 }
 
 /// Kernel and twin reports of the same point, CPU by CPU (CPUs present in both): the rows of
-/// the shared comparison ([`ticklab_schema::comparison::cpu_rows`] with the VM bands) in the
+/// the shared comparison ([`ticklab_host::comparison::cpu_rows`] with the VM bands) in the
 /// shape `vm compare` records.
 pub fn compare_cpus(kernel: &Report, twin: &Report) -> Vec<CpuComparison> {
     let rows = cpu_rows(kernel, twin, Bands::Vm);

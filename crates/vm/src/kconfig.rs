@@ -41,7 +41,7 @@ pub enum KconfigError {
         /// The file.
         origin: String,
         /// The check's answer (`123: expected one of ...`).
-        why: String,
+        why: ticklab_schema::scenario::HzError,
     },
     /// No version header.
     #[error("{origin}: no '# Linux/<arch> <version> Kernel Configuration' header")]

@@ -5,7 +5,7 @@
 //!
 //! After the fit, the twin with the fitted costs runs each calibration phase again and every
 //! figure is set beside its measurement in the shared comparison
-//! ([`ticklab_schema::comparison`], [`Bands::Host`]: a miss above 20 %, with a floor of
+//! ([`crate::comparison`], [`Bands::Host`]: a miss above 20 %, with a floor of
 //! 2 LOC/s for interrupt rates): idle and one-hog LOC/s per CPU, getpid ns/call, the pipe
 //! ping-pong round trips, and the 1 kHz frame worker's wake-up p50 / p99, on an idle CPU and
 //! beside a hog on the hog's CPU. A figure the twin cannot run is listed with the reason
@@ -20,7 +20,7 @@
 //! long as the fit's own runs (the twin is deterministic: the same values the fit saw); the
 //! sensitivity test ([`super::sensitivity`]) calls it again with one cost varied.
 
-use ticklab_schema::comparison::{Bands, Figure, Row};
+use ticklab_schema::comparison::{Figure, Row};
 use ticklab_schema::report::{Report, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::{Workload, WorkloadError};
@@ -29,6 +29,7 @@ use super::measurements::Measurements;
 use super::specs::{
     FIT_WINDOWS, HARNESS_SOURCE, IDLE_FRAMES, Simulator, Windows, busy_frames_spec, loc_per_s,
 };
+use crate::comparison::{Bands, row};
 
 /// One calibration phase re-run in the twin: its rows, or why the twin could not run it.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,36 +42,6 @@ pub struct FitCheck {
     pub refused: Option<String>,
 }
 
-impl FitCheck {
-    /// The comment lines of the scenario file's header (and of stderr): one per row,
-    /// `fit <phase>: [CPU n ]<figure> measured <m> twin <p> ratio <r> <verdict>`, a miss
-    /// marked `MISS (> 20 %)`.
-    pub fn lines(&self) -> Vec<String> {
-        if let Some(why) = &self.refused {
-            return vec![format!("fit {}: not checked: {why}", self.phase)];
-        }
-        self.rows
-            .iter()
-            .map(|r| {
-                let cpu = r.cpu.map_or(String::new(), |c| format!("CPU {c} "));
-                let v = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
-                let verdict = match r.verdict() {
-                    ticklab_schema::comparison::Verdict::Miss => "MISS (outside 20 %)",
-                    other => other.word(),
-                };
-                format!(
-                    "fit {}: {cpu}{} measured {} twin {} ratio {} {verdict}",
-                    self.phase,
-                    r.figure.name(),
-                    v(r.measured),
-                    v(r.predicted),
-                    r.ratio().map_or("-".to_string(), |x| format!("{x:.3}")),
-                )
-            })
-            .collect()
-    }
-}
-
 /// Per-CPU LOC/s rows.
 fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
     measured
@@ -78,7 +49,7 @@ fn loc_rows(measured: &[f64], twin: &[f64]) -> Vec<Row> {
         .zip(twin)
         .enumerate()
         .map(|(c, (m, t))| {
-            Row::new(
+            row(
                 Some(c as u32),
                 Figure::LocPerS,
                 Some(*m),
@@ -174,7 +145,7 @@ fn syscall_rows<'a>(measured: f64) -> RowsOf<'a> {
             WorkloadResult::Syscall(s) if s.calls > 0 => Some(s.ns_per_call),
             _ => None,
         });
-        vec![Row::new(
+        vec![row(
             Some(0),
             Figure::SyscallNs,
             Some(measured),
@@ -192,7 +163,7 @@ fn pingpong_rows<'a>(what: &str, measured: f64) -> RowsOf<'a> {
             WorkloadResult::PingPong(p) if p.round_trips > 0 => Some(p.ns_per_round_trip),
             _ => None,
         });
-        vec![Row::new(
+        vec![row(
             None,
             Figure::PingPongNs { what: what.clone() },
             Some(measured),
@@ -210,14 +181,14 @@ fn wakeup_rows<'a>(cpu: u32, wk: crate::harness::LatencySummary) -> RowsOf<'a> {
             _ => None,
         });
         vec![
-            Row::new(
+            row(
                 Some(cpu),
                 Figure::WakeupUs { stat: "p50".into() },
                 Some(wk.p50_us),
                 p.map(|p| p.p50_us),
                 Bands::Host,
             ),
-            Row::new(
+            row(
                 Some(cpu),
                 Figure::WakeupUs { stat: "p99".into() },
                 Some(wk.p99_us),
@@ -423,22 +394,26 @@ pub(in crate::calibrate) mod tests {
         assert_eq!(hog.phase, "hogs:1@1");
         let verdicts: Vec<Verdict> = hog.rows.iter().map(Row::verdict).collect();
         assert_eq!(verdicts, [Verdict::Miss, Verdict::Ok]);
-        let lines = hog.lines();
+        let miss = &hog.rows[0];
         assert_eq!(
-            lines[0],
-            "fit hogs:1@1: CPU 0 LOC/s measured 65.80 twin 26.80 ratio 0.407 MISS (outside 20 %)"
+            (miss.cpu, &miss.figure, miss.measured, miss.predicted),
+            (Some(0), &Figure::LocPerS, Some(65.8), Some(26.8))
         );
-        assert!(lines[1].ends_with(" ok"), "{lines:?}");
-        // Every cost check the twin refused is listed with the reason.
-        let refused: Vec<String> = checks.iter().skip(2).flat_map(FitCheck::lines).collect();
+        // Every cost check the twin refused is kept with the reason (and no rows).
+        let refused: Vec<(&str, Option<&str>, usize)> = checks
+            .iter()
+            .skip(2)
+            .map(|c| (c.phase.as_str(), c.refused.as_deref(), c.rows.len()))
+            .collect();
+        let not_modelled = Some("not modelled");
         assert_eq!(
             refused,
             [
-                "fit syscall:getpid@0:n=1000000: not checked: not modelled",
-                "fit pingpong:pipe@0,0:n=10000: not checked: not modelled",
-                "fit pingpong:pipe@0,1:n=10000: not checked: not modelled",
-                "fit frames:1000@0:loop=0: not checked: not modelled",
-                "fit hogs:1@1+frames:1000@1:loop=0: not checked: not modelled",
+                ("syscall:getpid@0:n=1000000", not_modelled, 0),
+                ("pingpong:pipe@0,0:n=10000", not_modelled, 0),
+                ("pingpong:pipe@0,1:n=10000", not_modelled, 0),
+                ("frames:1000@0:loop=0", not_modelled, 0),
+                ("hogs:1@1+frames:1000@1:loop=0", not_modelled, 0),
             ]
         );
     }

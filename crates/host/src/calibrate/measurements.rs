@@ -5,8 +5,8 @@
 
 use crate::harness::LatencySummary;
 
-/// Everything [`super::measure`] collected.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything [`super::measure`] collected (`Default`: nothing measured).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Measurements {
     /// `uname -n`.
     pub hostname: String,
@@ -64,27 +64,6 @@ pub struct Measurements {
     /// On a VM guest, the idle-CPU wake-up at several sleep lengths (`super::halt_wake`);
     /// empty elsewhere.
     pub halt_wake: Vec<SleepWake>,
-}
-
-impl Measurements {
-    /// `steal over the 58.3 s of measuring, % per CPU: CPU0 2.5 CPU1 3.1` (`-` where a CPU
-    /// was not read): the line `host calibrate` prints and writes into its file's header.
-    pub fn steal_line(&self) -> String {
-        let per_cpu: Vec<String> = self
-            .steal_pct
-            .iter()
-            .enumerate()
-            .map(|(c, v)| match v {
-                Some(v) => format!("CPU{c} {v:.1}"),
-                None => format!("CPU{c} -"),
-            })
-            .collect();
-        format!(
-            "steal over the {:.1} s of measuring, % per CPU: {}",
-            self.measured_s,
-            per_cpu.join(" ")
-        )
-    }
 }
 
 /// What `host inspect` and the harness tell about this host without measuring anything: the
@@ -239,29 +218,6 @@ pub struct SleepWake {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    #[test]
-    fn steal_line_per_cpu() {
-        // (steal per CPU, window s, expected)
-        let cases = [
-            (
-                vec![Some(0.0), Some(2.46)],
-                58.34,
-                "steal over the 58.3 s of measuring, % per CPU: CPU0 0.0 CPU1 2.5",
-            ),
-            (
-                vec![None, Some(12.0)],
-                20.0,
-                "steal over the 20.0 s of measuring, % per CPU: CPU0 - CPU1 12.0",
-            ),
-        ];
-        for (steal, secs, want) in cases {
-            let mut m = measured(vec![250.0; 2], vec![0.0; 2], vec![250.0; 2]);
-            m.steal_pct = steal;
-            m.measured_s = secs;
-            assert_eq!(m.steal_line(), want);
-        }
-    }
 
     /// A two-CPU host's measurements (HZ 250, no cpuidle driver, one hog on CPU 1).
     pub(crate) fn measured(

@@ -11,8 +11,10 @@
 //! 3. **check** ([`check`]): every phase re-run in the fitted twin beside its measurement, and
 //!    every preset cost varied to see which ones a checked figure depends on.
 //!
-//! [`Calibration::file_text`] writes the result with a comment header holding what the
-//! scenario has no field for (wake-up latency, raw round trips, the fit log).
+//! `ticklab_report::calibrate` writes the result (`scenario_file`: a comment header holding
+//! what the scenario has no field for, such as wake-up latency, raw round trips and the fit
+//! log, then the TOML) and the lines `host calibrate` prints; this crate keeps the typed
+//! results, and the sensitivity summary its own progress line ends with.
 //!
 //! # Modules
 //!
@@ -42,8 +44,7 @@
 //!   ping-pong) and the harness runner every phase uses;
 //! * `measurements` — what was measured, as data; `ledger` — which costs were fitted and
 //!   how (the rest are presets); `specs` — the specs, windows and thresholds every stage
-//!   shares; `error` — [`CalibrateError`];
-//! * `scenario_file` — the scenario file: a `#` header, then the TOML.
+//!   shares; `error` — [`CalibrateError`].
 //!
 //! The modules are private to the crate; what the CLI uses is re-exported here.
 
@@ -63,7 +64,6 @@ pub(crate) mod live_sweep;
 pub(crate) mod measurements;
 pub(crate) mod micro;
 pub(crate) mod phases;
-pub(crate) mod scenario_file;
 pub(crate) mod sensitivity;
 pub(crate) mod specs;
 pub(crate) mod timer_tracepoints;
@@ -83,7 +83,10 @@ pub use measurements::{
     BatchFigure, HostFacts, LineTransfer, Measurements, MicroMeasurements, Timed, TimerTracepoints,
 };
 pub use phases::host_facts;
-pub use sensitivity::{CostSensitivity, Move, Step, Trial, flagged_lines};
+pub use sensitivity::{
+    CostSensitivity, Move, NEEDED_REL, Step, Trial, Verdict as SensitivityVerdict, ZERO_STEP_NS,
+    summary as sensitivity_summary,
+};
 pub use specs::{
     CHECK_SIM_NS, FIT_ROUNDS, FIT_WINDOWS, HARNESS_POLL_NS, Simulator, Windows, harness_poll_for,
     harness_where_measured, loc_per_s,

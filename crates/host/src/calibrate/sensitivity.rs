@@ -32,13 +32,14 @@
 //! side of the window's end to the other, which is what the LOC/s floor is for.
 
 use serde::Serialize;
-use ticklab_schema::comparison::{Band, Bands, Figure, HOST_TOLERANCE};
+use ticklab_schema::comparison::{Band, Figure};
 use ticklab_schema::scenario::Scenario;
 
 use super::fit_quality::{FitCheck, twin_checks};
 use super::ledger::{self, CostLedger};
 use super::measurements::Measurements;
 use super::specs::{Simulator, Windows};
+use crate::comparison::{Bands, HOST_TOLERANCE};
 
 /// A change counts when it exceeds this share of the figure's fit-quality band. A quarter: a
 /// preset that is off by a factor of two and moves a figure by that much uses up a good part
@@ -48,12 +49,12 @@ use super::specs::{Simulator, Windows};
 pub(crate) const NEEDED_SHARE_OF_BAND: f64 = 0.25;
 
 /// The relative move that makes a preset needed: 5 %, a quarter of the 20 % band.
-pub(crate) const NEEDED_REL: f64 = NEEDED_SHARE_OF_BAND * HOST_TOLERANCE;
+pub const NEEDED_REL: f64 = NEEDED_SHARE_OF_BAND * HOST_TOLERANCE;
 
 /// The value tried for a preset at 0, which doubling and halving would leave at 0: 1 µs, the
 /// order of what one guest kernel path that costs anything costs here (the preset's interrupt
 /// entry and exit is 2 µs, a deadline-timer write 1.5 µs: docs/costs.md).
-pub(crate) const ZERO_STEP_NS: f64 = 1000.0;
+pub const ZERO_STEP_NS: f64 = 1000.0;
 
 /// The simulated windows of the sensitivity runs (module docs).
 pub(crate) const SENSITIVITY_WINDOWS: Windows = Windows {
@@ -72,17 +73,6 @@ pub enum Step {
     Halved,
     /// A preset at 0 raised to `ZERO_STEP_NS`.
     RaisedFromZero,
-}
-
-impl Step {
-    /// The verb of the flagged line (`doubling`).
-    fn gerund(self) -> String {
-        match self {
-            Step::Doubled => "doubling".into(),
-            Step::Halved => "halving".into(),
-            Step::RaisedFromZero => format!("raising it from 0 to {ZERO_STEP_NS}"),
-        }
-    }
 }
 
 /// One figure of one check that a variation moved.
@@ -126,12 +116,6 @@ impl Move {
     /// Whether this change makes the cost needed.
     pub fn counts(&self) -> bool {
         (self.moved - self.base).abs() > self.threshold()
-    }
-
-    /// `CPU 0 wake-up p50 us in frames:1000@0:loop=0`.
-    fn what(&self) -> String {
-        let cpu = self.cpu.map_or(String::new(), |c| format!("CPU {c} "));
-        format!("{cpu}{} in {}", self.figure.name(), self.phase)
     }
 }
 
@@ -200,98 +184,11 @@ impl CostSensitivity {
     pub fn needed(&self) -> bool {
         matches!(self.verdict(), Verdict::Needed(..))
     }
-
-    /// The header line (module docs): `preset NAME = VALUE: NEEDED (...)` or how little moved.
-    pub fn line(&self) -> String {
-        let value = self
-            .value
-            .map_or_else(|| "?".to_string(), |v| format!("{v}"));
-        let head = format!("preset {} = {value}", self.name);
-        let how = if self.trials.iter().any(|t| t.step == Step::RaisedFromZero) {
-            format!("when raised from 0 to {ZERO_STEP_NS} (0 cannot be doubled or halved)")
-        } else {
-            "when doubled or halved".to_string()
-        };
-        let mut line = match self.verdict() {
-            Verdict::Needed(t, m) => format!(
-                "{head}: NEEDED ({} moves {} by {}), not measured here",
-                t.step.gerund(),
-                m.what(),
-                pct(m.rel())
-            ),
-            Verdict::NotNeeded(None) => format!("{head}: no checked figure moves {how}"),
-            Verdict::NotNeeded(Some((t, m))) if m.rel().abs() > NEEDED_REL => format!(
-                "{head}: no checked figure moves past its threshold {how} (largest: {} by {} when {}, {:+.2} in all, under its threshold {:.2})",
-                m.what(),
-                pct(m.rel()),
-                participle(t.step),
-                m.moved - m.base,
-                m.threshold()
-            ),
-            Verdict::NotNeeded(Some((t, m))) => {
-                // Rounded up, so that "no more than" stays true of the printed figure.
-                let up = (m.rel().abs() * 1000.0).ceil() / 10.0;
-                format!(
-                    "{head}: no checked figure moves by more than {up:.1} % {how} (largest: {} by {} when {})",
-                    m.what(),
-                    pct(m.rel()),
-                    participle(t.step)
-                )
-            }
-            Verdict::NotTested(why) => format!("{head}: not tested: {why}"),
-        };
-        let refused: Vec<&str> = self
-            .trials
-            .iter()
-            .flat_map(|t| t.refused.iter().map(String::as_str))
-            .collect();
-        if !refused.is_empty() && !matches!(self.verdict(), Verdict::NotTested(_)) {
-            line += &format!("; the varied twin refused {}", refused.join("; "));
-        }
-        line
-    }
 }
 
-fn participle(s: Step) -> &'static str {
-    match s {
-        Step::Doubled => "doubled",
-        Step::Halved => "halved",
-        Step::RaisedFromZero => "raised",
-    }
-}
-
-/// `+6.1 %`; a change under 0.05 % with three decimals (`-0.004 %`), so that it does not
-/// read as no change.
-fn pct(rel: f64) -> String {
-    if !rel.is_finite() {
-        "from 0".to_string()
-    } else if (rel * 100.0).abs() < 0.05 {
-        format!("{:+.3} %", rel * 100.0)
-    } else {
-        format!("{:+.1} %", rel * 100.0)
-    }
-}
-
-/// The header lines: one per preset, then [`summary`].
-pub(crate) fn lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
-    let mut out: Vec<String> = sens.iter().map(CostSensitivity::line).collect();
-    out.push(summary(fitted, sens));
-    out
-}
-
-/// The flagged lines (stderr): the needed presets, then `summary`.
-pub fn flagged_lines(fitted: usize, sens: &[CostSensitivity]) -> Vec<String> {
-    let mut out: Vec<String> = sens
-        .iter()
-        .filter(|s| s.needed())
-        .map(CostSensitivity::line)
-        .collect();
-    out.push(summary(fitted, sens));
-    out
-}
-
-/// `costs: N fitted, M preset (K of them needed by a checked figure: a, b)`.
-pub(crate) fn summary(fitted: usize, sens: &[CostSensitivity]) -> String {
+/// `costs: N fitted, M preset (K of them needed by a checked figure: a, b)`: the progress
+/// line the sensitivity test ends with, and the last of its lines in the scenario file.
+pub fn summary(fitted: usize, sens: &[CostSensitivity]) -> String {
     let needed: Vec<&str> = sens
         .iter()
         .filter(|s| s.needed())
@@ -465,8 +362,6 @@ mod tests {
             assert_eq!(m.counts(), counts, "{figure:?} {base} -> {moved}");
         }
         assert_eq!(mv(Figure::SyscallNs, 0.0, 1.0).rel(), f64::INFINITY);
-        assert_eq!(pct(mv(Figure::SyscallNs, 200.0, 212.2).rel()), "+6.1 %");
-        assert_eq!(pct(mv(Figure::SyscallNs, 1000.0, 999.96).rel()), "-0.004 %");
     }
 
     #[test]
@@ -521,31 +416,71 @@ mod tests {
             progress.push(l.to_string())
         });
         assert_eq!(sens.len(), ledger.presets(&s.machine).len());
-        let line = |name: &str| {
+        let verdict = |name: &str| {
             sens.iter()
                 .find(|x| x.name == name)
                 .unwrap_or_else(|| panic!("{name} missing"))
-                .line()
+                .verdict()
         };
+        // The move a line names: the step, the phase, the CPU, the figure, and the relative
+        // change in tenths of a per cent (as the line rounds it).
+        let named = |t: &Trial, m: &Move| {
+            let tenths = (m.rel() * 1000.0).round() as i64;
+            (t.step, m.phase.clone(), m.cpu, m.figure.clone(), tenths)
+        };
+        let hog_loc = |step, tenths| {
+            (
+                step,
+                "hogs:1@1".to_string(),
+                Some(1),
+                Figure::LocPerS,
+                tenths,
+            )
+        };
+        match verdict("costs.tick_handler_ns") {
+            Verdict::Needed(t, m) => assert_eq!(named(t, m), hog_loc(Step::Doubled, 91)),
+            v => panic!("{v:?}"),
+        }
+        match verdict("costs.jiffies_update_ns") {
+            Verdict::NotNeeded(Some((t, m))) => {
+                assert_eq!(named(t, m), hog_loc(Step::Doubled, 3));
+                assert!(m.rel().abs() <= NEEDED_REL, "{m:?}");
+            }
+            v => panic!("{v:?}"),
+        }
+        match verdict("costs.wheel_timer_ns") {
+            Verdict::NotNeeded(Some((t, m))) => {
+                let idle_loc = (
+                    Step::Doubled,
+                    "idle".to_string(),
+                    Some(1),
+                    Figure::LocPerS,
+                    83,
+                );
+                assert_eq!(named(t, m), idle_loc);
+                assert!(m.rel().abs() > NEEDED_REL, "{m:?}");
+                assert_eq!(((m.moved - m.base) * 100.0).round(), 30.0, "{m:?}");
+                assert_eq!(m.threshold(), 0.5);
+            }
+            v => panic!("{v:?}"),
+        }
+        let steps_of = |name: &str| -> Vec<Step> {
+            let c = sens.iter().find(|x| x.name == name);
+            c.map(|c| c.trials.iter().map(|t| t.step).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(verdict("costs.rcu_node_hold_ns"), Verdict::NotNeeded(None));
         assert_eq!(
-            line("costs.tick_handler_ns"),
-            "preset costs.tick_handler_ns = 1000: NEEDED (doubling moves CPU 1 LOC/s in hogs:1@1 by +9.1 %), not measured here"
+            steps_of("costs.rcu_node_hold_ns"),
+            [Step::Doubled, Step::Halved]
         );
         assert_eq!(
-            line("costs.jiffies_update_ns"),
-            "preset costs.jiffies_update_ns = 300: no checked figure moves by more than 0.3 % when doubled or halved (largest: CPU 1 LOC/s in hogs:1@1 by +0.3 % when doubled)"
+            verdict("costs.cacheline_remote_ns"),
+            Verdict::NotNeeded(None)
         );
         assert_eq!(
-            line("costs.wheel_timer_ns"),
-            "preset costs.wheel_timer_ns = 300: no checked figure moves past its threshold when doubled or halved (largest: CPU 1 LOC/s in idle by +8.3 % when doubled, +0.30 in all, under its threshold 0.50)"
-        );
-        assert_eq!(
-            line("costs.rcu_node_hold_ns"),
-            "preset costs.rcu_node_hold_ns = 150: no checked figure moves when doubled or halved"
-        );
-        assert_eq!(
-            line("costs.cacheline_remote_ns"),
-            "preset costs.cacheline_remote_ns = 0: no checked figure moves when raised from 0 to 1000 (0 cannot be doubled or halved)"
+            steps_of("costs.cacheline_remote_ns"),
+            [Step::RaisedFromZero]
         );
         let needed: Vec<&str> = sens
             .iter()
@@ -557,13 +492,7 @@ mod tests {
             "costs: 4 fitted, {} preset (1 of them needed by a checked figure: costs.tick_handler_ns)",
             sens.len()
         );
-        assert_eq!(
-            flagged_lines(4, &sens),
-            [line("costs.tick_handler_ns"), summary.clone()]
-        );
-        let all = lines(4, &sens);
-        assert_eq!(all.len(), sens.len() + 1);
-        assert_eq!(all.last(), Some(&summary));
+        assert_eq!(super::summary(4, &sens), summary);
         // Progress: what runs, then the summary.
         assert!(progress[0].starts_with("sensitivity: "), "{progress:?}");
         assert_eq!(progress.last(), Some(&summary));
@@ -585,9 +514,10 @@ mod tests {
             .iter()
             .find(|x| x.name == "costs.tick_stop_ns")
             .unwrap();
+        assert_eq!(x.value, Some(500.0));
         assert_eq!(
-            x.line(),
-            "preset costs.tick_stop_ns = 500: not tested: idle: tick_stop_ns out of range"
+            x.verdict(),
+            Verdict::NotTested("idle: tick_stop_ns out of range")
         );
         // The fake's ping-pong is two switches and four syscalls: with nothing fitted, those
         // two costs are needed presets.

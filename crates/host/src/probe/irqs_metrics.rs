@@ -13,6 +13,8 @@
 //!
 //! The cumulative counters themselves are node-exporter's `node_interrupts_total`; these
 //! are what a window adds: a rate per CPU, from the same typed [`IrqRates`] the table shows.
+//! `ticklab_report::openmetrics::render` writes them (its snapshot test holds this module's
+//! families of a sample window).
 
 use super::irqs::IrqRates;
 use ticklab_schema::openmetrics::{MetricFamily, Unit};
@@ -54,30 +56,4 @@ pub fn metric_families(r: &IrqRates) -> Vec<MetricFamily> {
         }
     }
     vec![window, per_cpu, global]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::irqs::rates;
-    use crate::procfs::parse_interrupts;
-    use std::time::Duration;
-    use ticklab_schema::openmetrics::render;
-
-    fn window() -> IrqRates {
-        let a = parse_interrupts(
-            "   CPU0 CPU1\nLOC: 100 200 Local timer interrupts\nRES: 5 6 Rescheduling interrupts\nERR: 1\n",
-        )
-        .unwrap();
-        let b = parse_interrupts(
-            "   CPU0 CPU1\nLOC: 350 210 Local timer interrupts\nRES: 5 8 Rescheduling interrupts\nERR: 3\n",
-        )
-        .unwrap();
-        rates(&a, &b, Duration::from_millis(500), true)
-    }
-
-    #[test]
-    fn openmetrics_snapshot() {
-        insta::assert_snapshot!(render(&metric_families(&window())));
-    }
 }

@@ -16,7 +16,7 @@
 //! axis from 0 to at most 100.
 
 use super::{Axis, Chart, Figure, PlotError, Point, Series, Stroke};
-use ticklab_schema::sweep::{Metric, ParamKey, SweepRow, SweepSetup, SweepSummary};
+use ticklab_sweep::{Metric, ParamKey, SweepRow, SweepSetup, SweepSummary};
 
 /// What the sweep ran on, for titles: the machine preset, `kernel <version>` and `HZ=<hz>`,
 /// each said once when every point shares it and as `<what> varies` when not (swept); empty
@@ -180,7 +180,7 @@ fn series(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use ticklab_schema::sweep::{Metrics, SWEEP_SCHEMA_VERSION, SweepParam};
+    use ticklab_sweep::{Metrics, SWEEP_SCHEMA_VERSION, SweepParam};
 
     /// E1's grid in small: two command lines × idle, hogs:1, hogs:2 × 2 seeds.
     pub(crate) fn rows() -> Vec<SweepRow> {
@@ -346,7 +346,7 @@ pub(crate) mod tests {
                         })
                         .collect(),
                     seed,
-                    setup: Some(ticklab_schema::sweep::SweepSetup {
+                    setup: Some(ticklab_sweep::SweepSetup {
                         machine: "xps13-7390".into(),
                         kernel: "6.3".into(),
                         hz: 1000,

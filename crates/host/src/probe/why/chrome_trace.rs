@@ -1,5 +1,5 @@
 //! `host why --trace`: the tracefs events of the window as a timeline in the vocabulary the
-//! twin writes ([`ticklab_schema::trace`], docs/trace.md), so a host trace and a twin trace of
+//! twin writes ([`ticklab_trace`], docs/trace.md), so a host trace and a twin trace of
 //! the same workload open side by side.
 //!
 //! Per CPU, walking its events in order (timestamps relative to the window's start):
@@ -30,7 +30,7 @@ use crate::procfs::is_tick_timer_callback;
 use crate::procfs::trace::{
     SchedSwitch, TraceEvent, parse_trace_line_raw, payload_field, payload_last_field,
 };
-use ticklab_schema::trace::{
+use ticklab_trace::{
     Arg, CpuTrack, IDLE_TASK, Kind, TICK_RESTART, TICK_STOP, TraceWindow, TraceWriter,
 };
 
@@ -319,14 +319,14 @@ pub fn live_timeline(
         &states,
         (HOST_PID, &label),
         window,
-        ticklab_schema::trace::DEFAULT_LIMIT_BYTES,
+        ticklab_trace::DEFAULT_LIMIT_BYTES,
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ticklab_schema::trace::{DEFAULT_LIMIT_BYTES, check, write_trace};
+    use ticklab_trace::{DEFAULT_LIMIT_BYTES, check, write_trace};
 
     const TRACE: &str = "\
 # tracer: nop

@@ -36,7 +36,7 @@ pub struct WhyOptions {
     pub save_trace: Option<std::path::PathBuf>,
     /// Also record [`super::chrome_trace::TIMELINE_EVENTS`] and convert the window (this part of
     /// it) into a timeline ([`WhyReport::timeline`]; tracing method only).
-    pub timeline: Option<ticklab_schema::trace::TraceWindow>,
+    pub timeline: Option<ticklab_trace::TraceWindow>,
 }
 
 /// Why [`observe`](fn@super::observe) could not produce a report. The caller matches on the variant: a CPU that is
@@ -85,7 +85,7 @@ pub struct WhyReport {
     pub cpus: Vec<CpuWhy>,
     /// The timeline asked for with [`WhyOptions::timeline`] (not part of the JSON report).
     #[serde(skip)]
-    pub timeline: Option<ticklab_schema::trace::TraceWriter>,
+    pub timeline: Option<ticklab_trace::TraceWriter>,
 }
 
 /// Why a CPU's tick ran or stopped, in one sentence, and what would stop it.

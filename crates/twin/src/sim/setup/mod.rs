@@ -94,10 +94,12 @@ pub enum ConfigError {
     /// The validation layer ([`Scenario::validate`]) refused a value.
     #[error(transparent)]
     Invalid(#[from] ticklab_schema::validate::ValidationError),
-    /// The kernel version is not `MAJOR.MINOR[...]` (the message of
-    /// [`KernelError::Version`], which says what was found).
-    #[error("{0}")]
-    KernelVersion(String),
+    /// The kernel version is not `MAJOR.MINOR[...]` (the schema's [`VersionError`] says what
+    /// was found).
+    ///
+    /// [`VersionError`]: ticklab_schema::scenario::VersionError
+    #[error(transparent)]
+    KernelVersion(ticklab_schema::scenario::VersionError),
     /// A background source with both or neither of `period_ns` and a positive `rate_hz`.
     #[error("background source {name:?}: expected exactly one of period_ns or a positive rate_hz")]
     BackgroundRate {

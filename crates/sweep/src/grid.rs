@@ -18,12 +18,13 @@
 //! every point runs every seed, seeds innermost. That order does not depend on the order of
 //! the flags, so a sweep file and the flags that say the same thing give the same sweep.
 
-use super::row::{ParamKey, SweepParam};
-use crate::machine;
-use crate::scenario::{KernelError, Scenario, check_hz};
-use crate::units::parse_duration;
-use crate::workload::{TaskGroup, Workload};
+use super::row::{ParamKey, ParamKeyError, SweepParam};
 use std::collections::BTreeMap;
+use ticklab_cmdline::CmdlineError;
+use ticklab_schema::machine;
+use ticklab_schema::scenario::{HzError, KernelError, Scenario, VersionError, check_hz};
+use ticklab_schema::units::{DurationError, parse_duration};
+use ticklab_schema::workload::{TaskGroup, Workload, WorkloadError};
 
 /// Most runs one sweep may have (points × seeds): a guard against a range typo
 /// (`seed=1..1000000000`) filling memory before anything runs.
@@ -81,12 +82,15 @@ pub enum GridErrorKind {
     /// A `--set` without `=`.
     #[error("expected KEY=VALUE, e.g. hz=1000")]
     NotKeyValue,
-    /// The sweep file is not TOML.
+    /// The sweep file is not TOML (the TOML parser's message).
     #[error("{0}")]
     Toml(String),
-    /// A key that is not a sweep parameter, or a value it does not take.
+    /// A key that is not a sweep parameter.
     #[error("{0}")]
-    Value(String),
+    Key(ParamKeyError),
+    /// A value its key does not take.
+    #[error("{0}")]
+    Value(ValueError),
     /// `seeds =` in a sweep file that is not a positive integer.
     #[error("expected a positive number of seeds")]
     SeedCount,
@@ -124,9 +128,117 @@ pub enum GridErrorKind {
     /// Points × seeds above [`MAX_RUNS`].
     #[error("the sweep has more than {MAX_RUNS} runs")]
     TooManyRuns,
-    /// A point's parameter does not apply to the base scenario.
+    /// A point's parameter does not apply to the base scenario (boxed: the largest kind by
+    /// far, and the rarest).
     #[error("{0}")]
-    Point(String),
+    Point(Box<PointError>),
+}
+
+/// Why a value of a sweep key was refused: the value as given and what the key takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// A sweep file value that is neither a string nor a number (as TOML writes it).
+    #[error("expected a string or a number, found {0}")]
+    NotScalar(String),
+    /// A seed, a cost or one end of a range that is not a non-negative integer.
+    #[error("{0:?}: expected a non-negative integer or a range A..B[/STEP]")]
+    NotInteger(String),
+    /// A range `A..B/0`.
+    #[error("{0:?}: the step of a range must be at least 1")]
+    ZeroStep(String),
+    /// A range `A..B` with B below A.
+    #[error("{0:?}: a range A..B needs A <= B")]
+    Reversed(String),
+    /// A range of more values than a sweep may run.
+    #[error("{0:?}: more than {MAX_RUNS} values")]
+    TooManyValues(String),
+    /// A range in a workload that is not a hog count.
+    #[error("{0:?}: only a hog count takes a range (hogs:A..B[@LIST])")]
+    NotAHogRange(String),
+}
+
+/// Why a point of the grid does not make a scenario: the parameter and value, or the point,
+/// and what the base scenario refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PointError {
+    /// One parameter's value does not apply (`key=value: why`).
+    #[error("{}={value}: {why}", .key.name())]
+    Value {
+        /// The parameter.
+        key: ParamKey,
+        /// The value as given.
+        value: String,
+        /// Why it does not apply.
+        why: ApplyError,
+    },
+    /// The point's kernel version is not a kernel release.
+    #[error("{0}")]
+    Version(VersionError),
+    /// The point's kernel refuses its command line (the point's parameters, then the token).
+    #[error("{point}: {error}")]
+    Cmdline {
+        /// The point's parameters (`key=value key=value`, or `the base scenario`).
+        point: String,
+        /// What the kernel release refused.
+        error: CmdlineError,
+    },
+}
+
+/// Why one value does not apply to a scenario.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// No machine preset of that name.
+    #[error("expected a machine preset ({})", machine::PRESETS.join(", "))]
+    Machine,
+    /// Not a kernel release.
+    #[error("{0}")]
+    Version(VersionError),
+    /// `hz=` that is not a number.
+    #[error("expected a number (CONFIG_HZ)")]
+    HzNotANumber,
+    /// A `CONFIG_HZ` no kernel is built with.
+    #[error("{0}")]
+    Hz(HzError),
+    /// `nohz=` that is not a tick build option.
+    #[error("expected periodic, idle or full")]
+    Nohz,
+    /// A `cost.FIELD` that is not a cost, or a value it does not take.
+    #[error("{0}")]
+    Cost(CostError),
+    /// A workload the machine cannot run.
+    #[error("{0}")]
+    Workload(WorkloadError),
+    /// A duration or warm-up that does not read.
+    #[error("{0}")]
+    Duration(DurationError),
+}
+
+/// Why `cost.FIELD=VALUE` does not apply: the field path or value, and what a cost takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CostError {
+    /// A path through a cost that is not a table.
+    #[error("{0:?}: not a cost field (this machine has no such table)")]
+    NotATable(String),
+    /// A field the table does not have: its name and the fields it has.
+    #[error("{field:?}: expected a cost field: {fields}")]
+    NoField {
+        /// The missing field.
+        field: String,
+        /// The table's fields, comma-separated.
+        fields: String,
+    },
+    /// A field that is not a number.
+    #[error("{0:?}: not a number field")]
+    NotANumber(String),
+    /// A value for a fractional field that is not a finite non-negative number.
+    #[error("expected a non-negative number")]
+    Negative,
+    /// A value for an integer field that is not a non-negative integer.
+    #[error("expected a non-negative integer (ns)")]
+    NotAnInteger,
+    /// The costs did not convert to or from their JSON form (serde_json's message).
+    #[error("{0}")]
+    Json(String),
 }
 
 impl Grid {
@@ -140,12 +252,13 @@ impl Grid {
             let (k, v) = set
                 .split_once('=')
                 .ok_or_else(|| GridError::at(at(), GridErrorKind::NotKeyValue))?;
-            let ctx = |e: String| GridError::at(at(), GridErrorKind::Value(e));
+            let ctx = |e: ValueError| GridError::at(at(), GridErrorKind::Value(e));
             if k.trim() == "seed" {
                 seed_list.extend(expand_u64(v.trim()).map_err(ctx)?);
                 continue;
             }
-            let key = ParamKey::parse(k.trim()).map_err(ctx)?;
+            let key = ParamKey::parse(k.trim())
+                .map_err(|e| GridError::at(at(), GridErrorKind::Key(e)))?;
             let values = expand(&key, v).map_err(ctx)?;
             axes.entry(key).or_default().extend(values);
         }
@@ -160,8 +273,8 @@ impl Grid {
         let mut seed_list = Vec::new();
         let mut seeds = Seeds::Base;
         for (k, v) in &table {
-            let ctx =
-                |e: String| GridError::at(Some(format!("{origin}: {k}")), GridErrorKind::Value(e));
+            let at = || Some(format!("{origin}: {k}"));
+            let ctx = |e: ValueError| GridError::at(at(), GridErrorKind::Value(e));
             let items: Vec<String> = match v {
                 toml::Value::Array(a) => a.iter().map(scalar).collect::<Result<_, _>>(),
                 other => scalar(other).map(|s| vec![s]),
@@ -172,10 +285,7 @@ impl Grid {
                     let n = match v {
                         toml::Value::Integer(n) if *n > 0 => *n as u64,
                         _ => {
-                            return Err(GridError::at(
-                                Some(format!("{origin}: {k}")),
-                                GridErrorKind::SeedCount,
-                            ));
+                            return Err(GridError::at(at(), GridErrorKind::SeedCount));
                         }
                     };
                     seeds = Seeds::Count(n);
@@ -186,7 +296,8 @@ impl Grid {
                     }
                 }
                 _ => {
-                    let key = ParamKey::parse(k).map_err(ctx)?;
+                    let key = ParamKey::parse(k)
+                        .map_err(|e| GridError::at(at(), GridErrorKind::Key(e)))?;
                     let axis = axes.entry(key.clone()).or_default();
                     for i in &items {
                         axis.extend(expand(&key, i).map_err(ctx)?);
@@ -288,7 +399,7 @@ impl Grid {
                 .collect();
             out.push(
                 point(index, base, &chosen)
-                    .map_err(|e| GridError::at(None, GridErrorKind::Point(e)))?,
+                    .map_err(|e| GridError::at(None, GridErrorKind::Point(Box::new(e))))?,
             );
         }
         Ok(out)
@@ -313,21 +424,21 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// A TOML scalar as the text of a value.
-fn scalar(v: &toml::Value) -> Result<String, String> {
+fn scalar(v: &toml::Value) -> Result<String, ValueError> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
         toml::Value::Float(f) => Ok(f.to_string()),
-        other => Err(format!("expected a string or a number, found {other}")),
+        other => Err(ValueError::NotScalar(other.to_string())),
     }
 }
 
 /// `A..B` or `A..B/S` (inclusive) as its numbers; anything else as one number.
-fn expand_u64(v: &str) -> Result<Vec<u64>, String> {
+fn expand_u64(v: &str) -> Result<Vec<u64>, ValueError> {
     let num = |s: &str| {
         s.trim()
             .parse::<u64>()
-            .map_err(|_| format!("{s:?}: expected a non-negative integer or a range A..B[/STEP]"))
+            .map_err(|_| ValueError::NotInteger(s.to_string()))
     };
     let Some((a, rest)) = v.split_once("..") else {
         return Ok(vec![num(v)?]);
@@ -338,19 +449,19 @@ fn expand_u64(v: &str) -> Result<Vec<u64>, String> {
     };
     let a = num(a)?;
     if step == 0 {
-        return Err(format!("{v:?}: the step of a range must be at least 1"));
+        return Err(ValueError::ZeroStep(v.to_string()));
     }
     if b < a {
-        return Err(format!("{v:?}: a range A..B needs A <= B"));
+        return Err(ValueError::Reversed(v.to_string()));
     }
     if (b - a) / step >= MAX_RUNS {
-        return Err(format!("{v:?}: more than {MAX_RUNS} values"));
+        return Err(ValueError::TooManyValues(v.to_string()));
     }
     Ok((a..=b).step_by(step as usize).collect())
 }
 
 /// One assignment's values: ranges expanded where the key takes them.
-fn expand(key: &ParamKey, v: &str) -> Result<Vec<String>, String> {
+fn expand(key: &ParamKey, v: &str) -> Result<Vec<String>, ValueError> {
     match key {
         ParamKey::Cost(_) if v.contains("..") => {
             Ok(expand_u64(v)?.into_iter().map(|n| n.to_string()).collect())
@@ -361,9 +472,10 @@ fn expand(key: &ParamKey, v: &str) -> Result<Vec<String>, String> {
                 Some((h, l)) => (h, Some(l)),
                 None => (v, None),
             };
-            let range = head.trim().strip_prefix("hogs:").ok_or_else(|| {
-                format!("{v:?}: only a hog count takes a range (hogs:A..B[@LIST])")
-            })?;
+            let range = head
+                .trim()
+                .strip_prefix("hogs:")
+                .ok_or_else(|| ValueError::NotAHogRange(v.to_string()))?;
             Ok(expand_u64(range)?
                 .into_iter()
                 .map(|n| match (n, at) {
@@ -378,11 +490,15 @@ fn expand(key: &ParamKey, v: &str) -> Result<Vec<String>, String> {
 }
 
 /// Builds one point: applies the chosen values to `base` in key order and checks the result.
-fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Point, String> {
+fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Point, PointError> {
     let mut s = base.clone();
     let mut params = Vec::with_capacity(chosen.len());
     for (key, value) in chosen {
-        let ctx = |e: String| format!("{}={value}: {e}", key.name());
+        let ctx = |why| PointError::Value {
+            key: (*key).clone(),
+            value: (*value).to_string(),
+            why,
+        };
         let number = apply(&mut s, key, value).map_err(ctx)?;
         params.push(SweepParam {
             key: (*key).clone(),
@@ -392,8 +508,11 @@ fn point(index: u64, base: &Scenario, chosen: &[(&ParamKey, &str)]) -> Result<Po
     }
     let nr = s.machine.topology.nr_cpus();
     s.kernel.resolve(nr).map_err(|e| match e {
-        KernelError::Version(v) => v,
-        KernelError::Cmdline(c) => format!("{}: {c}", describe(&params)),
+        KernelError::Version(v) => PointError::Version(v),
+        KernelError::Cmdline(error) => PointError::Cmdline {
+            point: describe(&params),
+            error,
+        },
     })?;
     if !chosen.is_empty() {
         s.name = describe(&params);
@@ -419,43 +538,37 @@ fn describe(params: &[SweepParam]) -> String {
 }
 
 /// Applies one value to the scenario; returns the number it stands for, if any.
-fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, String> {
+fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, ApplyError> {
     let v = value.trim();
     match key {
         ParamKey::Machine => {
-            s.machine = machine::preset(v).ok_or_else(|| {
-                format!(
-                    "expected a machine preset ({})",
-                    machine::PRESETS.join(", ")
-                )
-            })?;
+            s.machine = machine::preset(v).ok_or(ApplyError::Machine)?;
             Ok(None)
         }
         ParamKey::KernelVersion => {
             s.kernel.version = v.to_string();
-            let (a, b) = s.kernel.version_tuple()?;
+            let (a, b) = s.kernel.version_tuple().map_err(ApplyError::Version)?;
             Ok(Some(a as f64 + b as f64 / 1000.0))
         }
         ParamKey::Hz => {
-            let hz = v
-                .parse::<u32>()
-                .map_err(|_| "expected a number (CONFIG_HZ)".to_string())
-                .and_then(check_hz)?;
+            let hz = v.parse::<u32>().map_err(|_| ApplyError::HzNotANumber)?;
+            let hz = check_hz(hz).map_err(ApplyError::Hz)?;
             s.kernel.hz = hz;
             Ok(Some(hz as f64))
         }
         ParamKey::Nohz => {
             s.kernel.nohz = serde_json::from_value(serde_json::Value::String(v.into()))
-                .map_err(|_| "expected periodic, idle or full".to_string())?;
+                .map_err(|_| ApplyError::Nohz)?;
             Ok(None)
         }
         ParamKey::Cmdline => {
             s.kernel.cmdline = value.to_string();
             Ok(None)
         }
-        ParamKey::Cost(field) => set_cost(s, field, v).map(Some),
+        ParamKey::Cost(field) => set_cost(s, field, v).map(Some).map_err(ApplyError::Cost),
         ParamKey::Workload => {
-            let w = Workload::parse(v, s.machine.topology.nr_cpus()).map_err(|e| e.to_string())?;
+            let w =
+                Workload::parse(v, s.machine.topology.nr_cpus()).map_err(ApplyError::Workload)?;
             let number = match &w.groups[..] {
                 [] => Some(0.0),
                 [TaskGroup::Hogs { count, .. }] => Some(*count as f64),
@@ -467,11 +580,12 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
             Ok(number)
         }
         ParamKey::Duration => {
-            s.run.duration_ns = parse_duration(v).map_err(|e| e.to_string())?;
+            s.run.duration_ns = parse_duration(v).map_err(ApplyError::Duration)?;
             Ok(Some(s.run.duration_ns as f64 / 1e9))
         }
         ParamKey::Warmup => {
-            s.run.warmup_ns = crate::units::parse_warmup(v).map_err(|e| e.to_string())?;
+            s.run.warmup_ns =
+                ticklab_schema::units::parse_warmup(v).map_err(ApplyError::Duration)?;
             Ok(Some(s.run.warmup_ns as f64 / 1e9))
         }
     }
@@ -480,20 +594,22 @@ fn apply(s: &mut Scenario, key: &ParamKey, value: &str) -> Result<Option<f64>, S
 /// Sets `cost.FIELD` (a dotted path into the machine's costs, e.g.
 /// `context_tracking.rcu_eqs_ns`) to a number; the field keeps its type (an integer field
 /// takes a non-negative integer).
-fn set_cost(s: &mut Scenario, path: &str, v: &str) -> Result<f64, String> {
-    let mut costs = serde_json::to_value(&s.machine.costs).map_err(|e| e.to_string())?;
+fn set_cost(s: &mut Scenario, path: &str, v: &str) -> Result<f64, CostError> {
+    let json = |e: serde_json::Error| CostError::Json(e.to_string());
+    let mut costs = serde_json::to_value(&s.machine.costs).map_err(json)?;
     let fields_of = |o: &serde_json::Map<String, serde_json::Value>| {
         o.keys().cloned().collect::<Vec<_>>().join(", ")
     };
     let mut slot = &mut costs;
     for part in path.split('.') {
-        let obj = slot.as_object_mut().ok_or_else(|| {
-            format!("{path:?}: not a cost field (this machine has no such table)")
+        let obj = slot
+            .as_object_mut()
+            .ok_or_else(|| CostError::NotATable(path.to_string()))?;
+        let fields = fields_of(obj);
+        slot = obj.get_mut(part).ok_or_else(|| CostError::NoField {
+            field: part.to_string(),
+            fields,
         })?;
-        let list = fields_of(obj);
-        slot = obj
-            .get_mut(part)
-            .ok_or_else(|| format!("{part:?}: expected a cost field: {list}"))?;
     }
     let (new, number) = match slot {
         serde_json::Value::Number(n) if n.is_f64() => {
@@ -501,27 +617,25 @@ fn set_cost(s: &mut Scenario, path: &str, v: &str) -> Result<f64, String> {
                 .parse()
                 .ok()
                 .filter(|x: &f64| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| "expected a non-negative number".to_string())?;
+                .ok_or(CostError::Negative)?;
             (serde_json::json!(x), x)
         }
         serde_json::Value::Number(_) => {
-            let x: u64 = v
-                .parse()
-                .map_err(|_| "expected a non-negative integer (ns)".to_string())?;
+            let x: u64 = v.parse().map_err(|_| CostError::NotAnInteger)?;
             (serde_json::json!(x), x as f64)
         }
-        _ => return Err(format!("{path:?}: not a number field")),
+        _ => return Err(CostError::NotANumber(path.to_string())),
     };
     *slot = new;
-    s.machine.costs = serde_json::from_value(costs).map_err(|e| e.to_string())?;
+    s.machine.costs = serde_json::from_value(costs).map_err(json)?;
     Ok(number)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Kernel, Run, default_background};
     use ticklab_cmdline::NohzBuild;
+    use ticklab_schema::scenario::{Kernel, Run, default_background};
 
     fn base() -> Scenario {
         Scenario {

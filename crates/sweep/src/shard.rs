@@ -48,12 +48,17 @@ impl fmt::Display for Shard {
     }
 }
 
+/// Why a shard (`--shard`) was refused: the text as given; a shard is `I/N` with I < N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: expected I/N with 0 <= I < N, e.g. 0/4")]
+pub struct ShardError(pub String);
+
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardError;
 
     /// Reads `I/N`, e.g. `0/4` … `3/4`.
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let err = || format!("{s:?}: expected I/N with 0 <= I < N, e.g. 0/4");
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let err = || ShardError(s.to_string());
         let (i, n) = s.trim().split_once('/').ok_or_else(err)?;
         let i: u64 = i.trim().parse().map_err(|_| err())?;
         let n: u64 = n.trim().parse().map_err(|_| err())?;
@@ -61,52 +66,153 @@ impl FromStr for Shard {
     }
 }
 
+/// Why shards' rows do not merge into one sweep: which runs, of which sweep, and what is
+/// wrong with them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing was given.
+    #[error("no rows to merge")]
+    NoRows,
+    /// A row of another sweep (another identity or run count) than the first row's.
+    #[error("rows of two sweeps: {sweep} ({runs} runs) and {other} ({other_runs} runs)")]
+    TwoSweeps {
+        /// The first row's sweep.
+        sweep: String,
+        /// Its run count.
+        runs: u64,
+        /// The other row's sweep.
+        other: String,
+        /// Its run count.
+        other_runs: u64,
+    },
+    /// One run in two rows.
+    #[error("run {0} appears twice (a shard given twice?)")]
+    Twice(u64),
+    /// Runs without a row: a shard's output is missing or cut short.
+    #[error(
+        "{missing} of the sweep's {runs} runs are missing (runs {}{}): is a shard's output \
+         missing?",
+        list(.first_missing),
+        if *.missing > 10 { ", ..." } else { "" }
+    )]
+    Missing {
+        /// Runs in the sweep.
+        runs: u64,
+        /// How many runs have no row.
+        missing: u64,
+        /// The first missing runs (at most 10).
+        first_missing: Vec<u64>,
+    },
+    /// The rows' point indices do not divide the runs into points of equal seeds.
+    #[error(
+        "{runs} runs do not split into {points} points of equal seeds: a row's point was \
+         changed"
+    )]
+    Points {
+        /// Runs in the sweep.
+        runs: u64,
+        /// Points the rows name (the largest index + 1).
+        points: u64,
+    },
+    /// A row that is not where its run index puts it.
+    #[error(transparent)]
+    RunIndex(#[from] RunIndexError),
+}
+
+/// `1, 2, 3`.
+fn list(runs: &[u64]) -> String {
+    let runs: Vec<String> = runs.iter().map(u64::to_string).collect();
+    runs.join(", ")
+}
+
+/// Why a row is not the run its index says ([`check_run_index`]): the run, and which of its
+/// fields disagrees with what the sweep and the index put there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunIndexError {
+    /// The row is of another sweep (identity or run count).
+    #[error("run {run}: of sweep {sweep} ({runs} runs), not of {expected} ({expected_runs} runs)")]
+    OtherSweep {
+        /// The row's run index.
+        run: u64,
+        /// The row's sweep.
+        sweep: String,
+        /// The row's run count.
+        runs: u64,
+        /// The sweep expected.
+        expected: String,
+        /// Its run count.
+        expected_runs: u64,
+    },
+    /// The run index is past the sweep's runs (or the sweep runs no seed).
+    #[error("run {run} is outside the sweep's {runs} runs")]
+    Outside {
+        /// The row's run index.
+        run: u64,
+        /// Runs in the sweep.
+        runs: u64,
+    },
+    /// The row's point is not the one its run index puts it at.
+    #[error("run {run}: point {point} where its run index puts point {expected}")]
+    Point {
+        /// The row's run index.
+        run: u64,
+        /// The row's point.
+        point: u64,
+        /// The point of the run index.
+        expected: u64,
+    },
+    /// The row's seed is not the one its run index puts it at.
+    #[error("run {run}: seed {seed} where its run index puts seed {expected}")]
+    Seed {
+        /// The row's run index.
+        run: u64,
+        /// The row's seed.
+        seed: u64,
+        /// The seed of the run index.
+        expected: u64,
+    },
+}
+
 /// Puts the rows of a sweep's shards back together: run order, every run exactly once, all
 /// of one sweep. The result is what the unsharded sweep returns. An error says what is wrong
 /// (rows of two sweeps, a run twice, runs missing: a shard's output is missing or cut short).
-pub fn merge(mut rows: Vec<SweepRow>) -> Result<Vec<SweepRow>, String> {
+pub fn merge(mut rows: Vec<SweepRow>) -> Result<Vec<SweepRow>, MergeError> {
     let Some(first) = rows.first() else {
-        return Err("no rows to merge".into());
+        return Err(MergeError::NoRows);
     };
     let (sweep, runs) = (first.sweep.clone(), first.runs);
     if let Some(r) = rows.iter().find(|r| r.sweep != sweep || r.runs != runs) {
-        return Err(format!(
-            "rows of two sweeps: {sweep} ({runs} runs) and {} ({} runs)",
-            r.sweep, r.runs
-        ));
+        return Err(MergeError::TwoSweeps {
+            sweep,
+            runs,
+            other: r.sweep.clone(),
+            other_runs: r.runs,
+        });
     }
     rows.sort_by_key(|r| r.run);
     if let Some(w) = rows.windows(2).find(|w| w[0].run == w[1].run) {
-        return Err(format!(
-            "run {} appears twice (a shard given twice?)",
-            w[0].run
-        ));
+        return Err(MergeError::Twice(w[0].run));
     }
     if let Some(r) = rows.iter().find(|r| r.run >= runs) {
-        return Err(format!("run {} is outside the sweep's {runs} runs", r.run));
+        return Err(RunIndexError::Outside { run: r.run, runs }.into());
     }
     let have = rows.len() as u64;
     if have != runs {
-        let missing: Vec<String> = (0..runs)
+        let first_missing: Vec<u64> = (0..runs)
             .filter(|r| rows.binary_search_by_key(r, |x| x.run).is_err())
             .take(10)
-            .map(|r| r.to_string())
             .collect();
-        return Err(format!(
-            "{} of the sweep's {runs} runs are missing (runs {}{}): is a shard's output missing?",
-            runs - have,
-            missing.join(", "),
-            if runs - have > 10 { ", ..." } else { "" }
-        ));
+        return Err(MergeError::Missing {
+            runs,
+            missing: runs - have,
+            first_missing,
+        });
     }
     // Every run is there once; now each row must sit where its run index puts it: point
     // `run / seeds`, the seed of its seed column (a hand-edited seed or point is refused).
     let points = rows.iter().map(|r| r.point).max().map_or(0, |p| p + 1);
     if points == 0 || runs % points != 0 {
-        return Err(format!(
-            "{runs} runs do not split into {points} points of equal seeds: a row's point was \
-             changed"
-        ));
+        return Err(MergeError::Points { runs, points });
     }
     let per_point = (runs / points) as usize;
     let seeds: Vec<u64> = rows[..per_point].iter().map(|r| r.seed).collect();
@@ -125,32 +231,34 @@ pub fn check_run_index(
     sweep: &str,
     runs: u64,
     seeds: &[u64],
-) -> Result<(), String> {
+) -> Result<(), RunIndexError> {
     let n = seeds.len() as u64;
     if row.sweep != sweep || row.runs != runs {
-        return Err(format!(
-            "run {}: of sweep {} ({} runs), not of {sweep} ({runs} runs)",
-            row.run, row.sweep, row.runs
-        ));
+        return Err(RunIndexError::OtherSweep {
+            run: row.run,
+            sweep: row.sweep.clone(),
+            runs: row.runs,
+            expected: sweep.to_string(),
+            expected_runs: runs,
+        });
     }
     if n == 0 || row.run >= runs {
-        return Err(format!(
-            "run {} is outside the sweep's {runs} runs",
-            row.run
-        ));
+        return Err(RunIndexError::Outside { run: row.run, runs });
     }
     let (point, seed) = (row.run / n, seeds[(row.run % n) as usize]);
     if row.point != point {
-        return Err(format!(
-            "run {}: point {} where its run index puts point {point}",
-            row.run, row.point
-        ));
+        return Err(RunIndexError::Point {
+            run: row.run,
+            point: row.point,
+            expected: point,
+        });
     }
     if row.seed != seed {
-        return Err(format!(
-            "run {}: seed {} where its run index puts seed {seed}",
-            row.run, row.seed
-        ));
+        return Err(RunIndexError::Seed {
+            run: row.run,
+            seed: row.seed,
+            expected: seed,
+        });
     }
     Ok(())
 }
@@ -158,7 +266,7 @@ pub fn check_run_index(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::{Metrics, SWEEP_SCHEMA_VERSION};
+    use crate::{Metrics, SWEEP_SCHEMA_VERSION};
 
     fn row(sweep: &str, run: u64, runs: u64) -> SweepRow {
         SweepRow {
@@ -193,7 +301,7 @@ mod tests {
                 (Ok(got), Ok(w)) => {
                     assert_eq!(got.iter().map(|r| r.run).collect::<Vec<_>>(), *w)
                 }
-                (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
+                (Err(e), Err(w)) => assert!(e.to_string().contains(w), "{e}"),
                 (got, want) => panic!("{got:?} vs {want:?}"),
             }
         }
@@ -212,11 +320,11 @@ mod tests {
         assert!(merge(good.clone()).is_ok());
         let mut seed = good.clone();
         seed[4].seed = 99;
-        let e = merge(seed).unwrap_err();
+        let e = merge(seed).unwrap_err().to_string();
         assert!(e.contains("run 4: seed 99") && e.contains("seed 8"), "{e}");
         let mut point = good.clone();
         point[2].point = 1;
-        let e = merge(point).unwrap_err();
+        let e = merge(point).unwrap_err().to_string();
         assert!(e.contains("run 2: point 1"), "{e}");
         let mut odd = good;
         odd[5].point = 3;

@@ -5,9 +5,9 @@
 //! A metric the run does not produce (watts of a guest without a power model, frame jitter of
 //! a run without frames, IPIs the twin does not model) is absent from the map, never a 0.
 
-use crate::report::{CpuRole, Report, WorkloadResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use ticklab_schema::report::{CpuRole, Report, WorkloadResult};
 
 /// A figure with one value per run (machine-wide).
 #[derive(
@@ -310,7 +310,7 @@ impl Metrics {
             }
         };
         // A sum over CPUs of an optional counter: present only when every CPU counts it.
-        let sum = |f: &dyn Fn(&crate::report::CpuReport) -> Option<u64>| -> Option<f64> {
+        let sum = |f: &dyn Fn(&ticklab_schema::report::CpuReport) -> Option<u64>| -> Option<f64> {
             r.cpus.iter().map(f).sum::<Option<u64>>().map(|x| x as f64)
         };
         put(Metric::IrqPerS, Some(r.loc_per_s()));
@@ -366,7 +366,7 @@ impl Metrics {
             })
             .collect();
         if !frames.is_empty() {
-            let worst = |f: &dyn Fn(&crate::report::FrameGroupReport) -> f64| {
+            let worst = |f: &dyn Fn(&ticklab_schema::report::FrameGroupReport) -> f64| {
                 frames
                     .iter()
                     .map(|g| f(g))

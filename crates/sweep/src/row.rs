@@ -3,9 +3,9 @@
 
 use super::metrics::{CpuMetric, Metric, Metrics};
 use super::stats::Stats;
-use crate::report::CpuRole;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use ticklab_schema::report::CpuRole;
 
 /// Version of the sweep row and summary schema (JSON lines and CSV). Adding optional fields
 /// or metrics keeps it; renaming or removing one bumps it (docs/schema.md).
@@ -25,7 +25,7 @@ pub enum ParamKey {
     Nohz,
     /// The kernel command line (`cmdline`).
     Cmdline,
-    /// One field of the machine's [`Costs`](crate::machine::Costs) (`cost.FIELD`).
+    /// One field of the machine's [`Costs`](ticklab_schema::machine::Costs) (`cost.FIELD`).
     Cost(String),
     /// Workload spec (`workload`).
     Workload,
@@ -66,12 +66,10 @@ impl ParamKey {
 
     /// Reads a key (`hz`, `kernel-version` or `kernel_version`, `cost.FIELD`); the error
     /// lists the keys. `seed` is not a [`ParamKey`]: seeds are the replicates of a point.
-    pub fn parse(s: &str) -> Result<ParamKey, String> {
+    pub fn parse(s: &str) -> Result<ParamKey, ParamKeyError> {
         if let Some(field) = s.strip_prefix("cost.") {
             if field.is_empty() {
-                return Err(format!(
-                    "key {s:?}: expected cost.FIELD, e.g. cost.tick_handler_ns"
-                ));
+                return Err(ParamKeyError::NoCostField(s.to_string()));
             }
             return Ok(ParamKey::Cost(field.to_string()));
         }
@@ -79,14 +77,25 @@ impl ParamKey {
         ParamKey::PLAIN
             .into_iter()
             .find(|k| k.name() == s2)
-            .ok_or_else(|| {
-                let names: Vec<String> = ParamKey::PLAIN.iter().map(ParamKey::name).collect();
-                format!(
-                    "key {s:?}: expected one of {}, cost.FIELD or seed",
-                    names.join(", ")
-                )
-            })
+            .ok_or_else(|| ParamKeyError::Unknown(s.to_string()))
     }
+}
+
+/// The names of [`ParamKey::PLAIN`], comma-separated, for [`ParamKeyError::Unknown`].
+fn plain_names() -> String {
+    let names: Vec<String> = ParamKey::PLAIN.iter().map(ParamKey::name).collect();
+    names.join(", ")
+}
+
+/// Why a sweep key was refused: the key as given and what a key can be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamKeyError {
+    /// `cost.` without a field name.
+    #[error("key {0:?}: expected cost.FIELD, e.g. cost.tick_handler_ns")]
+    NoCostField(String),
+    /// Not a key a sweep can vary.
+    #[error("key {0:?}: expected one of {names}, cost.FIELD or seed", names = plain_names())]
+    Unknown(String),
 }
 
 impl From<ParamKey> for String {
@@ -96,8 +105,8 @@ impl From<ParamKey> for String {
 }
 
 impl TryFrom<String> for ParamKey {
-    type Error = String;
-    fn try_from(s: String) -> Result<ParamKey, String> {
+    type Error = ParamKeyError;
+    fn try_from(s: String) -> Result<ParamKey, ParamKeyError> {
         ParamKey::parse(&s)
     }
 }

@@ -1,5 +1,5 @@
-//! Sweeps: one scenario run at every point of a grid of parameter values, each with several
-//! seeds, and what comes out of it.
+//! ticklab's sweeps: one scenario run at every point of a grid of parameter values, each with
+//! several seeds, and what comes out of it.
 //!
 //! * A [`SweepParam`] is one swept parameter at one point: its [`ParamKey`] (`hz`,
 //!   `workload`, `cost.tick_handler_ns`, ...), the value as the user wrote it, and the number
@@ -12,7 +12,17 @@
 //!   max and the 95 % confidence interval of the mean) per metric.
 //!
 //! The grid itself (which keys, which values, which seeds) and how a point becomes a scenario
-//! is [`grid`]. Both JSON lines and CSV are written by `ticklab-report`'s `sweep` module.
+//! is [`grid`]. A [`Shard`] is a deterministic slice of a sweep's runs, and [`merge`] puts
+//! the shards' rows back together; [`read_rows`] reads rows back from JSON lines. Both JSON
+//! lines and CSV are written by `ticklab-report`'s `sweep` module.
+//!
+//! This crate is the sweep's whole vocabulary, types and behaviour: it builds on the shared
+//! schema (a point is a `Scenario`, a row's metrics are read from a `Report`), the twin runs
+//! the points (`ticklab_twin::sweep`), `ticklab-report` renders the rows and summaries, and
+//! the CLI wires them (`ticklab sweep`, `merge`, `plot`, `report`).
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod grid;
 mod metrics;
@@ -24,9 +34,10 @@ mod stats;
 pub use metrics::{CpuMetric, CpuMetrics, Metric, Metrics};
 pub use read::read_rows;
 pub use row::{
-    CpuSummary, ParamKey, SWEEP_SCHEMA_VERSION, SweepParam, SweepRow, SweepSetup, SweepSummary,
+    CpuSummary, ParamKey, ParamKeyError, SWEEP_SCHEMA_VERSION, SweepParam, SweepRow, SweepSetup,
+    SweepSummary,
 };
-pub use shard::{Shard, check_run_index, merge};
+pub use shard::{MergeError, RunIndexError, Shard, ShardError, check_run_index, merge};
 pub use stats::{Stats, t_975};
 
 #[cfg(test)]
@@ -53,7 +64,7 @@ mod tests {
                 "{input:?}"
             );
         }
-        let e = ParamKey::parse("hzz").unwrap_err();
+        let e = ParamKey::parse("hzz").unwrap_err().to_string();
         assert!(e.contains("\"hzz\"") && e.contains("workload"), "{e}");
     }
 
