@@ -371,6 +371,7 @@ mod tests {
     use ticklab_vm::kbuild::patch::PatchReadError;
 
     #[test]
+    // Over 100 lines because it is one table: a row per error type and the exit code it must give.
     fn exit_code_policy_table() {
         let pipe = || io::Error::from(io::ErrorKind::BrokenPipe);
         let cases: Vec<(anyhow::Error, Exit)> = vec![

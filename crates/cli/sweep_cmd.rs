@@ -89,11 +89,10 @@ pub(crate) struct MergeArgs {
     out: SweepOutput,
 }
 
-/// Runs `ticklab sweep`.
-pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
-    let base = build_scenario(&a.scenario, a.cmdline.as_deref())?;
+/// The sweep's grid: from `--file` (whose seeds it holds) or from the `--set` options.
+fn sweep_grid(a: &SweepArgs, base_seed: u64) -> anyhow::Result<Grid> {
     let seeds = a.seeds.map_or(Seeds::Base, Seeds::Count);
-    let grid = match &a.file {
+    match &a.file {
         Some(path) => {
             if a.seeds.is_some() {
                 return Err(input_error(
@@ -101,11 +100,36 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
                 ));
             }
             let text = read_input(path)?;
-            Grid::from_toml(&text, &path.display().to_string(), base.run.seed)
+            Grid::from_toml(&text, &path.display().to_string(), base_seed)
         }
-        None => Grid::from_sets(&a.set, seeds, base.run.seed),
+        None => Grid::from_sets(&a.set, seeds, base_seed),
     }
-    .map_err(|e| input_error(e.to_string()))?;
+    .map_err(|e| input_error(e.to_string()))
+}
+
+/// The journal beside `-o` (a regular file only, never `/dev/null.journal`), with the rows
+/// it already holds when `--resume` picks it up.
+fn open_journal(
+    a: &SweepArgs,
+    sweep: &SweepIdentity<'_>,
+) -> anyhow::Result<(Option<Journal>, Vec<SweepRow>)> {
+    let journal = match &a.out.output {
+        // A journal beside a regular file only: never `/dev/null.journal`.
+        Some(path) if crate::output::is_regular_target(path) => {
+            Some(Journal::open(path, a.resume, sweep)?)
+        }
+        _ => None,
+    };
+    Ok(match journal {
+        Some((j, kept)) => (Some(j), kept),
+        None => (None, Vec::new()),
+    })
+}
+
+/// Runs `ticklab sweep`.
+pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
+    let base = build_scenario(&a.scenario, a.cmdline.as_deref())?;
+    let grid = sweep_grid(a, base.run.seed)?;
     let shard = a.shard.unwrap_or(Shard::ALL);
     if a.shard.is_some() && (a.out.summary || a.out.format != SweepFormat::Jsonl) {
         return Err(input_error(
@@ -137,17 +161,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.out.output {
         crate::output::check_target("-o", path)?;
     }
-    let journal = match &a.out.output {
-        // A journal beside a regular file only: never `/dev/null.journal`.
-        Some(path) if crate::output::is_regular_target(path) => {
-            Some(Journal::open(path, a.resume, &sweep)?)
-        }
-        _ => None,
-    };
-    let (journal, kept) = match journal {
-        Some((j, kept)) => (Some(j), kept),
-        None => (None, Vec::new()),
-    };
+    let (journal, kept) = open_journal(a, &sweep)?;
     let done: BTreeSet<u64> = kept.iter().map(|r| r.run).collect();
     if !done.is_empty() && !is_quiet() {
         eprintln!(
@@ -208,12 +222,22 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
         );
     }
     write_out(&a.out, &rows)?;
+    finish(journal, interrupted, rows.len() as u64, total)
+}
+/// After the output: an interrupted sweep is an error that says how many runs finished and
+/// how to resume; a finished one removes its journal.
+fn finish(
+    journal: Option<Journal>,
+    interrupted: Option<String>,
+    finished: u64,
+    total: u64,
+) -> anyhow::Result<()> {
     if let Some(why) = interrupted {
         let kept = match &journal {
             Some(j) => format!(
                 "; {} keeps them: add --resume to run the other {}",
                 j.path().display(),
-                total - rows.len() as u64
+                total - finished
             ),
             None => String::new(),
         };
@@ -221,7 +245,7 @@ pub(crate) fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
             &why,
             &format!(
                 "the output holds the {} of {total} runs that finished{kept}",
-                rows.len()
+                finished
             ),
         ));
     }

@@ -229,6 +229,8 @@ pub fn cpu_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row>
 /// name and CPU) wake-up p50 / p99 / max and jitter max; per ping-pong (same method and
 /// CPUs) ns per round trip; per syscall loop ns per call. A result only one side has gives
 /// rows with the other side `None`.
+// Over 100 lines because it is one match over the workload kinds, each arm pairing the measured
+// result with the twin's and writing its rows; the kinds' figures read in one place.
 pub fn workload_rows(measured: &Report, predicted: &Report, bands: Bands) -> Vec<Row> {
     let mut rows = Vec::new();
     for w in &measured.workloads {

@@ -33,6 +33,9 @@
 //! * [`validate`] is the one check between every input and the model: ranges, finite
 //!   numbers, capacities and the cost of a run, each error naming its key.
 //!
+//! * [`wakeups`] counts where a thread's wake-ups ran, for a report and the scenario
+//!   split by it.
+//!
 //! Read [`scenario`] first, then [`report`].
 
 #![deny(missing_docs)]
@@ -54,4 +57,5 @@ pub mod units;
 pub mod unseen_check;
 pub mod validate;
 pub mod versioned;
+pub mod wakeups;
 pub mod workload;

@@ -375,7 +375,7 @@ impl BackgroundSource {
     pub fn split_by_wakeups(
         &self,
         period_ns: u64,
-        wakeups: &[crate::report::CpuWakeups],
+        wakeups: &[crate::wakeups::CpuWakeups],
     ) -> Vec<BackgroundSource> {
         let total: u64 = wakeups.iter().map(|w| w.wakeups).sum();
         wakeups

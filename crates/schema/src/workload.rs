@@ -201,6 +201,8 @@ impl TaskGroup {
 
     /// [`TaskGroup::parse`] with the frame rate `frame_hz` of `--interval`
     /// ([`Workload::parse_with_interval`]).
+    // Over 100 lines because it is the grammar of a task group, one arm per kind (hogs, frames, pingpong,
+    // syscall, bsp) with its options; split, the spec's grammar would no longer read in one place.
     fn parse_at(
         spec: &str,
         nr_cpus: u32,

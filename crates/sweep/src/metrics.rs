@@ -299,6 +299,8 @@ pub struct Metrics {
 
 impl Metrics {
     /// Reads every metric out of a report's typed fields.
+    // Over 100 lines because it is one table: a `put` per metric, read from the report's typed field
+    // that holds it; the metrics' list reads in one place.
     pub fn from_report(r: &Report) -> Metrics {
         let secs = r.seconds().max(1e-12);
         let window_ns = r.duration_ns.max(1) as f64;

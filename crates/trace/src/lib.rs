@@ -734,6 +734,8 @@ fn ns_of(v: &serde_json::Value, field: &'static str) -> Result<u64, CheckError> 
 /// CPU track slices nest and never overlap; the outermost slices are task slices that tile
 /// the window exactly (idle and running time add up to it); idle-state slices lie inside
 /// an idle-task slice.
+// Over 100 lines because it is one ordered pass over the events that keeps every track's open
+// slices: the nesting, tiling and window invariants are checked against that shared state.
 pub fn check(json: &str) -> Result<TraceCheck, CheckError> {
     let v: serde_json::Value = serde_json::from_str(json)?;
     let events = v["traceEvents"].as_array().ok_or(CheckError::NoEvents)?;

@@ -319,6 +319,9 @@ fn tail_lines(text: &str, n: usize) -> String {
 
 /// One boot under `accel`. `marker_deadline`: give up if the begin marker has not appeared
 /// by then.
+// Over 100 lines because it owns one QEMU child from spawn to reap: the output files, the
+// pre-exec death signal, the marker deadline and the timeout all act on the same child and
+// its pipes; the command line (qemu_command) and the output parsing are their own functions.
 fn boot_once(
     spec: &VmSpec<'_>,
     accel: Accel,

@@ -206,6 +206,8 @@ fn kernels(points: &[VmComparison]) -> Vec<String> {
 
 /// The Markdown validation table over many points, in the given order. Points from more than
 /// one kernel get a leading kernel column and a judged/missed count per kernel.
+// Over 100 lines because it writes one table: the header and, per point, its refused, unjudged
+// or judged row, all sharing the column layout.
 pub fn validation_markdown(points: &[VmComparison]) -> String {
     let kernels = kernels(points);
     let by_kernel = kernels.len() > 1;

@@ -384,6 +384,8 @@ mod tests {
     }
 
     #[test]
+    // Over 100 lines because it builds one fake twin with every figure and walks each cost through it;
+    // the cases share the fake's state.
     fn a_cost_that_moves_a_figure_is_needed_and_one_that_does_not_is_not() {
         let m = measured();
         let mut s = scenario();

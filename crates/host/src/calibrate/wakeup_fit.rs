@@ -544,6 +544,8 @@ mod tests {
     }
 
     #[test]
+    // Over 100 lines because it is one fake twin and the three fits made on it in turn, each checked
+    // against the cost it was given.
     fn the_three_wake_path_costs_on_a_fake_twin() {
         // A fake twin of the wake path: beside a hog the worker wakes after a 3 µs switch, the
         // interrupt's entry and exit and half the delivery spread; on an idle CPU the exit

@@ -71,6 +71,8 @@ pub fn validate(workload: &Workload, config: &RunConfig) -> Result<Vec<u32>, Har
 }
 
 /// [`validate`] against a given placement (tests pass a made-up host).
+// Over 100 lines because it is a list of independent checks in the order a user would fix them
+// (window, thresholds, then each group's CPUs), each a few lines naming its input.
 pub(crate) fn validate_with(
     workload: &Workload,
     config: &RunConfig,

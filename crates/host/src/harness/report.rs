@@ -66,6 +66,7 @@ pub(crate) struct AssembleInput<'a> {
 /// Builds the [`HostRun`] of a finished (or interrupted) run, and its warnings with their
 /// topics (the report's `warnings` are their texts, in the same order). The first error of
 /// any thread fails the whole run.
+// Over 100 lines: see the comment inside (the parts are functions; the rest is the literal).
 pub(crate) fn assemble(
     workload: &Workload,
     config: &RunConfig,

@@ -348,6 +348,8 @@ struct Shared<'a> {
 
 /// The threads of group `g` (its hogs on `hog_list`, its barrier `job` if a bsp group), each
 /// with its CPU and thread name.
+// Over 100 lines because it is one match over the group kinds, each arm building that kind's
+// threads (hogs, frame workers, ping-pong pair, syscall loop, bsp ranks) from the shared state.
 fn group_jobs<'a>(
     g: &'a TaskGroup,
     hog_list: &'a [u32],

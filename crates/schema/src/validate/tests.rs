@@ -36,6 +36,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
 type Edit = fn(&mut Scenario);
 
 #[test]
+// Over 100 lines because it is one table: a row per refused value and the key its error must name.
 fn every_bad_value_is_refused_naming_its_key() {
     let cases: &[(&str, Edit, &str)] = &[
         (

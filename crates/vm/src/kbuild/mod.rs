@@ -255,17 +255,8 @@ pub fn build(req: &BuildRequest, progress: &mut dyn FnMut(&str)) -> Result<Outco
     let obj = work.join("obj");
     let log = work.join("build.log");
     progress(&format!("build: {package} {version} → {}", work.display()));
-    let mut cp = Command::new("cp");
-    cp.arg("-al").arg(&pristine).arg(&tree);
-    run_logged(cp, &log, "cp -al (hard-linked copy of the source)")?;
     let source_label = format!("{package} {version}");
-    for p in &req.patches {
-        progress(&format!("build: applying {}", p.path.display()));
-        patch::apply(&tree, p, &source_label).map_err(|e| match e {
-            ApplyError::Refused(m) => BuildError::Input(m),
-            ApplyError::Tool(m) => BuildError::Environment(m),
-        })?;
-    }
+    patched_tree(req, &pristine, &tree, &log, &source_label, progress)?;
 
     configure(
         req,
@@ -369,6 +360,29 @@ fn fresh_dir(dir: &Path) -> Result<(), BuildError> {
             .map_err(|e| env_err(format!("{}: cannot remove: {e}", dir.display())))?;
     }
     std::fs::create_dir_all(dir).map_err(|e| env_err(format!("{}: {e}", dir.display())))
+}
+
+/// The build's tree: a hard-linked copy of the pristine source with the request's patches
+/// applied in order (a patch that does not apply is the input's fault).
+fn patched_tree(
+    req: &BuildRequest,
+    pristine: &Path,
+    tree: &Path,
+    log: &Path,
+    source_label: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), BuildError> {
+    let mut cp = Command::new("cp");
+    cp.arg("-al").arg(pristine).arg(tree);
+    run_logged(cp, log, "cp -al (hard-linked copy of the source)")?;
+    for p in &req.patches {
+        progress(&format!("build: applying {}", p.path.display()));
+        patch::apply(tree, p, source_label).map_err(|e| match e {
+            ApplyError::Refused(m) => BuildError::Input(m),
+            ApplyError::Tool(m) => BuildError::Environment(m),
+        })?;
+    }
+    Ok(())
 }
 
 /// A build's directories: the hard-linked source tree, the object tree, the work directory

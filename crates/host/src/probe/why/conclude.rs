@@ -273,6 +273,8 @@ mod tests {
     }
 
     #[test]
+    // Over 100 lines because it is one table: a row per case of the conclusion, kernel and evidence
+    // beside the sentence expected.
     fn conclusions_table() {
         let idle_kernel = KernelTick {
             nohz_full_built: Some(false),

@@ -8,6 +8,8 @@ use super::WhyReport;
 const TASKS_SHOWN: usize = 6;
 
 impl fmt::Display for WhyReport {
+    // Over 100 lines because it is the screen written top to bottom, one block per line of the
+    // layout in the module documentation (header, then per CPU: counts, evidence, tasks, verdict).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
