@@ -255,7 +255,7 @@ pub(crate) fn fit_quality(
 #[cfg(test)]
 pub(in crate::calibrate) mod tests {
     use super::*;
-    use crate::calibrate::SimulatorError;
+    use crate::calibrate::error::SimulatorError;
     use crate::harness::LatencySummary;
     use ticklab_schema::comparison::Verdict;
     use ticklab_schema::machine::Machine;

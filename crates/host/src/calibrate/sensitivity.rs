@@ -330,7 +330,7 @@ pub(crate) fn sensitivity(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::SimulatorError;
+    use crate::calibrate::error::SimulatorError;
     use crate::calibrate::fit_quality::tests::{fake_twin, measured, scenario};
     use ticklab_schema::machine::Machine;
 

@@ -408,7 +408,7 @@ pub(crate) fn fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::SimulatorError;
+    use crate::calibrate::error::SimulatorError;
 
     fn summary(p25: f64, p50: f64, p75: f64) -> LatencySummary {
         LatencySummary {

@@ -407,12 +407,12 @@ fn configure(
     let (tree, obj, work, log) = (d.tree, d.obj, d.work, d.log);
     progress("build: configuring (tinyconfig + fragment, olddefconfig)");
     let frag_file = work.join("ticklab.config");
-    std::fs::write(&frag_file, &fragment_text)
+    std::fs::write(&frag_file, fragment_text)
         .map_err(|e| env_err(format!("{}: {e}", frag_file.display())))?;
     let make = |target: &str| {
         let mut c = Command::new("make");
         c.arg("-C")
-            .arg(&tree)
+            .arg(tree)
             .arg(format!("O={}", obj.display()))
             .arg(target);
         c
@@ -420,10 +420,10 @@ fn configure(
     run_logged(make("tinyconfig"), log, "make tinyconfig")?;
     let mut merge = Command::new(tree.join("scripts/kconfig/merge_config.sh"));
     merge
-        .current_dir(&tree)
+        .current_dir(tree)
         .arg("-m")
         .arg("-O")
-        .arg(&obj)
+        .arg(obj)
         .arg(obj.join(".config"))
         .arg(&frag_file);
     run_logged(merge, log, "merge_config.sh")?;
@@ -480,8 +480,8 @@ fn install(
     };
     copy(&obj.join("arch/x86/boot/bzImage"), "bzImage")?;
     copy(&obj.join(".config"), "config")?;
-    let mut full_log = std::fs::read_to_string(&log).unwrap_or_default();
-    full_log += &std::fs::read_to_string(&make_log).unwrap_or_default();
+    let mut full_log = std::fs::read_to_string(log).unwrap_or_default();
+    full_log += &std::fs::read_to_string(make_log).unwrap_or_default();
     std::fs::write(dest_tmp.join("build.log"), full_log).map_err(env_err)?;
     let built_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -522,13 +522,13 @@ fn install(
         serde_json::to_string_pretty(&manifest).map_err(env_err)? + "\n",
     )
     .map_err(env_err)?;
-    let dest = cache.kernels_dir().join(&key);
+    let dest = cache.kernels_dir().join(key);
     let _ = std::fs::remove_dir_all(&dest);
     std::fs::rename(&dest_tmp, &dest).map_err(|e| env_err(format!("{}: {e}", dest.display())))?;
-    std::fs::remove_dir_all(&work)
+    std::fs::remove_dir_all(work)
         .map_err(|e| env_err(format!("{}: cannot remove: {e}", work.display())))?;
     let kernel = cache
-        .get(&key)
+        .get(key)
         .ok_or_else(|| env_err(format!("{}: written but not readable back", dest.display())))?;
     Ok(Outcome::Built(Box::new(kernel)))
 }
