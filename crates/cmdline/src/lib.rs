@@ -62,5 +62,5 @@ pub use params::{
     CpulistArg, HaltpollArgs, HaltpollParams, HousekeepingArg, IdleOverride, IsolcpusArg,
     IsolcpusFlag, KernelCmdline, RcuNocbsArg, RepeatedParam,
 };
-pub use parse::{CmdlineError, MAX_CMDLINE_BYTES, MAX_CMDLINE_TOKENS};
+pub use parse::{CmdlineError, MAX_CMDLINE_BYTES, MAX_CMDLINE_TOKENS, release_version};
 pub use tick_config::{CpuRole, KernelBuild, NOHZ_UNSUPPORTED, NohzBuild, TickConfig};

@@ -469,6 +469,14 @@ fn check_size(line: &str) -> Result<(), CmdlineError> {
     Ok(())
 }
 
+/// `(major, minor)` of a `uname -r` release string (`5.10.0-28-amd64` → `(5, 10)`), `None`
+/// when it does not start with two numbers separated by a dot.
+pub fn release_version(release: &str) -> Option<(u32, u32)> {
+    let (major, rest) = release.split_once('.')?;
+    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
 /// Rule of the parameters whose handler simply stores its value.
 const LAST_WINS: &str = "its handler runs for each and stores the value, so the last one counts";
 
@@ -502,6 +510,21 @@ impl KernelCmdline {
                 nr_cpus,
             },
         )
+    }
+
+    /// Parses a boot line as the kernel whose `uname -r` release string is `release` reads it
+    /// (`6.18.0-1-amd64` is 6.18: [`KernelCmdline::parse_for_kernel`]); a release that does
+    /// not start with `MAJOR.MINOR`, or none, reads it with today's grammar
+    /// ([`KernelCmdline::parse`]). The one grammar policy for a running host's own line.
+    pub fn parse_for_release(
+        line: &str,
+        nr_cpus: u32,
+        release: Option<&str>,
+    ) -> Result<KernelCmdline, CmdlineError> {
+        match release.and_then(release_version) {
+            Some(v) => Self::parse_for_kernel(line, nr_cpus, v),
+            None => Self::parse(line, nr_cpus),
+        }
     }
 
     /// Splits a boot line (`/proc/cmdline`) where the kernel stops reading parameters: the

@@ -600,3 +600,30 @@ fn size_limits_table() {
     let wide = format!("{}é", "x".repeat(MAX_CMDLINE_BYTES - 1));
     assert!(KernelCmdline::parse(&wide, 8).is_err());
 }
+
+#[test]
+fn a_release_string_chooses_the_grammar() {
+    for (release, want) in [
+        ("6.18.0-1-amd64", Some((6, 18))),
+        ("5.10.0-28-amd64", Some((5, 10))),
+        ("4.9", Some((4, 9))),
+        ("3.0.101-rt130", Some((3, 0))),
+        ("6", None),
+        ("x.10", None),
+        ("", None),
+    ] {
+        assert_eq!(release_version(release), want, "{release:?}");
+    }
+    // `N` in a cpulist is read from 5.12 on: a 5.10 host refuses it, a 6.18 host and an
+    // unknown release (today's grammar) read it.
+    let line = "nohz_full=1-N";
+    assert!(KernelCmdline::parse_for_release(line, 8, Some("5.10.0-28-amd64")).is_err());
+    for release in [Some("6.18.0-1-amd64"), Some("garbage"), None] {
+        let c = KernelCmdline::parse_for_release(line, 8, release).expect("parses");
+        assert_eq!(
+            c.nohz_full().map(|a| a.cpus.to_cpulist()),
+            Some("1-7".to_string()),
+            "{release:?}"
+        );
+    }
+}

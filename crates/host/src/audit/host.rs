@@ -195,12 +195,14 @@ fn nr_possible(root: &HostRoot) -> u32 {
         .map_or(1, |l| l + 1)
 }
 
+/// `/proc/cmdline`'s kernel part, read with the running release's grammar.
 fn read_cmdline(root: &HostRoot, nr_cpus: u32) -> (Option<String>, Probe<KernelCmdline>) {
+    let release = kernel_info(root).ok().map(|k| k.release.clone());
     match root.read("/proc/cmdline") {
         Probe::Ok(line) => {
             let kernel_part = KernelCmdline::split_init_args(&line).0.to_string();
             let parsed = Probe::from_result(
-                KernelCmdline::parse(&kernel_part, nr_cpus)
+                KernelCmdline::parse_for_release(&kernel_part, nr_cpus, release.as_deref())
                     .map_err(|e| format!("/proc/cmdline: {e}")),
             );
             (Some(kernel_part), parsed)

@@ -409,8 +409,10 @@ fn short_window(
 
 /// Whether the boot line turns on `skew_tick` (any non-zero value does: per-CPU tick offsets,
 /// so tick alignment may only compare a CPU with itself).
+/// The line is read with the running release's grammar (`uname -r`).
 pub(crate) fn skew_tick(cmdline: &str) -> Result<bool, ticklab_cmdline::CmdlineError> {
-    let line = KernelCmdline::parse(cmdline, os::possible_cpu_count())?;
+    let release = os::uname().1;
+    let line = KernelCmdline::parse_for_release(cmdline, os::possible_cpu_count(), Some(&release))?;
     Ok(line.skew_tick.is_some_and(|s| s != 0))
 }
 

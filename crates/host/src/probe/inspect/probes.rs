@@ -199,7 +199,12 @@ fn tick_state(tl: &TimerList) -> TickState {
 
 /// Where workloads may go, and the isolated CPUs among them: `isolated` and `nohz_full` from
 /// sysfs, `isolcpus=` and `nohz_full=` from the boot line (`nr_cpus` to read its cpulists).
-fn placement_view(root: &HostRoot, nr_cpus: Option<u32>) -> Probe<PlacementView> {
+/// `release`: the running kernel's (`uname -r`), whose grammar reads the boot line.
+fn placement_view(
+    root: &HostRoot,
+    nr_cpus: Option<u32>,
+    release: Option<&str>,
+) -> Probe<PlacementView> {
     if let Probe::NotAvailable(why) = root.read("/sys/devices/system/cpu/online") {
         return Probe::NotAvailable(why);
     }
@@ -213,7 +218,8 @@ fn placement_view(root: &HostRoot, nr_cpus: Option<u32>) -> Probe<PlacementView>
         isolated = isolated.union(&s);
     }
     if let (Some(nr), Probe::Ok(line)) = (nr_cpus, root.read("/proc/cmdline"))
-        && let Ok(c) = KernelCmdline::parse(KernelCmdline::split_init_args(&line).0, nr)
+        && let Ok(c) =
+            KernelCmdline::parse_for_release(KernelCmdline::split_init_args(&line).0, nr, release)
     {
         for h in &c.housekeeping {
             isolated = isolated.union(match h {
@@ -248,17 +254,22 @@ fn cmdline_view(
     line: &str,
     nr_cpus: u32,
     build: Option<KernelBuild>,
+    release: Option<&str>,
 ) -> Result<CmdlineView, CmdlineError> {
     // Only the part before `--` is the kernel's; the rest are init's arguments.
     let (kernel_part, init) = KernelCmdline::split_init_args(line);
     // With the build known, the one resolution (the release's grammar); without it, the line
-    // can only be read with today's grammar and its meaning is unknown.
+    // is read with the running release's grammar (today's when even that is unknown) and
+    // its meaning is unknown.
     let (c, resolved) = match build {
         Some(b) => {
             let r = Kernel { build: b, nr_cpus }.resolve(kernel_part)?;
             (r.cmdline.clone(), Some((r.config, r.messages)))
         }
-        None => (KernelCmdline::parse(kernel_part, nr_cpus)?, None),
+        None => (
+            KernelCmdline::parse_for_release(kernel_part, nr_cpus, release)?,
+            None,
+        ),
     };
     let effective = resolved.map(|(cfg, messages)| EffectiveTick {
         nohz_idle: cfg.nohz_idle,
@@ -315,12 +326,18 @@ pub fn inspect(opts: &InspectOptions) -> Inspection {
     let build = kconfig(root, release.as_deref()).map(|(k, src)| build_view(&k, src));
     let nohz_full_sysfs = root.read_line("/sys/devices/system/cpu/nohz_full");
     let isolated_sysfs = root.read_line("/sys/devices/system/cpu/isolated");
-    let placement = placement_view(root, cpus.ok().map(|c| c.nr_possible));
+    let placement = placement_view(root, cpus.ok().map(|c| c.nr_possible), release.as_deref());
 
     let kernel_build = kernel_build(&kernel, &build, &tl_first, &nohz_full_sysfs);
     let cmdline = cpus.clone().and_then(|c| {
-        root.read("/proc/cmdline")
-            .and_then(|line| Probe::from_result(cmdline_view(&line, c.nr_possible, kernel_build)))
+        root.read("/proc/cmdline").and_then(|line| {
+            Probe::from_result(cmdline_view(
+                &line,
+                c.nr_possible,
+                kernel_build,
+                release.as_deref(),
+            ))
+        })
     });
 
     let skew = cmdline

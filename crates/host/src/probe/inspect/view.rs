@@ -83,8 +83,7 @@ pub struct KernelInfo {
 impl KernelInfo {
     /// `(major, minor)` from the release string.
     pub fn major_minor(&self) -> Option<(u32, u32)> {
-        let mut it = self.release.split(|c: char| !c.is_ascii_digit());
-        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        ticklab_cmdline::release_version(&self.release)
     }
 }
 
