@@ -324,9 +324,9 @@ pub(crate) fn sim(a: &SimArgs) -> anyhow::Result<()> {
 }
 
 /// `ticklab sim` with a ping-pong workload: the guest ping-pong model's own figures
-/// (`ticklab_twin::guest::pingpong_run`).
+/// (`ticklab_twin::entry::pingpong_run`).
 fn sim_pingpong(s: &Scenario, options: &RunOptions<'_>, json: bool) -> anyhow::Result<()> {
-    let r = ticklab_twin::guest::pingpong_run(s, options).map_err(library_error)?;
+    let r = ticklab_twin::entry::pingpong_run(s, options).map_err(library_error)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());

@@ -13,7 +13,7 @@
 //! front end running many scenarios (compare, sweep, an experiment) applies it to all of
 //! them at once first, so the limit is on the command's work, not on each run.
 
-use ticklab_schema::report::{Report, Source, WorkloadResult};
+use ticklab_schema::report::Report;
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::validate::{COMPUTE_LIMIT_EVENTS, ValidationError};
 use ticklab_schema::workload::TaskGroup;
@@ -143,29 +143,29 @@ pub fn run(scenario: &Scenario, options: RunOptions<'_>) -> Result<Report, SimEr
     }
 }
 
-/// The report of a guest ping-pong run: the header, the round trip, no per-CPU counters
-/// (the model has none), and a warning saying so.
-pub(crate) fn guest_report(
-    scenario: &Scenario,
-    pingpong: ticklab_schema::report::PingPongReport,
-    elapsed_ns: u64,
-) -> Report {
-    Report {
-        workloads: vec![WorkloadResult::PingPong(pingpong)],
-        warnings: vec![
-            "the E3 guest model gives the ping-pong's round trip, no per-CPU counters".into(),
-        ],
-        ..Report::new(
-            Source::Twin {
-                seed: scenario.run.seed,
-            },
-            scenario.name.clone(),
-            scenario.machine.name.clone(),
-            scenario.kernel.cmdline.clone(),
-            scenario.kernel.hz,
-            elapsed_ns,
-        )
-    }
+/// What `ticklab sim` shows of a guest ping-pong run: the model's own figures (exits by
+/// reason, guest and host CPU), after the compute limit of `options`.
+pub fn pingpong_run(
+    scenario: &ticklab_schema::scenario::Scenario,
+    options: &RunOptions<'_>,
+) -> Result<ticklab_schema::report::GuestPingPongRun, SimError> {
+    options.check_compute([scenario])?;
+    let o = crate::guest::simulate_pingpong(scenario).map_err(SimError::GuestModel)?;
+    Ok(ticklab_schema::report::GuestPingPongRun {
+        cmdline: scenario.kernel.cmdline.clone(),
+        exits_per_switch: crate::kernel::kvm::ExitReason::ALL
+            .iter()
+            .map(|&r| (r.name().to_string(), o.exits_per_switch(r)))
+            .collect(),
+        guest_busy_pct: o.guest_busy_pct(),
+        host_cpu_pct: o.host_cpu_pct(),
+        host_poll_pct: o.host_poll_pct(),
+        machine: scenario.machine.name.clone(),
+        ns_per_switch: o.ns_per_switch(),
+        schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
+        switches: o.switches,
+        workload: scenario.workload.label(),
+    })
 }
 
 #[cfg(test)]

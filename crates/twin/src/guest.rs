@@ -4,18 +4,91 @@
 //! [`HostTwin`] is the same model set up from the costs `host calibrate` fitted, for the live
 //! `guest_halt_poll_ns` sweep.
 
+pub use crate::error::GuestModelError;
 use ticklab_cmdline::HaltpollParams;
-use ticklab_schema::machine::{Costs, KvmHost, xps13_7390};
+use ticklab_schema::machine::{Costs, KvmHost, Machine, xps13_7390};
 
-use crate::experiments::e3::GuestHost;
 use crate::kernel::cpuidle::governor_by_name;
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
+use crate::kernel::idle::IdleEntryTick;
 use crate::kernel::idle::NoDriverTick;
-use crate::kernel::kvm::ExitReason;
-use crate::workloads::pingpong::{GuestPingPong, PingPongGroupError, PingPongOutcome};
-use ticklab_schema::report::{GuestPingPongRun, PingPongReport, Report};
-use ticklab_schema::scenario::KernelError;
+use crate::kernel::kvm::{HostHaltPollParams, HostIdleParams, KvmCosts};
+use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
+use ticklab_schema::report::{PingPongReport, Report, Source, WorkloadResult};
+use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::TaskGroup;
+
+/// The host under a modelled guest, as the ping-pong model charges it: its exit and wake-up
+/// costs, its halt polling, and the idle states a blocked vCPU's host CPU rests in. The one
+/// place that decides these for a guest, whether published ([`GuestHost::published_2017`])
+/// or learnt by calibration ([`GuestHost::calibrated`]); [`HostTwin`] and
+/// [`simulate_pingpong`] both build theirs here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuestHost {
+    /// Exit and wake-up costs.
+    pub kvm: KvmCosts,
+    /// Host halt polling.
+    pub host_poll: HostHaltPollParams,
+    /// Where a blocked vCPU's host CPU idles.
+    pub host_idle: HostIdleParams,
+}
+
+impl GuestHost {
+    /// The host of the published 2017 experiment: [`KvmCosts::skylake_2017`], the host
+    /// kernel's default halt polling, a Skylake server's `intel_idle` table under the 4.x
+    /// menu governor (the assumptions of [`results`](crate::experiments::e3::results)).
+    pub fn published_2017() -> GuestHost {
+        GuestHost {
+            kvm: KvmCosts::skylake_2017(),
+            host_poll: HostHaltPollParams::kvm_default(),
+            host_idle: HostIdleParams::skx_intel_idle_4x(),
+        }
+    }
+
+    /// The host a guest's calibration learnt (`[machine.kvm_host]`, docs/model.md "This
+    /// host"): the wake-up of a blocked vCPU is [`KvmCosts::host_switch_ns`], the host's idle
+    /// states are unknown and folded into it ([`HostIdleParams::absorbed`]), and host halt
+    /// polling is off unless the section says what it is (invisible from inside the guest,
+    /// so an unknown one is absorbed in the wake-up too). The other exit costs stay the
+    /// estimates of [`KvmCosts::skylake_2017`].
+    pub fn calibrated(k: &KvmHost) -> GuestHost {
+        let mut kvm = KvmCosts::skylake_2017();
+        kvm.host_switch_ns = k.host_wake_ns;
+        GuestHost {
+            kvm,
+            host_poll: k
+                .host_halt_poll_ns
+                .map_or_else(HostHaltPollParams::off, HostHaltPollParams::with_max),
+            host_idle: HostIdleParams::absorbed(),
+        }
+    }
+
+    /// The host of a scenario's machine: [`GuestHost::calibrated`] when the machine carries
+    /// `[machine.kvm_host]`, else [`GuestHost::published_2017`].
+    pub fn of_machine(m: &Machine) -> GuestHost {
+        m.kvm_host
+            .as_ref()
+            .map_or_else(GuestHost::published_2017, GuestHost::calibrated)
+    }
+
+    /// The ping-pong setup of a guest with `costs` on this host.
+    pub fn setup(self, costs: Costs, idle: GuestIdlePath, tick_period_ns: u64) -> GuestSetup {
+        GuestSetup {
+            costs,
+            kvm: self.kvm,
+            host_poll: self.host_poll,
+            host_idle: self.host_idle,
+            idle,
+            tick_period_ns,
+            // The published and calibrated setups say nothing of the kernel's release;
+            // `simulate_pingpong` sets the scenario's rule. Current kernels' idle loop (a
+            // calibrated guest runs one).
+            no_driver_tick: NoDriverTick::EveryEntry,
+            idle_entry_tick: IdleEntryTick::PerPath,
+            idle_vcpus: 0,
+        }
+    }
+}
 
 /// Why [`HostTwin::new`] refused a setup: a cost or an idle path the guest twin does not model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,43 +108,6 @@ pub enum HostTwinError {
         /// The governor as given.
         governor: String,
     },
-}
-
-/// Why [`simulate_pingpong`] refused a scenario: what the guest ping-pong model does not
-/// model, or a kernel section it cannot read.
-#[derive(Debug, thiserror::Error)]
-pub enum GuestModelError {
-    /// The workload is not one ping-pong group alone.
-    #[error("workload {workload}: the guest model runs one ping-pong group alone")]
-    NotOnePingPong {
-        /// The workload's label.
-        workload: String,
-    },
-    /// The machine is not a KVM guest (its cpuidle driver is neither `haltpoll` nor `none`).
-    #[error(
-        "machine {machine}: the ping-pong is modelled in a KVM guest (cpuidle driver haltpoll or none, e.g. --machine kvm-guest-2), not on driver {driver:?}"
-    )]
-    NotAGuest {
-        /// The machine's name.
-        machine: String,
-        /// Its cpuidle driver.
-        driver: String,
-    },
-    /// The kernel section's version or command line does not resolve.
-    #[error(transparent)]
-    Kernel(#[from] KernelError),
-    /// `cpuidle.governor=` names a governor the model does not have.
-    #[error("cpuidle.governor={governor}: not modelled")]
-    Governor {
-        /// The governor as given.
-        governor: String,
-    },
-    /// The guest idle path names a governor the model does not have.
-    #[error("unknown governor")]
-    UnknownGovernor,
-    /// The ping-pong group cannot run in the two-vCPU guest.
-    #[error(transparent)]
-    Group(#[from] PingPongGroupError),
 }
 
 /// The twin of a live guest, built from the costs `host calibrate` learnt at
@@ -248,7 +284,7 @@ pub fn report(scenario: &ticklab_schema::scenario::Scenario, o: &PingPongOutcome
         ] => (*method, (*cpu_a, *cpu_b)),
         _ => unreachable!("simulate_pingpong refuses any other workload"),
     };
-    crate::entry::guest_report(
+    guest_report(
         scenario,
         PingPongReport {
             method,
@@ -261,29 +297,29 @@ pub fn report(scenario: &ticklab_schema::scenario::Scenario, o: &PingPongOutcome
     )
 }
 
-/// What `ticklab sim` shows of a guest ping-pong run: the model's own figures (exits by
-/// reason, guest and host CPU), after the compute limit of `options`.
-pub fn pingpong_run(
-    scenario: &ticklab_schema::scenario::Scenario,
-    options: &crate::RunOptions<'_>,
-) -> Result<GuestPingPongRun, crate::SimError> {
-    options.check_compute([scenario])?;
-    let o = simulate_pingpong(scenario).map_err(crate::SimError::GuestModel)?;
-    Ok(GuestPingPongRun {
-        cmdline: scenario.kernel.cmdline.clone(),
-        exits_per_switch: ExitReason::ALL
-            .iter()
-            .map(|&r| (r.name().to_string(), o.exits_per_switch(r)))
-            .collect(),
-        guest_busy_pct: o.guest_busy_pct(),
-        host_cpu_pct: o.host_cpu_pct(),
-        host_poll_pct: o.host_poll_pct(),
-        machine: scenario.machine.name.clone(),
-        ns_per_switch: o.ns_per_switch(),
-        schema_version: ticklab_schema::report::REPORT_SCHEMA_VERSION,
-        switches: o.switches,
-        workload: scenario.workload.label(),
-    })
+/// The report of a guest ping-pong run: the header, the round trip, no per-CPU counters
+/// (the model has none), and a warning saying so.
+pub(crate) fn guest_report(
+    scenario: &Scenario,
+    pingpong: ticklab_schema::report::PingPongReport,
+    elapsed_ns: u64,
+) -> Report {
+    Report {
+        workloads: vec![WorkloadResult::PingPong(pingpong)],
+        warnings: vec![
+            "the E3 guest model gives the ping-pong's round trip, no per-CPU counters".into(),
+        ],
+        ..Report::new(
+            Source::Twin {
+                seed: scenario.run.seed,
+            },
+            scenario.name.clone(),
+            scenario.machine.name.clone(),
+            scenario.kernel.cmdline.clone(),
+            scenario.kernel.hz,
+            elapsed_ns,
+        )
+    }
 }
 
 /// Events the guest model is counted for when `switches` context switches run, for the

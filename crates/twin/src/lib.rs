@@ -35,6 +35,7 @@
 pub mod determinism;
 pub mod engine;
 pub mod entry;
+pub mod error;
 pub mod experiments;
 pub mod guest;
 pub mod hw;

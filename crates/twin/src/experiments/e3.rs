@@ -30,7 +30,7 @@ use ticklab_cmdline::HaltpollParams;
 use ticklab_schema::experiment::e3::{
     CONFIGS, Config, CostRow, DiffPart, DiffParts, Results, Row, SWITCHES, published,
 };
-use ticklab_schema::machine::{Costs, KvmHost, Machine, xps13_7390};
+use ticklab_schema::machine::{Costs, xps13_7390};
 
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
 use crate::kernel::idle::{IdleEntryTick, NoDriverTick};
@@ -52,77 +52,7 @@ pub const PUBLISHED_VCPUS: u32 = 10;
 /// gives the same rows).
 pub const PUBLISHED_KERNEL: (u32, u32) = (4, 13);
 
-/// The host under a modelled guest, as the ping-pong model charges it: its exit and wake-up
-/// costs, its halt polling, and the idle states a blocked vCPU's host CPU rests in. The one
-/// place that decides these for a guest, whether published ([`GuestHost::published_2017`])
-/// or learnt by calibration ([`GuestHost::calibrated`]); [`HostTwin`] and
-/// [`simulate_pingpong`] both build theirs here.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GuestHost {
-    /// Exit and wake-up costs.
-    pub kvm: KvmCosts,
-    /// Host halt polling.
-    pub host_poll: HostHaltPollParams,
-    /// Where a blocked vCPU's host CPU idles.
-    pub host_idle: HostIdleParams,
-}
-
-impl GuestHost {
-    /// The host of the published 2017 experiment: [`KvmCosts::skylake_2017`], the host
-    /// kernel's default halt polling, a Skylake server's `intel_idle` table under the 4.x
-    /// menu governor (the assumptions of [`results`]).
-    pub fn published_2017() -> GuestHost {
-        GuestHost {
-            kvm: KvmCosts::skylake_2017(),
-            host_poll: HostHaltPollParams::kvm_default(),
-            host_idle: HostIdleParams::skx_intel_idle_4x(),
-        }
-    }
-
-    /// The host a guest's calibration learnt (`[machine.kvm_host]`, docs/model.md "This
-    /// host"): the wake-up of a blocked vCPU is [`KvmCosts::host_switch_ns`], the host's idle
-    /// states are unknown and folded into it ([`HostIdleParams::absorbed`]), and host halt
-    /// polling is off unless the section says what it is (invisible from inside the guest,
-    /// so an unknown one is absorbed in the wake-up too). The other exit costs stay the
-    /// estimates of [`KvmCosts::skylake_2017`].
-    pub fn calibrated(k: &KvmHost) -> GuestHost {
-        let mut kvm = KvmCosts::skylake_2017();
-        kvm.host_switch_ns = k.host_wake_ns;
-        GuestHost {
-            kvm,
-            host_poll: k
-                .host_halt_poll_ns
-                .map_or_else(HostHaltPollParams::off, HostHaltPollParams::with_max),
-            host_idle: HostIdleParams::absorbed(),
-        }
-    }
-
-    /// The host of a scenario's machine: [`GuestHost::calibrated`] when the machine carries
-    /// `[machine.kvm_host]`, else [`GuestHost::published_2017`].
-    pub fn of_machine(m: &Machine) -> GuestHost {
-        m.kvm_host
-            .as_ref()
-            .map_or_else(GuestHost::published_2017, GuestHost::calibrated)
-    }
-
-    /// The ping-pong setup of a guest with `costs` on this host.
-    pub fn setup(self, costs: Costs, idle: GuestIdlePath, tick_period_ns: u64) -> GuestSetup {
-        GuestSetup {
-            costs,
-            kvm: self.kvm,
-            host_poll: self.host_poll,
-            host_idle: self.host_idle,
-            idle,
-            tick_period_ns,
-            // The published and calibrated setups say nothing of the kernel's release;
-            // `simulate_pingpong` sets the scenario's rule. Current kernels' idle loop (a
-            // calibrated guest runs one).
-            no_driver_tick: NoDriverTick::EveryEntry,
-            idle_entry_tick: IdleEntryTick::PerPath,
-            idle_vcpus: 0,
-        }
-    }
-}
+pub use crate::guest::GuestHost;
 
 /// The assumptions behind the rows, one sentence each.
 pub fn assumptions() -> Vec<String> {

@@ -60,6 +60,7 @@ mod hrtimer_interrupt;
 mod idle;
 mod irq;
 mod noise;
+mod noise_attach;
 mod observe;
 mod report;
 mod sched;
@@ -95,9 +96,9 @@ use ticklab_schema::machine::{AutoDemotion, Costs};
 use ticklab_schema::report::{KernelMessage, Report};
 use ticklab_schema::scenario::{Scenario, TimerKind};
 
+pub use crate::error::{ConfigError, SimError};
 pub use noise::NOISE_HISTOGRAM_US;
-pub use observe::{Callback, Event, LockId, NoTimeline, Observer, SharedLine, SoftirqVec};
-pub use setup::{ConfigError, SimError};
+pub use observe::{Callback, Event, LockId, NoTimeline, Observer, Running, SharedLine, SoftirqVec};
 use stats::WindowStats;
 
 /// Slot of the clock event device interrupt.
@@ -168,21 +169,6 @@ impl TimerMigrationState {
 
 /// `Cpu::frame` of a CPU without a frame worker.
 const NO_FRAME: u32 = u32::MAX;
-
-/// What a CPU is executing outside interrupts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Running {
-    /// The idle task (in a C-state, polling, or between states).
-    Idle,
-    /// A CPU hog (never finishes).
-    Hog,
-    /// A background task that runs until `task_end`.
-    Background,
-    /// The CPU's frame worker, computing until `SLOT_TASK`.
-    Frame,
-    /// The syscall loop, whose last call returns at `SLOT_TASK`.
-    Syscall,
-}
 
 /// A stay in an idle state.
 #[derive(Debug, Clone, Copy)]
@@ -575,4 +561,88 @@ pub fn simulate(scenario: &Scenario, progress: impl FnMut(u64)) -> Result<Report
     let mut sim = Sim::new(scenario)?;
     sim.run(progress);
     Ok(sim.report())
+}
+
+/// The window's bookkeeping: every event reported to the statistics and listeners, and the
+/// window opened.
+impl<O: Observer> Sim<O> {
+    /// Reports `ev` at `at` to the window statistics and the extra listener.
+    #[inline(always)]
+    pub(super) fn emit(&mut self, at: Time, ev: Event) {
+        self.stats.on(at, ev);
+        if let Some(n) = &mut self.noise {
+            n.on(at, ev);
+        }
+        self.observer.on(at, ev);
+    }
+
+    /// Opens the measured window at `at`.
+    pub(super) fn open_window(&mut self, at: Time) {
+        self.window_open = true;
+        if let Some(e) = &mut self.energy {
+            e.start_window(at);
+        }
+        self.tk.start_window(at);
+        self.stats.reset(at);
+        if let Some(n) = &mut self.noise {
+            n.reset(at);
+        }
+        for cpu in &mut self.cpus {
+            if let Some(stay) = &mut cpu.idle {
+                // Residency before the window is not counted (this also shortens the residency
+                // the governor is told about at the next wake-up).
+                stay.since = stay.since.max(at);
+            }
+        }
+    }
+}
+
+/// What a timeline samples between events (jiffies staleness, energy): read-only views of
+/// the loop's state for an exporter that drives [`Sim::step`](super::Sim::step) itself.
+impl<O: Observer> Sim<O> {
+    /// How far jiffies lags `at` (ns): the time since the jiffy edge jiffies stands for
+    /// (the staleness a reader sees, as in the report's timekeeping section).
+    pub fn jiffies_staleness_ns(&self, at: Time) -> u64 {
+        at.saturating_sub(self.tk.last_jiffies_update())
+    }
+
+    /// The jiffies duty now.
+    pub fn duty(&self) -> crate::kernel::timekeeping::Duty {
+        self.tk.duty()
+    }
+
+    /// Energy integrated over the measured window up to `at` (J, before any RAPL limit), or
+    /// `None` without a power model or before the window opened. `at` must not be earlier than the last event; the
+    /// integrals are exact sums, so reading them changes nothing in the report.
+    pub fn energy_j_until(&mut self, at: Time) -> Option<f64> {
+        if !self.window_open {
+            return None;
+        }
+        let t = self.energy.as_mut()?.finish(at.max(self.now));
+        Some(t.package_j + t.core_active_j + t.core_idle_j + t.wake_j)
+    }
+
+    /// The names of the idle states (sysfs `name`), by index.
+    pub fn idle_state_names(&self) -> impl Iterator<Item = &str> {
+        self.states.iter().map(|s| s.name.as_ref())
+    }
+
+    /// The names of the background sources by index, then `sched_tick_remote` (the index one
+    /// past the list in [`Event::SourceExpired`]).
+    pub fn source_names(&self) -> impl Iterator<Item = &str> {
+        self.sources
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(std::iter::once("sched_tick_remote"))
+    }
+
+    /// The extra listener, to feed it what it cannot hear (names, samples between events).
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
+
+    /// Number of modelled CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
 }

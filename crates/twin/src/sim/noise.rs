@@ -24,11 +24,10 @@
 //! a part in the window; time only for detours longer than the threshold, so that the sources'
 //! noise adds up to the CPU's. Nothing here allocates after [`NoiseStats::new`].
 
+use super::observe::Running;
 use super::observe::{Callback, Event, LockId, Observer};
-use super::{Running, Sim};
 use crate::engine::Time;
-use crate::engine::rng::synthetic_stream;
-use crate::workloads::bsp::{BspJob, SyntheticNoise};
+use crate::workloads::bsp::BspJob;
 use ticklab_schema::histogram::LatencyHistogram;
 use ticklab_schema::noise::{CpuNoise, NoiseClass, NoiseMethod, NoiseReport, NoiseSource};
 
@@ -140,7 +139,7 @@ pub(crate) struct NoiseStats {
 
 impl NoiseStats {
     /// Counters for `cpus` (`true` = measured), with `nr_sources` background sources.
-    fn new(
+    pub(super) fn new(
         measured: impl Iterator<Item = (bool, Running)>,
         nr_sources: usize,
         guest_exit_ns: u64,
@@ -313,6 +312,56 @@ impl NoiseStats {
         }
     }
 
+    /// The noise report of every measured CPU: its runtime (`busy_ns` of the CPU's index),
+    /// noise and detours, and its sources (`names`: the background sources'), largest
+    /// noise first.
+    pub(super) fn report(&self, names: &[String], busy_ns: impl Fn(usize) -> u64) -> NoiseReport {
+        let mut cpus = Vec::new();
+        for (c, nc) in self.cpus.iter().enumerate().filter(|(_, c)| c.measured) {
+            let runtime_ns = busy_ns(c);
+            let mut sources: Vec<NoiseSource> = self.parts
+                [c * self.nr_parts..(c + 1) * self.nr_parts]
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.count > 0)
+                .map(|(i, p)| {
+                    let (class, name) = NoiseStats::part_name(i as u32, names);
+                    NoiseSource {
+                        class,
+                        name,
+                        count: p.count,
+                        noise_ns: Some(p.noise_ns),
+                        max_ns: Some(p.max_ns),
+                        nested: NoiseStats::part_nested(i as u32),
+                    }
+                })
+                .collect();
+            sources.sort_by(|a, b| {
+                b.noise_ns
+                    .cmp(&a.noise_ns)
+                    .then(b.count.cmp(&a.count))
+                    .then(a.name.cmp(&b.name))
+            });
+            let cpu = CpuNoise {
+                cpu: c as u32,
+                runtime_ns,
+                noise_ns: nc.noise_ns.min(runtime_ns),
+                available_pct: CpuNoise::available_pct(runtime_ns, nc.noise_ns),
+                max_detour_ns: nc.max_detour_ns,
+                detours: nc.detours,
+                histogram: nc.hist.clone(),
+                sources,
+            };
+            debug_assert!(cpu.check().is_ok(), "{:?}", cpu.check());
+            cpus.push(cpu);
+        }
+        NoiseReport {
+            method: NoiseMethod::Twin,
+            threshold_ns: self.threshold_ns,
+            cpus,
+        }
+    }
+
     /// Whether part `i` runs inside another part's interruption rather than being one: the
     /// tick, RCU's step in it, lock waits and hrtimer callbacks all run inside the timer
     /// interrupt (`local_timer`), which is the interruption a tracer counts. The TIMER softirq
@@ -323,7 +372,7 @@ impl NoiseStats {
     }
 
     /// The name and class of part `i`; `sources` names the background sources.
-    fn part_name(i: u32, sources: &[String]) -> (NoiseClass, String) {
+    pub(super) fn part_name(i: u32, sources: &[String]) -> (NoiseClass, String) {
         match i {
             LOCAL_TIMER => (NoiseClass::Irq, "local_timer".into()),
             TICK => (NoiseClass::Irq, "tick".into()),
@@ -415,111 +464,5 @@ impl Observer for NoiseStats {
             }
             _ => {}
         }
-    }
-}
-
-impl<O: Observer> Sim<O> {
-    /// Keeps the noise report ([`ticklab_schema::noise`]) of every CPU that runs a hog or the
-    /// syscall loop (the ranks of a BSP job have it already). Call before the first
-    /// [`Sim::step`]: the counters are allocated here, not per event.
-    pub fn set_noise(&mut self) {
-        if self.noise.is_some() {
-            return;
-        }
-        let mut n = self.noise_stats();
-        if self.window_open {
-            // No warm-up: the window opened at boot, before this listener existed.
-            n.reset(self.window_start);
-        }
-        self.noise = Some(Box::new(n));
-    }
-
-    /// The listener with this machine's costs, measuring every busy CPU (a hog or a syscall
-    /// loop on it).
-    pub(super) fn noise_stats(&self) -> NoiseStats {
-        let guest = self.is_guest.then_some(self.costs.irq_entry_exit_ns);
-        NoiseStats::new(
-            self.cpus
-                .iter()
-                .map(|c| (c.hogs > 0 || c.syscall_runnable, c.running)),
-            self.sources.len(),
-            guest.unwrap_or(0),
-            self.costs.rcu_node_hold_ns,
-        )
-    }
-
-    /// Adds a synthetic noise source to the BSP job (docs/noise.md, the closed-form checks):
-    /// `false` when the workload has no BSP job. Call before the first [`Sim::step`].
-    pub fn set_synthetic_noise(&mut self, s: SyntheticNoise) -> bool {
-        let seed = self.seed;
-        match self.noise.as_mut().and_then(|n| n.bsp.as_mut()) {
-            Some(b) => {
-                b.set_synthetic(s, synthetic_stream(seed));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The noise report at `end`, if noise is kept; the BSP job's report beside it.
-    pub(super) fn noise_report(
-        &mut self,
-        end: Time,
-    ) -> (Option<NoiseReport>, Option<ticklab_schema::bsp::BspReport>) {
-        let Some(n) = self.noise.as_mut() else {
-            return (None, None);
-        };
-        let names: Vec<String> = self.sources.iter().map(|s| s.name.clone()).collect();
-        let bsp = n
-            .bsp
-            .as_mut()
-            .map(|b| b.report(end, |i| NoiseStats::part_name(i, &names)));
-        let n = &**n;
-        let mut cpus = Vec::new();
-        for (c, nc) in n.cpus.iter().enumerate().filter(|(_, c)| c.measured) {
-            let runtime_ns = self.stats.busy_ns(c, end);
-            let mut sources: Vec<NoiseSource> = n.parts[c * n.nr_parts..(c + 1) * n.nr_parts]
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.count > 0)
-                .map(|(i, p)| {
-                    let (class, name) = NoiseStats::part_name(i as u32, &names);
-                    NoiseSource {
-                        class,
-                        name,
-                        count: p.count,
-                        noise_ns: Some(p.noise_ns),
-                        max_ns: Some(p.max_ns),
-                        nested: NoiseStats::part_nested(i as u32),
-                    }
-                })
-                .collect();
-            sources.sort_by(|a, b| {
-                b.noise_ns
-                    .cmp(&a.noise_ns)
-                    .then(b.count.cmp(&a.count))
-                    .then(a.name.cmp(&b.name))
-            });
-            let cpu = CpuNoise {
-                cpu: c as u32,
-                runtime_ns,
-                noise_ns: nc.noise_ns.min(runtime_ns),
-                available_pct: CpuNoise::available_pct(runtime_ns, nc.noise_ns),
-                max_detour_ns: nc.max_detour_ns,
-                detours: nc.detours,
-                histogram: nc.hist.clone(),
-                sources,
-            };
-            debug_assert!(cpu.check().is_ok(), "{:?}", cpu.check());
-            cpus.push(cpu);
-        }
-        (
-            Some(NoiseReport {
-                method: NoiseMethod::Twin,
-                threshold_ns: n.threshold_ns,
-                cpus,
-            }),
-            bsp,
-        )
     }
 }

@@ -9,9 +9,23 @@
 //! loop calls directly. A second listener (a timeline export) plugs in as
 //! `Sim<MyTimeline>`, or several as a tuple `(A, B)`. Nothing here allocates.
 
-use super::Running;
 use crate::engine::Time;
 use crate::kernel::timekeeping::Duty;
+
+/// What a CPU is executing outside interrupts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Running {
+    /// The idle task (in a C-state, polling, or between states).
+    Idle,
+    /// A CPU hog (never finishes).
+    Hog,
+    /// A background task that runs until `task_end`.
+    Background,
+    /// The CPU's frame worker, computing until `SLOT_TASK`.
+    Frame,
+    /// The syscall loop, whose last call returns at `SLOT_TASK`.
+    Syscall,
+}
 
 /// Something that happened in the modelled machine at a time.
 ///
@@ -298,56 +312,6 @@ pub trait Observer {
 pub struct NoTimeline;
 
 impl Observer for NoTimeline {}
-
-/// What a timeline samples between events (jiffies staleness, energy): read-only views of
-/// the loop's state for an exporter that drives [`Sim::step`](super::Sim::step) itself.
-impl<O: Observer> super::Sim<O> {
-    /// How far jiffies lags `at` (ns): the time since the jiffy edge jiffies stands for
-    /// (the staleness a reader sees, as in the report's timekeeping section).
-    pub fn jiffies_staleness_ns(&self, at: Time) -> u64 {
-        at.saturating_sub(self.tk.last_jiffies_update())
-    }
-
-    /// The jiffies duty now.
-    pub fn duty(&self) -> Duty {
-        self.tk.duty()
-    }
-
-    /// Energy integrated over the measured window up to `at` (J, before any RAPL limit), or
-    /// `None` without a power model or before the window opened. `at` must not be earlier than the last event; the
-    /// integrals are exact sums, so reading them changes nothing in the report.
-    pub fn energy_j_until(&mut self, at: Time) -> Option<f64> {
-        if !self.window_open {
-            return None;
-        }
-        let t = self.energy.as_mut()?.finish(at.max(self.now));
-        Some(t.package_j + t.core_active_j + t.core_idle_j + t.wake_j)
-    }
-
-    /// The names of the idle states (sysfs `name`), by index.
-    pub fn idle_state_names(&self) -> impl Iterator<Item = &str> {
-        self.states.iter().map(|s| s.name.as_ref())
-    }
-
-    /// The names of the background sources by index, then `sched_tick_remote` (the index one
-    /// past the list in [`Event::SourceExpired`]).
-    pub fn source_names(&self) -> impl Iterator<Item = &str> {
-        self.sources
-            .iter()
-            .map(|s| s.name.as_str())
-            .chain(std::iter::once("sched_tick_remote"))
-    }
-
-    /// The extra listener, to feed it what it cannot hear (names, samples between events).
-    pub fn observer_mut(&mut self) -> &mut O {
-        &mut self.observer
-    }
-
-    /// Number of modelled CPUs.
-    pub fn nr_cpus(&self) -> usize {
-        self.cpus.len()
-    }
-}
 
 impl<A: Observer, B: Observer> Observer for (A, B) {
     #[inline(always)]

@@ -4,7 +4,6 @@
 //! measured window; [`WindowStats::reset`] starts the window. Adding a statistic means one
 //! field here, one arm in [`Observer::on`] and one line in `report.rs`.
 
-use super::Sim;
 use super::observe::{Event, LockId, Observer, SharedLine};
 use crate::engine::Time;
 
@@ -259,38 +258,6 @@ impl Observer for WindowStats {
             | Event::SoftirqEntry { .. }
             | Event::SoftirqExit { .. }
             | Event::IrqReturn { .. } => {}
-        }
-    }
-}
-
-impl<O: Observer> Sim<O> {
-    /// Reports `ev` at `at` to the window statistics and the extra listener.
-    #[inline(always)]
-    pub(super) fn emit(&mut self, at: Time, ev: Event) {
-        self.stats.on(at, ev);
-        if let Some(n) = &mut self.noise {
-            n.on(at, ev);
-        }
-        self.observer.on(at, ev);
-    }
-
-    /// Opens the measured window at `at`.
-    pub(super) fn open_window(&mut self, at: Time) {
-        self.window_open = true;
-        if let Some(e) = &mut self.energy {
-            e.start_window(at);
-        }
-        self.tk.start_window(at);
-        self.stats.reset(at);
-        if let Some(n) = &mut self.noise {
-            n.reset(at);
-        }
-        for cpu in &mut self.cpus {
-            if let Some(stay) = &mut cpu.idle {
-                // Residency before the window is not counted (this also shortens the residency
-                // the governor is told about at the next wake-up).
-                stay.since = stay.since.max(at);
-            }
         }
     }
 }

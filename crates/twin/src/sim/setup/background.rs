@@ -2,9 +2,9 @@
 //! CPUs their placement names), and the remote scheduler tick of 4.17 on.
 
 use super::super::{Cpu, Sleeper, SourceRt, TimerFn, TimerMigrationState};
-use super::{ConfigError, SimError};
 use crate::engine::NEVER;
 use crate::engine::rng::Stream;
+use crate::error::{ConfigError, SimError};
 use crate::kernel::hrtimer::ClockBase;
 use crate::kernel::sched::has_remote_tick;
 use crate::kernel::timekeeping::initial_jiffies;

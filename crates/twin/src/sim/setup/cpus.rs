@@ -3,9 +3,9 @@
 //! grows while the run goes on), and the tick armed on the jiffy grid plus its skew offset.
 
 use super::super::{Cpu, NO_FRAME, NSLOTS, Running, TimerFn};
-use super::SimError;
 use crate::engine::NEVER;
 use crate::engine::rng::{Stream, delivery_streams};
+use crate::error::SimError;
 use crate::hw::auto_demotion::ResidencyHistory;
 use crate::hw::clockevents::ClockEventDevice;
 use crate::kernel::cpuidle::{default_governor, governor_by_name};

@@ -3,7 +3,7 @@
 //! the idle states as cpuidle registers them, and the timer-migration state.
 
 use super::super::TimerMigrationState;
-use super::SimError;
+use crate::error::SimError;
 use crate::kernel::cpuidle::IdleStateParams;
 use ticklab_cmdline::{NohzBuild, ResolvedKernel, TickConfig};
 use ticklab_schema::report::KernelMessage;

@@ -3,7 +3,7 @@
 //! timer-housekeeping CPUs where `kernel::timer_migration` may queue them.
 
 use super::super::{Cpu, NO_FRAME, Running, SLOT_TASK, TimerFn, TimerMigrationState};
-use super::{ConfigError, SimError};
+use crate::error::{ConfigError, SimError};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::hrtimer::ClockBase;
 use crate::kernel::sched::SchedClass;
