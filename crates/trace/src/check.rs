@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{IDLE_TASK, KINDS, Kind};
+use crate::vocabulary::{IDLE_TASK, KINDS, Kind};
 
 /// What [`check`] found in a valid trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! mean and seed range, and one figure per metric against the x parameter; and the defaults
 //! `ticklab report` picks for it ([`varying_metrics`], [`default_x`]).
 
-use super::{Cell, definitions, figures_with_tables, page, table};
+use super::page::{Cell, definitions, figures_with_tables, page, table};
 use crate::format::fixed;
 use crate::plot::{self, PlotError};
 use ticklab_sweep::{Metric, ParamKey, SweepRow, SweepSummary};
