@@ -23,6 +23,10 @@ pub(crate) struct BenchArgs {
     /// (it measures the busy CPUs, so E1's 8 hogs carry it).
     #[arg(long)]
     noise: bool,
+    /// Only the point of this name, or else the points whose name contains this text
+    /// (`--point "e2 no-skew"`, `--point e2`): one point under a profiler (README, "Speed").
+    #[arg(long, value_name = "TEXT")]
+    point: Option<String>,
 }
 
 type Build = Box<dyn Fn() -> Result<Sim, SimError>>;
@@ -97,8 +101,24 @@ pub(crate) fn bench(a: &BenchArgs) -> anyhow::Result<()> {
         warmup_ns: 0,
         seed: 1,
     };
+    let mut chosen = points(run);
+    if let Some(text) = &a.point {
+        // A point's full name picks it alone ("e2 no-skew" is part of "e2 no-skew+power").
+        if chosen.iter().any(|(name, _)| name == text) {
+            chosen.retain(|(name, _)| name == text);
+        } else {
+            chosen.retain(|(name, _)| name.contains(text.as_str()));
+        }
+        if chosen.is_empty() {
+            let names: Vec<_> = points(run).into_iter().map(|(n, _)| n).collect();
+            return Err(crate::error::input_error(format!(
+                "--point {text:?}: no bench point's name contains it; the points are: {}",
+                names.join(", ")
+            )));
+        }
+    }
     print!("{}", bench_header());
-    for (name, build) in &points(run) {
+    for (name, build) in &chosen {
         print!(
             "{}",
             bench_row(&measure(name, build, run, a.repeat, a.noise)?)
