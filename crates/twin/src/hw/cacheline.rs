@@ -31,8 +31,41 @@ impl TransferCost {
     /// Interconnect hops between two sockets of the ring.
     #[inline]
     pub fn hops(&self, a: u32, b: u32) -> u32 {
-        let d = a.abs_diff(b) % self.sockets;
+        let d = a.abs_diff(b);
+        // Socket numbers are below `sockets`, so the ring distance needs no division (a
+        // division per transfer was a tenth of a ticket lock's spin loop); the remainder
+        // keeps any other pair of numbers on the ring.
+        let d = if d < self.sockets {
+            d
+        } else {
+            d % self.sockets
+        };
         d.min(self.sockets - d)
+    }
+
+    /// The costs of moving a line to (`cpu`, `socket`) from each socket, looked up once for a
+    /// loop over many previous holders (a ticket lock's spin through its pending releases),
+    /// where the branches of [`TransferCost::between`] mispredicted on mixed sockets.
+    #[inline]
+    pub fn to(&self, cpu: u32, socket: u32) -> TransferTo {
+        let mut from_socket = [0; TransferTo::SOCKETS];
+        let small = (self.sockets as usize) <= TransferTo::SOCKETS;
+        if small {
+            for (s, c) in from_socket
+                .iter_mut()
+                .enumerate()
+                .take(self.sockets as usize)
+            {
+                *c = self.between(u32::MAX, s as u32, cpu, socket);
+            }
+        }
+        TransferTo {
+            cpu,
+            socket,
+            from_socket,
+            small,
+            cost: *self,
+        }
     }
 
     /// Cost of moving a line last held by (`from_cpu`, `from_socket`) to (`cpu`, `socket`).
@@ -46,6 +79,86 @@ impl TransferCost {
             self.remote_ns
         } else {
             self.far_ns
+        }
+    }
+}
+
+/// [`TransferCost::between`] with the destination fixed: the cost from each source socket in
+/// a table (machines of up to [`TransferTo::SOCKETS`] sockets; larger ones ask `between`).
+///
+/// Invariant: `from(c, s) == cost.between(c, s, cpu, socket)` for every `c` and every socket
+/// `s < cost.sockets` (the test `a_destination_table_agrees_with_between`).
+#[derive(Debug, Clone, Copy)]
+pub struct TransferTo {
+    cpu: u32,
+    socket: u32,
+    from_socket: [u64; TransferTo::SOCKETS],
+    small: bool,
+    cost: TransferCost,
+}
+
+impl TransferTo {
+    /// Sockets the table holds.
+    pub const SOCKETS: usize = 8;
+
+    /// Cost of moving the line from (`from_cpu`, `from_socket`) to the fixed destination.
+    #[inline(always)]
+    pub fn from(&self, from_cpu: u32, from_socket: u32) -> u64 {
+        let s = from_socket as usize;
+        let c = if self.small && s < TransferTo::SOCKETS {
+            self.from_socket[s]
+        } else {
+            self.cost
+                .between(from_cpu, from_socket, self.cpu, self.socket)
+        };
+        debug_assert_eq!(
+            if from_cpu == self.cpu { 0 } else { c },
+            self.cost
+                .between(from_cpu, from_socket, self.cpu, self.socket)
+        );
+        // The line's last holder is the destination itself: nothing moves.
+        if from_cpu == self.cpu { 0 } else { c }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_destination_table_agrees_with_between() {
+        for sockets in [1, 2, 3, 4, 8, 9, 16] {
+            let cost = TransferCost::new(45, 150, sockets);
+            for (cpu, socket) in [(0, 0), (5, sockets - 1), (17, sockets / 2)] {
+                let to = cost.to(cpu, socket);
+                for from_socket in 0..sockets {
+                    for from_cpu in [0, 5, 17, 99] {
+                        assert_eq!(
+                            to.from(from_cpu, from_socket),
+                            cost.between(from_cpu, from_socket, cpu, socket),
+                            "{sockets} sockets: ({from_cpu}, {from_socket}) -> ({cpu}, {socket})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ring_hops_without_a_division() {
+        let cost = TransferCost::new(40, 150, 4);
+        // (a, b, hops): neighbours both ways round the ring, the far side, the same socket,
+        // and numbers past the ring, which wrap.
+        for (a, b, hops) in [
+            (0, 1, 1),
+            (0, 3, 1),
+            (0, 2, 2),
+            (1, 3, 2),
+            (2, 2, 0),
+            (0, 5, 1),
+            (7, 0, 1),
+        ] {
+            assert_eq!(cost.hops(a, b), hops, "{a} -> {b}");
         }
     }
 }

@@ -95,6 +95,18 @@ impl TicketQueue {
         self.pending.partition_point(|r| r.at <= t)
     }
 
+    /// Forgets the releases at or before `t` (they are over for an arrival at `t`). The same
+    /// as draining up to [`TicketQueue::first_after`], since `at` is non-decreasing, but a
+    /// walk from the front: each release is pushed once and popped once, so an arrival pays
+    /// for the releases it forgets, not a binary search over the ones still to come.
+    #[inline]
+    fn drop_released(&mut self, t: Time) {
+        while self.pending.front().is_some_and(|r| r.at <= t) {
+            self.pending.pop_front();
+        }
+        debug_assert_eq!(self.first_after(t), 0);
+    }
+
     /// The grant of `cpu` on `socket` arriving at `t` behind the pending releases, without
     /// changing anything; `None` when no release is pending after `t`.
     #[inline]
@@ -105,14 +117,13 @@ impl TicketQueue {
             return None;
         }
         // Through every release but the last the CPU spins as one more reader.
+        let to = cost.to(cpu, socket);
         let shift: u64 = self
             .pending
             .range(live..self.pending.len() - 1)
-            .map(|r| added_half(r.others_ns, cost.between(r.cpu, r.socket, cpu, socket)))
+            .map(|r| added_half(r.others_ns, to.from(r.cpu, r.socket)))
             .sum();
-        Some(
-            last.at + shift + cost.between(last.cpu, last.socket, cpu, socket) + last.others_ns / 2,
-        )
+        Some(last.at + shift + to.from(last.cpu, last.socket) + last.others_ns / 2)
     }
 
     /// Takes the lock for `cpu` arriving at `t`, holding it `hold_ns` once granted: spins
@@ -128,8 +139,7 @@ impl TicketQueue {
         cost: TransferCost,
         free_grant: Time,
     ) -> Time {
-        let live = self.first_after(t);
-        self.pending.drain(..live);
+        self.drop_released(t);
         let grant = match self.spin_through(cpu, socket, cost, false) {
             Some(g) => g,
             None => free_grant,
@@ -159,8 +169,7 @@ impl TicketQueue {
         socket: u32,
         cost: TransferCost,
     ) -> Option<Time> {
-        let live = self.first_after(t);
-        self.pending.drain(..live);
+        self.drop_released(t);
         let done = self.spin_through(cpu, socket, cost, true);
         self.check();
         done
@@ -178,21 +187,26 @@ impl TicketQueue {
         cost: TransferCost,
         stay: bool,
     ) -> Option<Time> {
-        let n = self.pending.len();
-        if n == 0 {
-            return None;
-        }
-        let mut shift = 0;
-        for (i, r) in self.pending.iter_mut().enumerate() {
-            r.at += shift;
-            let c = cost.between(r.cpu, r.socket, cpu, socket);
-            if i + 1 < n {
-                shift += added_half(r.others_ns, c);
-                r.others_ns += c;
+        // The ring's two halves, the last release apart: every earlier one gains the spinner
+        // and passes on the delay it adds; the last one serves it.
+        let (front, back) = self.pending.as_mut_slices();
+        let (front, back, last) = match back.split_last_mut() {
+            Some((last, back)) => (front, back, last),
+            None => {
+                let (last, front) = front.split_last_mut()?;
+                (front, &mut [][..], last)
             }
+        };
+        let to = cost.to(cpu, socket);
+        let mut shift = 0;
+        for r in front.iter_mut().chain(back.iter_mut()) {
+            r.at += shift;
+            let c = to.from(r.cpu, r.socket);
+            shift += added_half(r.others_ns, c);
+            r.others_ns += c;
         }
-        let last = self.pending.back_mut()?;
-        let c = cost.between(last.cpu, last.socket, cpu, socket);
+        last.at += shift;
+        let c = to.from(last.cpu, last.socket);
         let done = last.at + c + last.others_ns / 2;
         if stay {
             last.others_ns += c;
