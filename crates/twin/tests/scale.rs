@@ -1,0 +1,70 @@
+//! The twin at scale (README "Speed"): `experiments/scale-4096.toml`, the `kvm-guest-2`
+//! preset grown to 4096 vCPUs, HZ=1000, one hog per CPU, one simulated hour (about 1.5·10^10
+//! events: every CPU ticks, since a hog keeps a NO_HZ_IDLE CPU busy). The file is written
+//! from the preset here, so it stays what its name says; the hour itself is a benchmark
+//! (`ticklab sim --scenario experiments/scale-4096.toml --yes`), not a test.
+
+use ticklab_cmdline::NohzBuild;
+use ticklab_schema::machine::kvm_guest;
+use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
+use ticklab_schema::workload::Workload;
+use ticklab_twin::Sim;
+
+/// `kvm_guest(nr)` (the preset of this project's development machine, with its costs),
+/// a 6.6 NO_HZ_IDLE kernel at HZ=1000 and `nr` hogs, one per CPU, for `duration_ns`.
+fn scale_scenario(nr: u32, duration_ns: u64) -> Scenario {
+    Scenario {
+        name: format!("scale, {nr} CPUs, one hog each"),
+        workload: Workload::parse(&format!("hogs:{nr}"), nr).unwrap(),
+        machine: kvm_guest(nr),
+        kernel: Kernel::new("6.6", 1000, NohzBuild::Idle, ""),
+        background: default_background(),
+        run: Run {
+            duration_ns,
+            warmup_ns: 0,
+            seed: 1,
+        },
+    }
+}
+
+#[test]
+fn the_scale_scenario_file_is_current() {
+    let s = scale_scenario(4096, 3_600_000_000_000);
+    let path = format!(
+        "{}/../../experiments/scale-4096.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    if std::env::var_os("UPDATE_SCENARIOS").is_some() {
+        let text = format!(
+            "# The twin at scale (README \"Speed\"): kvm-guest-2 grown to 4096 vCPUs, HZ=1000,\n# one hog per CPU, one hour. Written by crates/twin/tests/scale.rs (UPDATE_SCENARIOS=1).\n{}",
+            s.to_toml()
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    let loaded = Scenario::load(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(
+        loaded,
+        Scenario {
+            name: loaded.name.clone(),
+            ..s
+        },
+        "{path}"
+    );
+}
+
+/// A short run of the scale machine: every CPU ticks at HZ (the hogs keep them busy), so the
+/// events are about CPUs × HZ × seconds, and the run's memory is set up before it starts.
+#[test]
+fn every_hogged_cpu_ticks_on_the_scale_machine() {
+    let nr = 4096;
+    let s = scale_scenario(nr, 20_000_000);
+    let mut sim = Sim::new(&s).unwrap();
+    sim.run(|_| {});
+    // 20 ms at HZ=1000, less the first period on the CPUs whose tick starts late in it.
+    let ticks = u64::from(nr) * 20;
+    let events = sim.events();
+    assert!(
+        events >= ticks * 9 / 10 && events < 2 * ticks,
+        "{events} events for {ticks} ticks"
+    );
+}
