@@ -1,8 +1,9 @@
 //! Simulated events per second on E1 points (idle: few events, mostly the housekeeping tick;
 //! 8 hogs: the busiest E1 point) and on the two E2 configurations (64 CPUs, 60 frame
 //! workers, built as the experiment builds them), plus the event-queue structures on a
-//! 64-CPU hold workload. `cargo bench -p ticklab-twin`, or `ticklab bench` for the
-//! simulation points with thread CPU time.
+//! 64-CPU hold workload, and the profile's hot functions alone (group `hot`).
+//! `cargo bench -p ticklab-twin`, or `ticklab bench` for the simulation points with thread
+//! CPU time.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ticklab_schema::scenario::Run;
@@ -93,5 +94,76 @@ fn queues(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, events, queues);
+/// The hot functions of the last profile (README "Speed"), each alone, so that a regression
+/// in one shows without the rest of the event loop around it:
+/// * a ticket and a queued spinlock taken by 64 CPUs of four sockets arriving together (E2's
+///   cpupri vectors and seqlock: the ticket lock's spin through its pending releases);
+/// * hrtimer start and expiry passes with two active clock bases (a tick and one more timer);
+/// * the menu governor's select and reflect around one idle stay.
+fn hot(c: &mut Criterion) {
+    use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
+    use ticklab_twin::hw::spinlock::Spinlock;
+    use ticklab_twin::kernel::cpuidle::{Governor, IdleStateParams, Menu, Reflect, SelectInput};
+    use ticklab_twin::kernel::hrtimer_bench::{Layout, Op, run};
+    let mut g = c.benchmark_group("hot");
+    let cost = TransferCost::new(45, 150, 4);
+    for (name, spinlock) in [
+        ("spinlock-ticket-64", Spinlock::Ticket),
+        ("spinlock-queued-64", Spinlock::Queued),
+    ] {
+        g.throughput(Throughput::Elements(64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut lock = ContendedLock::with_spinlock(spinlock, 64);
+                (0..64u32)
+                    .map(|cpu| lock.acquire(1_000, 200, cpu, cpu / 16, cost).wait_ns)
+                    .sum::<u64>()
+            })
+        });
+    }
+    for (name, op) in [("hrtimer-start", Op::Start), ("hrtimer-expire", Op::Expire)] {
+        g.throughput(Throughput::Elements(1_000));
+        g.bench_function(name, |b| b.iter(|| run(op, Layout::ActiveBases(2), 1_000)));
+    }
+    let states = [
+        IdleStateParams::new("C1", 2_000, 2_000),
+        IdleStateParams::new("C1E", 10_000, 20_000),
+        IdleStateParams::new("C6", 133_000, 400_000),
+    ];
+    g.throughput(Throughput::Elements(1_000));
+    g.bench_function("menu-select-reflect", |b| {
+        b.iter(|| {
+            let mut menu = Menu::new();
+            let mut picked = 0;
+            for i in 0..1_000u64 {
+                let sleep = 50_000 + (i * 7_919) % 900_000;
+                let sel = menu.select(
+                    &states,
+                    &SelectInput {
+                        sleep_length_ns: sleep,
+                        delta_next_ns: sleep,
+                        tick_stopped: false,
+                        latency_req_ns: u64::MAX,
+                        tick_period_ns: 1_000_000,
+                        utilized: false,
+                    },
+                );
+                picked += sel.state;
+                menu.reflect(
+                    &states,
+                    &Reflect {
+                        state: sel.state,
+                        residency_ns: sleep / 2,
+                        woken_by_tick: i % 3 == 0,
+                        poll_timed_out: false,
+                    },
+                );
+            }
+            picked
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, events, queues, hot);
 criterion_main!(benches);
