@@ -2,6 +2,8 @@
 //! (`experiments/bsp-*.toml`), the barrier fed by the simulated machine, and the noise report's
 //! invariants on busy CPUs.
 
+mod common;
+
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::bsp::BspReport;
 use ticklab_schema::machine::xeon_e5_2650v3_2s;
@@ -39,27 +41,13 @@ fn amplification_scenario(nr: u32) -> Scenario {
 #[test]
 fn amplification_scenario_files_are_current() {
     for nr in [64u32, 1024, 4096] {
-        let s = amplification_scenario(nr);
-        let path = format!(
-            "{}/../../experiments/bsp-{nr}.toml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        if std::env::var_os("UPDATE_SCENARIOS").is_some() {
-            let text = format!(
-                "# The bsp amplification study of docs/noise.md: {nr} CPUs, {} ranks.\n# Written by crates/twin/tests/bsp.rs (UPDATE_SCENARIOS=1).\n{}",
-                nr - 1,
-                s.to_toml()
-            );
-            std::fs::write(&path, text).unwrap();
-        }
-        let loaded = Scenario::load(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!(
-            loaded,
-            Scenario {
-                name: loaded.name.clone(),
-                ..s
-            },
-            "{path}"
+        common::assert_scenario_file_current(
+            &format!("bsp-{nr}.toml"),
+            &format!(
+                "The bsp amplification study of docs/noise.md: {nr} CPUs, {} ranks.\nWritten by crates/twin/tests/bsp.rs (UPDATE_SCENARIOS=1).",
+                nr - 1
+            ),
+            &amplification_scenario(nr),
         );
     }
 }

@@ -4,6 +4,8 @@
 //! from the preset here, so it stays what its name says; the hour itself is a benchmark
 //! (`ticklab sim --scenario experiments/scale-4096.toml --yes`), not a test.
 
+mod common;
+
 use ticklab_cmdline::NohzBuild;
 use ticklab_schema::machine::kvm_guest;
 use ticklab_schema::scenario::{Kernel, Run, Scenario, default_background};
@@ -29,26 +31,10 @@ fn scale_scenario(nr: u32, duration_ns: u64) -> Scenario {
 
 #[test]
 fn the_scale_scenario_file_is_current() {
-    let s = scale_scenario(4096, 3_600_000_000_000);
-    let path = format!(
-        "{}/../../experiments/scale-4096.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    if std::env::var_os("UPDATE_SCENARIOS").is_some() {
-        let text = format!(
-            "# The twin at scale (README \"Speed\"): kvm-guest-2 grown to 4096 vCPUs, HZ=1000,\n# one hog per CPU, one hour. Written by crates/twin/tests/scale.rs (UPDATE_SCENARIOS=1).\n{}",
-            s.to_toml()
-        );
-        std::fs::write(&path, text).unwrap();
-    }
-    let loaded = Scenario::load(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert_eq!(
-        loaded,
-        Scenario {
-            name: loaded.name.clone(),
-            ..s
-        },
-        "{path}"
+    common::assert_scenario_file_current(
+        "scale-4096.toml",
+        "The twin at scale (README \"Speed\"): kvm-guest-2 grown to 4096 vCPUs, HZ=1000,\none hog per CPU, one hour. Written by crates/twin/tests/scale.rs (UPDATE_SCENARIOS=1).",
+        &scale_scenario(4096, 3_600_000_000_000),
     );
 }
 
