@@ -112,7 +112,8 @@ impl TransferTo {
                 .between(from_cpu, from_socket, self.cpu, self.socket)
         };
         // The line's last holder is the destination itself: nothing moves. A select after the
-        // lookup, not a branch before it (a branch first ran 1-3 % slower in E2, one interleaved run).
+        // lookup, not a branch before it (a branch first ran 1-3 % slower in E2, in one
+        // interleaved run).
         let c = if from_cpu == self.cpu { 0 } else { c };
         debug_assert_eq!(
             c,
