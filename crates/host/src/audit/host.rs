@@ -6,10 +6,8 @@ use super::check::AuditError;
 use crate::probe::inspect::probes::{kconfig, kernel_info};
 use crate::probe::{HostRoot, Probe};
 use crate::procfs::Kconfig;
+use crate::procfs::task::{parse_task_stat, parse_task_status};
 use ticklab_cmdline::{CpuSet, HousekeepingArg, KernelCmdline, parse_sysfs_cpulist};
-
-/// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
-const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// One task of `/proc`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,22 +96,6 @@ pub(crate) fn read_cpumask(root: &HostRoot, path: &str) -> Probe<CpuSet> {
         })
 }
 
-/// The flags and `comm` of a `/proc/PID/stat` line (`comm` may hold spaces and parentheses:
-/// it ends at the last `)`).
-fn stat_comm_flags(stat: &str) -> Option<(String, u64)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
-    // After `) `: state ppid pgrp session tty_nr tpgid flags ...
-    let flags = stat
-        .get(close + 1..)?
-        .split_whitespace()
-        .nth(6)?
-        .parse()
-        .ok()?;
-    Some((comm, flags))
-}
-
 fn read_tasks(root: &HostRoot) -> Probe<Vec<Task>> {
     let dir = match std::fs::read_dir(root.path("/proc")) {
         Ok(d) => d,
@@ -129,29 +111,25 @@ fn read_tasks(root: &HostRoot) -> Probe<Vec<Task>> {
             continue;
         };
         // A task that exits between the listing and the read is simply gone.
-        let Some((comm, flags)) = root
+        let Some(stat) = root
             .read(&format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|s| stat_comm_flags(s))
+            .and_then(|s| parse_task_stat(s))
         else {
             continue;
         };
-        let Some(allowed) = root
+        let Some(status) = root
             .read(&format!("/proc/{pid}/status"))
             .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .and_then(|l| parse_sysfs_cpulist(l.trim()).ok())
-            })
+            .and_then(|s| parse_task_status(s))
         else {
             continue;
         };
         tasks.push(Task {
             pid,
-            comm,
-            kthread: flags & PF_KTHREAD != 0,
-            allowed,
+            kthread: stat.is_kthread(),
+            comm: stat.comm,
+            allowed: status.allowed,
         });
     }
     tasks.sort_by_key(|t| t.pid);
@@ -305,30 +283,6 @@ mod tests {
         for (text, want) in cases {
             let got = parse_hex_cpumask(text).map(|s| s.to_cpulist());
             assert_eq!(got.as_deref(), *want, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn stat_lines() {
-        let cases: &[(&str, Option<(&str, u64)>)] = &[
-            (
-                "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0",
-                Some(("kthreadd", 2_129_984)),
-            ),
-            (
-                "77 (a (b) c) R 1 77 77 0 -1 4194560 1",
-                Some(("a (b) c", 4_194_560)),
-            ),
-            ("5 (short) S 0", None),
-            ("no parens", None),
-        ];
-        for (line, want) in cases {
-            let got = stat_comm_flags(line);
-            assert_eq!(
-                got.as_ref().map(|(c, f)| (c.as_str(), *f)),
-                *want,
-                "{line:?}"
-            );
         }
     }
 }

@@ -13,6 +13,7 @@
 //! * [`cpuidle`] — the cpuidle sysfs tree.
 //! * [`cgroup`] — `/proc/self/cgroup` and the cgroup mounts of `/proc/self/mountinfo` (where
 //!   the process's cpuset is).
+//! * [`task`] — one task's `/proc/PID/stat`, `status` and `sched`.
 //! * [`trace`] — the text of a tracefs `trace` file (timer, irq_vectors, power and sched
 //!   events).
 //!
@@ -24,6 +25,7 @@ pub mod cpuidle;
 pub mod interrupts;
 pub mod kconfig;
 pub mod stat;
+pub mod task;
 pub mod timer_list;
 pub mod trace;
 
