@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::wakeups::{CpuWakeups, count_wakeup, modal_cpu};
+pub use crate::wakeups::{CpuWakeups, KthreadRuns, count_wakeup, modal_cpu};
 
 pub use ticklab_cmdline::{CpuRole, MessageOrigin};
 
@@ -102,6 +102,11 @@ pub struct Report {
     /// order. Empty in twin reports and in host reports written before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coordinator_wakeups: Vec<CpuWakeups>,
+    /// The kernel threads that ran in the window (host only), each with its runs and where
+    /// ([`KthreadRuns`]), in PID order; threads that did not run are left out. Empty in twin
+    /// reports and in host reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kthread_runs: Vec<KthreadRuns>,
 }
 
 /// One CPU's contamination in a measured run ([`Report::contamination`]).
@@ -192,6 +197,7 @@ impl Report {
             cpu_dma_latency_us: None,
             contamination: Vec::new(),
             coordinator_wakeups: Vec::new(),
+            kthread_runs: Vec::new(),
         }
     }
 
@@ -705,5 +711,50 @@ mod tests {
         let read: Report = serde_json::from_str(&old).unwrap();
         assert!(read.coordinator_wakeups.is_empty());
         assert_eq!(modal_cpu(&read.coordinator_wakeups), None);
+    }
+
+    #[test]
+    fn kthread_runs_round_trip_and_old_reports_read_without_them() {
+        let mut r = Report::new(
+            Source::Host {
+                hostname: "h".into(),
+                kernel: "6.1".into(),
+            },
+            "idle",
+            "h",
+            "",
+            1000,
+            5,
+        );
+        r.kthread_runs = vec![
+            KthreadRuns {
+                comm: "rcu_sched".into(),
+                cpu: 0,
+                bound: false,
+                runs: 8,
+                run_ns: Some(80_000),
+            },
+            KthreadRuns {
+                comm: "kworker/0:1".into(),
+                cpu: 0,
+                bound: true,
+                runs: 6,
+                run_ns: None,
+            },
+        ];
+        assert_eq!(r.kthread_runs[0].ns_per_run(), Some(10_000));
+        assert_eq!(r.kthread_runs[1].ns_per_run(), None);
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.contains(r#"{"comm":"kworker/0:1","cpu":0,"bound":true,"runs":6}"#),
+            "{text}"
+        );
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        r.kthread_runs.clear();
+        let old = serde_json::to_string(&r).unwrap();
+        assert!(!old.contains("kthread_runs"), "{old}");
+        let read: Report = serde_json::from_str(&old).unwrap();
+        assert!(read.kthread_runs.is_empty());
     }
 }

@@ -358,6 +358,12 @@ pub struct BackgroundSource {
     /// sleep stays on the task's CPU); written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timer_migrates: bool,
+    /// How long each task this source wakes runs, ns (a kernel thread's measured CPU time per
+    /// run, [`crate::report::KthreadRuns::ns_per_run`]); `None` = the machine's
+    /// `costs.background_task_ns`. Needs `wakes_task`. Absent in older scenario files; written
+    /// only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ns: Option<u64>,
     /// Where the numbers come from.
     pub provenance: String,
     /// Restricts `PerCpu` / `WatchdogCpus` instances to these CPUs (e.g. a per-CPU rate
@@ -631,6 +637,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            task_ns: None,
             relative: false,
             provenance:
                 "C: watchdog_thresh=10 s, sample period 2/5 of it (docs/kernel-behaviour.md §4.5)"
@@ -649,6 +656,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            task_ns: None,
             relative: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
                 .into(),
@@ -668,6 +676,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            task_ns: None,
             relative: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
             cpus: None,
@@ -685,6 +694,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: true,
             follows_task: false,
             timer_migrates: false,
+            task_ns: None,
             relative: false,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"
                 .into(),

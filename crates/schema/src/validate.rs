@@ -454,6 +454,21 @@ impl BackgroundSource {
             }
         }
         check_u64(&format!("{key}.slack_ns"), self.slack_ns, MAX_COST_NS, "ns")?;
+        if let Some(t) = self.task_ns {
+            if !self.wakes_task {
+                return Err(bad(
+                    format!("{key}.task_ns"),
+                    "expected wakes_task = true with it: it is the woken task's run",
+                ));
+            }
+            if t == 0 {
+                return Err(bad(
+                    format!("{key}.task_ns"),
+                    format!("expected 1 to {MAX_COST_NS} ns, found 0"),
+                ));
+            }
+            check_u64(&format!("{key}.task_ns"), t, MAX_COST_NS, "ns")?;
+        }
         if self.follows_task && !self.wakes_task {
             return Err(bad(
                 format!("{key}.follows_task"),

@@ -3,6 +3,10 @@
 //! scenario's background sources are split by
 //! ([`BackgroundSource::split_by_wakeups`](crate::scenario::BackgroundSource::split_by_wakeups)).
 //! Its own module so that neither `report` nor `scenario` imports the other for it.
+//!
+//! It also holds the kernel threads' runs of a measured window ([`KthreadRuns`],
+//! [`Report::kthread_runs`](crate::report::Report::kthread_runs)): where the kernel's own
+//! work woke a CPU, which a twin of that run gives to its background.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,4 +36,32 @@ pub fn modal_cpu(rows: &[CpuWakeups]) -> Option<u32> {
         .filter(|r| r.wakeups > 0)
         .max_by(|a, b| a.wakeups.cmp(&b.wakeups).then(b.cpu.cmp(&a.cpu)))
         .map(|r| r.cpu)
+}
+
+/// One kernel thread's runs in a measured window ([`Report::kthread_runs`](crate::report::Report::kthread_runs)),
+/// from its `/proc/PID/` files read before and after the window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KthreadRuns {
+    /// Its `comm` (`rcu_sched`, `kworker/u16:1`, ...).
+    pub comm: String,
+    /// The CPU it last ran on when the window ended.
+    pub cpu: u32,
+    /// Its allowed CPUs are that one CPU (a per-CPU thread): every run was there. An unbound
+    /// thread's runs are put on the CPU it last ran on.
+    pub bound: bool,
+    /// Times it left a CPU in the window (its voluntary and involuntary context switches): one
+    /// per run.
+    pub runs: u64,
+    /// Its CPU time in the window, ns (`se.sum_exec_runtime` of `/proc/PID/sched`), when the
+    /// kernel has that file (`CONFIG_SCHED_DEBUG`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_ns: Option<u64>,
+}
+
+impl KthreadRuns {
+    /// Its mean CPU time per run, ns, when both are known and it ran.
+    pub fn ns_per_run(&self) -> Option<u64> {
+        let ns = self.run_ns?;
+        (self.runs > 0).then(|| ns / self.runs)
+    }
 }

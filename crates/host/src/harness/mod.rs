@@ -23,7 +23,8 @@
 //! * `syscall.rs` — the raw getpid loop; `hogs.rs` — busy threads; `bsp.rs` — the
 //!   bulk-synchronous job's ranks and their spinning or futex barrier; `bsp_blame.rs` — the
 //!   trace of the ranks' CPUs that names what delayed each late iteration;
-//! * `sample.rs` — `/proc` snapshots, contamination and energy;
+//! * `sample.rs` — `/proc` snapshots, contamination and energy; `kthreads.rs` — the kernel
+//!   threads' runs in the window, read from `/proc/PID/` before and after it;
 //! * [`haltpoll_sweep`] — E3's live part: the futex ping-pong at several
 //!   `guest_halt_poll_ns` values, with the cpuidle driver/governor check;
 //! * [`pm_qos`] — `/dev/cpu_dma_latency` held for the run (`--cpu-dma-latency`);
@@ -45,6 +46,7 @@ pub(crate) mod frames;
 pub(crate) mod gate;
 pub mod haltpoll_sweep;
 pub(crate) mod hogs;
+mod kthreads;
 pub mod os;
 pub(crate) mod pingpong;
 pub mod placement;

@@ -59,6 +59,8 @@ pub(crate) struct AssembleInput<'a> {
     pub(crate) cpu_dma_latency_us: Option<u32>,
     /// Where the coordinator woke after each poll ([`Report::coordinator_wakeups`]).
     pub(crate) coordinator_wakeups: Vec<ticklab_schema::report::CpuWakeups>,
+    /// The kernel threads' runs in the window ([`Report::kthread_runs`]).
+    pub(crate) kthread_runs: Vec<ticklab_schema::report::KthreadRuns>,
     /// The run's stop flag (set when it was interrupted).
     pub(crate) stop: &'a Stop,
 }
@@ -88,6 +90,7 @@ pub(crate) fn assemble(
         skipped,
         cpu_dma_latency_us,
         coordinator_wakeups,
+        kthread_runs,
         stop,
     } = input;
     drop_unspawned_hogs(&mut hog_cpus, &outputs);
@@ -168,6 +171,7 @@ pub(crate) fn assemble(
             cpu_dma_latency_us,
             contamination,
             coordinator_wakeups,
+            kthread_runs,
         },
         host_run: RunDetails {
             interrupted,

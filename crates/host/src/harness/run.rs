@@ -31,6 +31,7 @@ use super::error::{HarnessError, os_error};
 use super::frames::{self, FramePlan};
 use super::gate::Gate;
 use super::hogs;
+use super::kthreads::Kthreads;
 use super::os;
 use super::pingpong::{self, PingPongPlan};
 use super::plan::{RunConfig, hog_placement, is_counted, validate};
@@ -215,7 +216,10 @@ pub(crate) fn run_with_warnings(
             abort.request();
             window_over.request();
         }
-        let (start, t0) = gate.open(spawned, Snapshot::take);
+        // The kernel threads are read outside the window: before the start snapshot, after
+        // the end one.
+        let ((kthreads_start, start), t0) =
+            gate.open(spawned, || (Kthreads::take(), Snapshot::take()));
         let end_at = t0.saturating_add(duration_ns);
         dog.set_window_end(end_at);
         // Where each poll woke this thread, as the kernel says (the VM lab's twin places the
@@ -243,6 +247,7 @@ pub(crate) fn run_with_warnings(
         window_over.request();
         let outputs = join_all(handles);
         let end = Snapshot::take();
+        let kthread_runs = Kthreads::take().runs_since(&kthreads_start);
         dog.finish();
         let watchdog = watchdog.map(|h| h.join().unwrap_or_default());
         Ok((
@@ -255,6 +260,7 @@ pub(crate) fn run_with_warnings(
             watchdog,
             skipped,
             coordinator_wakeups,
+            kthread_runs,
         ))
     });
     if let Some(mask) = saved_mask {
@@ -275,6 +281,7 @@ pub(crate) fn run_with_warnings(
         watchdog,
         mut skipped,
         coordinator_wakeups,
+        kthread_runs,
     ) = scoped?;
     if let Some(e) = spawn_error {
         return Err(e);
@@ -299,6 +306,7 @@ pub(crate) fn run_with_warnings(
             skipped,
             cpu_dma_latency_us,
             coordinator_wakeups,
+            kthread_runs,
             stop,
         },
     )

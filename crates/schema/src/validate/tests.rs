@@ -27,6 +27,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
         wakes_task: false,
         follows_task: false,
         timer_migrates: false,
+        task_ns: None,
         relative: false,
         provenance: "test".into(),
         cpus: None,
@@ -198,6 +199,33 @@ fn every_bad_value_is_refused_naming_its_key() {
                 s.background.push(b);
             },
             "background[4].follows_task",
+        ),
+        (
+            "task_ns without wakes_task",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                b.task_ns = Some(30_000);
+                s.background.push(b);
+            },
+            "background[4].task_ns",
+        ),
+        (
+            "task_ns = 0",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                (b.wakes_task, b.task_ns) = (true, Some(0));
+                s.background.push(b);
+            },
+            "background[4].task_ns",
+        ),
+        (
+            "task_ns of a day",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                (b.wakes_task, b.task_ns) = (true, Some(86_400_000_000_000));
+                s.background.push(b);
+            },
+            "background[4].task_ns",
         ),
         (
             "timer_migrates without cpus",
