@@ -17,7 +17,7 @@
 use ticklab_cmdline::CpuSet;
 use ticklab_host::harness::{COORDINATOR_POLL_NS, coordinator_poll_ns};
 use ticklab_schema::machine::{self, Machine};
-use ticklab_schema::report::{CpuWakeups, Report, WorkloadResult};
+use ticklab_schema::report::{CpuWakeups, KthreadRuns, Report, WorkloadResult};
 use ticklab_schema::scenario::{
     BackgroundSource, Placement, Run, Scenario, TimerKind, default_background, tick_nsec,
 };
@@ -188,6 +188,7 @@ fn kernel_wheel(
         wakes_task,
         follows_task: false,
         timer_migrates: false,
+        task_ns: None,
         relative: false,
         provenance: provenance.into(),
         cpus: None,
@@ -265,6 +266,7 @@ pub fn guest_background(
         // kernel queues the sleep on timer-housekeeping CPU 0 while CPU 0's next event comes
         // first (docs/kernel-behaviour.md §12.12).
         timer_migrates: true,
+        task_ns: None,
         // It waits until its own clock reading plus the poll, taken after each wake-up.
         relative: true,
         provenance: "C: host run's coordinator poll (COORDINATOR_POLL_NS, \
@@ -293,6 +295,132 @@ fn split_coordinator(background: &mut Vec<BackgroundSource>, wakeups: &[CpuWakeu
     let base = background[i].clone();
     let poll = base.period_ns.unwrap_or(COORDINATOR_POLL_NS);
     background.splice(i..=i, base.split_by_wakeups(poll, wakeups));
+}
+
+/// The name of the guest's kernel-thread source on one CPU ([`kthread_background`]).
+pub fn kthread_source_name(cpu: u32) -> String {
+    format!("kernel threads (CPU {cpu})")
+}
+
+/// The guest's own kernel threads as background, one source per CPU they ran on
+/// ([`Report::kthread_runs`]): RCU's grace-period and offload threads, workqueue workers and
+/// the like, which the guest counted and the twin has no rule for. On a `nohz_full=all` guest
+/// they all run on the one housekeeping CPU, and each run wakes it from idle; each run leaves
+/// its tick on for a period (the idle-loop rule), and that running tick is the near event that
+/// pulls the coordinator's sleeps there (timer migration). Without them the twin's housekeeping
+/// CPU is quieter than the kernel's.
+///
+/// Per CPU: the runs the guest counted there, less one run per expiry of the twin's own
+/// kernel timers there in the window (`background`'s sources other than the coordinator,
+/// whose work runs in a kernel thread: the watchdog's stopper, vmstat's workqueue worker,
+/// kcompactd; the watchdog only on CPUs outside `nohz_full`, an unpinned timer on the
+/// housekeeping CPUs with the most runs first), as Poisson wake-ups of a
+/// wheel timer (kernel threads sleep with `schedule_timeout`), each task running the threads'
+/// mean CPU time per run (`/proc/PID/sched`) when the guest has it. Measured per boot, as the
+/// coordinator's CPU is; nothing here is fitted. An unbound thread's runs go to the CPU it
+/// last ran on (on a `nohz_full=all` guest unbound threads may only use the housekeeping CPU).
+/// A chain of threads woken one by another (a grace period's end waking the offload threads)
+/// is taken as independent wake-ups, so where the kernel's chains share one wake-up the twin
+/// errs high. At most `room` sources: the CPUs with the most runs first.
+fn kthread_background(
+    guest: &Report,
+    background: &[BackgroundSource],
+    nohz_full: &CpuSet,
+    duration_ns: u64,
+    room: usize,
+) -> Vec<BackgroundSource> {
+    if duration_ns == 0 {
+        return Vec::new();
+    }
+    let window_s = duration_ns as f64 / 1e9;
+    let mut by_cpu: std::collections::BTreeMap<u32, Vec<&KthreadRuns>> = Default::default();
+    for k in &guest.kthread_runs {
+        by_cpu.entry(k.cpu).or_default().push(k);
+    }
+    let min_rate = 1e9 / ticklab_schema::validate::MAX_PERIOD_NS as f64;
+    // The twin's kernel timers whose work runs in a kernel thread: the coordinator is a user
+    // thread. Unpinned ones (one stream on some housekeeping CPU) are taken off the
+    // housekeeping CPUs with the most runs first.
+    let kernel_timers = || {
+        background
+            .iter()
+            .filter(|b| !b.name.starts_with(COORDINATOR_SOURCE))
+    };
+    let mut unpinned: f64 = kernel_timers()
+        .filter(|b| b.placement == Placement::Housekeeping)
+        .map(|b| b.rate_per_cpu() * window_s)
+        .sum();
+    let mut busiest: Vec<(u64, u32)> = by_cpu
+        .iter()
+        .filter(|(cpu, _)| !nohz_full.contains(**cpu))
+        .map(|(&cpu, t)| (t.iter().map(|k| k.runs).sum(), cpu))
+        .collect();
+    busiest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut unpinned_on: std::collections::BTreeMap<u32, f64> = Default::default();
+    for (runs, cpu) in busiest {
+        let take = unpinned.min(runs as f64);
+        unpinned -= take;
+        unpinned_on.insert(cpu, take);
+    }
+    let mut out = Vec::new();
+    for (cpu, threads) in by_cpu {
+        let runs: u64 = threads.iter().map(|k| k.runs).sum();
+        let explained: f64 = kernel_timers()
+            .filter(|b| b.cpus.as_ref().is_none_or(|on| on.contains(cpu)))
+            .filter(|b| match b.placement {
+                Placement::PerCpu => true,
+                Placement::WatchdogCpus => !nohz_full.contains(cpu),
+                Placement::Housekeeping => false,
+            })
+            .map(|b| b.rate_per_cpu() * window_s)
+            .sum::<f64>()
+            + unpinned_on.get(&cpu).copied().unwrap_or(0.0);
+        let extra = runs as f64 - explained;
+        let rate_hz = extra / window_s;
+        if rate_hz < min_rate {
+            continue;
+        }
+        let timed: Vec<&&KthreadRuns> = threads.iter().filter(|k| k.run_ns.is_some()).collect();
+        let timed_runs: u64 = timed.iter().map(|k| k.runs).sum();
+        let task_ns = (timed_runs > 0).then(|| {
+            let ns: u64 = timed.iter().filter_map(|k| k.run_ns).sum();
+            (ns / timed_runs).clamp(1, ticklab_schema::validate::MAX_COST_NS)
+        });
+        let mut named: Vec<&&KthreadRuns> = threads.iter().collect();
+        named.sort_by(|a, b| b.runs.cmp(&a.runs).then(a.comm.cmp(&b.comm)));
+        let list = named
+            .iter()
+            .map(|k| format!("{} {}", k.comm, k.runs))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(BackgroundSource {
+            name: kthread_source_name(cpu),
+            kind: TimerKind::Wheel,
+            placement: Placement::PerCpu,
+            period_ns: None,
+            rate_hz: Some(rate_hz),
+            deferrable: false,
+            slack_ns: 0,
+            wakes_task: true,
+            follows_task: false,
+            timer_migrates: false,
+            relative: false,
+            task_ns,
+            provenance: format!(
+                "M: the guest's kernel threads ran {runs} times on CPU {cpu} in {window_s:.1} s \
+                 ({list}; /proc/PID/status), less {explained:.1} expiries of the twin's own \
+                 kernel timers there"
+            ),
+            cpus: Some(CpuSet::from_iter([cpu])),
+        });
+    }
+    if out.len() > room {
+        // The busiest CPUs keep theirs (a stable sort: CPU order among equals).
+        out.sort_by(|a, b| b.rate_per_cpu().total_cmp(&a.rate_per_cpu()));
+        out.truncate(room);
+        out.sort_by_key(|b| b.cpus.as_ref().and_then(CpuSet::first));
+    }
+    out
 }
 
 /// Why the twin of the guest is not run for `workload`, or `None` when it is. A ping-pong
@@ -360,22 +488,31 @@ fn background_task_as_run(
         return None;
     }
     let busy_ns = guest.cpus.iter().find(|c| c.cpu == cpu)?.busy_ns?;
-    let per_s: f64 = background
+    let here: Vec<&BackgroundSource> = background
         .iter()
         .filter(|b| b.wakes_task)
         .filter(|b| match &b.cpus {
             Some(on) => on.contains(cpu),
             None => matches!(b.placement, Placement::PerCpu),
         })
-        .filter_map(|b| b.period_ns)
-        .filter(|&p| p > 0)
-        .map(|p| 1e9 / p as f64)
+        .collect();
+    let window_s = duration_ns as f64 / 1e9;
+    // Tasks that run a length of their own (the guest's kernel threads) take theirs out of the
+    // busy time; the rest is the tasks that run the machine's length.
+    let own_ns: f64 = here
+        .iter()
+        .filter_map(|b| b.task_ns.map(|t| t as f64 * b.rate_per_cpu() * window_s))
         .sum();
-    let wakeups = per_s * duration_ns as f64 / 1e9;
+    let per_s: f64 = here
+        .iter()
+        .filter(|b| b.task_ns.is_none())
+        .map(|b| b.rate_per_cpu())
+        .sum();
+    let wakeups = per_s * window_s;
     if wakeups < 1.0 {
         return None;
     }
-    let run_ns = busy_ns as f64 / wakeups;
+    let run_ns = (busy_ns as f64 - own_ns).max(0.0) / wakeups;
     let gap_ns = 1e9 / per_s;
     (run_ns < 0.5 * gap_ns).then(|| run_ns.round().max(1.0) as u64)
 }
@@ -409,6 +546,9 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
         .unwrap_or_else(|| coordinator_cpu(p.vcpus, &workload, &nohz_full, &isolated));
     let mut background = guest_background(&workload, p.config.hz, coordinator, &p.config.timers);
     split_coordinator(&mut background, &p.guest.coordinator_wakeups);
+    let room = ticklab_schema::validate::MAX_BACKGROUND_SOURCES.saturating_sub(background.len());
+    let kthreads = kthread_background(p.guest, &background, &nohz_full, p.duration_ns, room);
+    background.extend(kthreads);
     if let Some(run_ns) =
         background_task_as_run(p.guest, coordinator, &workload, &background, p.duration_ns)
     {
@@ -781,5 +921,100 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "{wakeups:?}");
         }
+    }
+
+    fn kt(comm: &str, cpu: u32, runs: u64, run_ns: Option<u64>) -> KthreadRuns {
+        KthreadRuns {
+            comm: comm.into(),
+            cpu,
+            bound: true,
+            runs,
+            run_ns,
+        }
+    }
+
+    #[test]
+    fn the_guests_kernel_threads_become_one_source_per_cpu() {
+        const S5: u64 = 5_000_000_000;
+        let tiny = KernelConfig::parse(
+            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n\
+             CONFIG_SOFTLOCKUP_DETECTOR=y\n",
+            "t",
+        )
+        .unwrap();
+        let w = Workload::parse("idle", 8).unwrap();
+        let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
+        let background = guest_background(&w, 1000, 6, &tiny.timers);
+        let mut g = guest_report(&[]);
+        g.kthread_runs = vec![
+            kt("rcu_sched", 0, 13, Some(448_092)),
+            kt("migration/0", 0, 1, Some(106_641)),
+            kt("rcuog/4", 0, 11, Some(333_395)),
+            kt("kworker/u16:1-events_unbound", 0, 37, Some(2_998_244)),
+            // Fewer runs than vmstat's expiries there: nothing left to add.
+            kt("kworker/3:1-mm_percpu_wq", 3, 1, Some(124_800)),
+            // No /proc/PID/sched: the machine's run length.
+            kt("ksoftirqd/5", 5, 40, None),
+        ];
+        let got = kthread_background(&g, &background, &all, S5, 64);
+        let rows: Vec<(String, f64, Option<u64>)> = got
+            .iter()
+            .map(|b| {
+                assert!(
+                    b.wakes_task && b.kind == TimerKind::Wheel && !b.deferrable,
+                    "{b:?}"
+                );
+                assert!(b.provenance.starts_with("M:"), "{b:?}");
+                b.validate("background[0]", 8).unwrap();
+                (b.name.clone(), b.rate_hz.unwrap(), b.task_ns)
+            })
+            .collect();
+        // CPU 0: 62 runs less vmstat's 5 expiries (the watchdog is not on a nohz_full CPU);
+        // 3 886 372 ns over the 62 timed runs. CPU 5: 40 runs less 5.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].0, "kernel threads (CPU 0)");
+        assert!(close(rows[0].1, 57.0 / 5.0), "{rows:?}");
+        assert_eq!(rows[0].2, Some(3_886_372 / 62));
+        assert_eq!(rows[1].0, "kernel threads (CPU 5)");
+        assert!(close(rows[1].1, 35.0 / 5.0), "{rows:?}");
+        assert_eq!(rows[1].2, None);
+        // With CPU 0 a housekeeping CPU the watchdog's stopper runs are taken off too.
+        let only = ticklab_cmdline::parse_cpulist("1-7", 8).unwrap();
+        let got = kthread_background(&g, &background, &only, S5, 64);
+        assert!(
+            close(got[0].rate_hz.unwrap(), (62.0 - 5.0 - 1.25) / 5.0),
+            "{got:?}"
+        );
+        // Room for one: the busiest CPU keeps its source.
+        let got = kthread_background(&g, &background, &all, S5, 1);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].name, "kernel threads (CPU 0)");
+        // No kernel-thread counts (an older report), or an empty window: nothing.
+        assert!(kthread_background(&guest_report(&[]), &background, &all, S5, 64).is_empty());
+        assert!(kthread_background(&g, &background, &all, 0, 64).is_empty());
+    }
+
+    #[test]
+    fn an_unpinned_kernel_timer_is_taken_off_the_busiest_housekeeping_cpu() {
+        const S5: u64 = 5_000_000_000;
+        // config() has kcompactd (500 ms), PSI and memcg (2 s) and two neighbour tables (5 s):
+        // 10 + 2.5 + 2.5 + 1 + 1 = 17 expiries in 5 s on some housekeeping CPU.
+        let w = Workload::parse("idle", 2).unwrap();
+        let background = guest_background(&w, 250, 1, &config().timers);
+        let mut g = guest_report(&[]);
+        g.kthread_runs = vec![
+            kt("kcompactd0", 0, 20, None),
+            kt("kworker/1:0", 1, 10, None),
+        ];
+        let got = kthread_background(&g, &background, &CpuSet::new(), S5, 64);
+        // CPU 0 (the busiest): 20 - 17 - 5 (vmstat) - 1.25 (watchdog) < 0: nothing. CPU 1:
+        // 10 - 5 - 1.25.
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].name, "kernel threads (CPU 1)");
+        assert!(
+            (got[0].rate_hz.unwrap() - 3.75 / 5.0).abs() < 1e-9,
+            "{got:?}"
+        );
     }
 }

@@ -300,6 +300,7 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
         wakes_task: true,
         follows_task: kind == TimerKind::Wheel,
         timer_migrates: false,
+        task_ns: None,
         relative: false,
         provenance: format!(
             "CAL(host calibrate): idle LOC/s not from the tick on CPU {c} = {t:.2}/s, split into hrtimers and wheel timers by the one-hog phase, rescaled until the twin's idle CPU matches"

@@ -93,6 +93,60 @@ impl RunQueue {
     }
 }
 
+/// How many runnable background tasks of one CPU keep their own run length
+/// ([`BackgroundRuns`]).
+pub(crate) const BACKGROUND_RUNS: usize = 16;
+
+/// The run lengths of the background tasks woken on one CPU and not yet started, oldest
+/// first: each source's tasks run their own length (`BackgroundSource::task_ns`, a kernel
+/// thread's measured CPU time per run), and the CPU runs its background tasks in wake order.
+///
+/// A fixed ring, so that a wake-up allocates nothing. More than [`BACKGROUND_RUNS`] waiting at
+/// once (only on a CPU kept busy far longer than the sources' periods) drops the newest
+/// lengths: those tasks run the machine's `costs.background_task_ns`
+/// ([`BackgroundRuns::start`] returns `None` for them).
+///
+/// Invariant: `len <= BACKGROUND_RUNS`, and the CPU's runnable background tasks are at least
+/// `len` (each entry is a task woken and not started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BackgroundRuns {
+    ns: [u64; BACKGROUND_RUNS],
+    head: u8,
+    len: u8,
+}
+
+impl BackgroundRuns {
+    /// A task that will run `ns` was woken. Returns whether its length was kept.
+    #[inline]
+    pub(crate) fn woken(&mut self, ns: u64) -> bool {
+        if self.len as usize == BACKGROUND_RUNS {
+            return false;
+        }
+        let at = (self.head as usize + self.len as usize) % BACKGROUND_RUNS;
+        self.ns[at] = ns;
+        self.len += 1;
+        true
+    }
+
+    /// The oldest waiting task starts: its run length, or `None` when none was kept.
+    #[inline]
+    pub(crate) fn start(&mut self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let ns = self.ns[self.head as usize];
+        self.head = ((self.head as usize + 1) % BACKGROUND_RUNS) as u8;
+        self.len -= 1;
+        Some(ns)
+    }
+
+    /// Tasks waiting with a kept length.
+    #[inline]
+    pub(crate) fn waiting(&self) -> u32 {
+        u32::from(self.len)
+    }
+}
+
 /// Where a woken fair task runs (the idle-CPU search of `select_idle_sibling`,
 /// docs/kernel-behaviour.md §12.11): its previous CPU `prev` if that CPU is idle, else the
 /// first idle CPU the task may use, scanning upward from `prev + 1` and wrapping round (one
@@ -131,6 +185,28 @@ pub(crate) fn wake_needs_ipi(target_polling: bool) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn background_runs_are_first_in_first_out_and_full_drops_the_newest() {
+        let mut r = BackgroundRuns::default();
+        assert_eq!(r.start(), None);
+        for round in 0..3u64 {
+            // Wrap the ring: fill it, overfill it, drain it.
+            for k in 0..BACKGROUND_RUNS as u64 {
+                assert!(r.woken(round * 100 + k));
+            }
+            assert!(!r.woken(9999), "one more than the ring holds is dropped");
+            assert_eq!(r.waiting(), BACKGROUND_RUNS as u32);
+            for k in 0..BACKGROUND_RUNS as u64 {
+                assert_eq!(r.start(), Some(round * 100 + k));
+            }
+            assert_eq!(r.start(), None);
+            // Interleaved: two in, one out, so the head moves.
+            assert!(r.woken(1) && r.woken(2));
+            assert_eq!(r.start(), Some(1));
+            assert_eq!(r.start(), Some(2));
+        }
+    }
 
     #[test]
     fn a_polling_idle_cpu_is_woken_without_an_ipi() {

@@ -107,17 +107,18 @@ impl<O: Observer> Sim<O> {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });
                 let src = &self.sources[s as usize];
-                let (slack, wakes, follows) = (src.slack_ns, src.wakes_task, src.follows_task);
+                let (slack, wakes, follows, run_ns) =
+                    (src.slack_ns, src.wakes_task, src.follows_task, src.task_ns);
                 let next = self.source_next_expiry(c, id, s, now);
                 let runs_on = if follows {
-                    self.wake_follower(c, now)
+                    self.wake_follower(c, run_ns, now)
                 } else {
                     c
                 };
                 if runs_on == c {
                     self.cpus[c].hrt.start(id, next, slack);
                     if wakes {
-                        self.wake_task(c, now);
+                        self.wake_task(c, run_ns, now);
                     }
                 } else {
                     // The task re-arms its timer where it runs.
@@ -146,15 +147,16 @@ impl<O: Observer> Sim<O> {
         };
         self.emit(now, Event::SourceExpired { source: s });
         let next = self.source_next_expiry(c, id, s, now);
+        let run_ns = self.sources[s as usize].task_ns;
         let sl = &mut self.sleepers[i];
         debug_assert!(!sl.pending, "sleeper {i} fired while awake");
         (sl.pending, sl.next) = (true, next);
         if c == home {
-            self.wake_task(c, now);
+            self.wake_task(c, run_ns, now);
         } else {
             // `hrtimer_wakeup` on another CPU: the task is queued on its own and a
             // reschedule IPI tells it (its arrival reprograms that CPU's device).
-            self.wake_task_remote(home, now);
+            self.wake_task_remote(home, run_ns, now);
         }
         now
     }
@@ -168,7 +170,7 @@ impl<O: Observer> Sim<O> {
         let src = &self.sources[s as usize];
         let cpu = &mut self.cpus[c];
         match src.period_ns {
-            Some(p) if src.relative => now + self.costs.background_task_ns + p,
+            Some(p) if src.relative => now + src.task_ns + p,
             Some(p) => forward(cpu.hrt.soft_expires(id), now, p).expires,
             None => now + cpu.rng.exp_ns(src.mean_ns),
         }

@@ -84,7 +84,7 @@ use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase, TimerId};
 use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
-use crate::kernel::sched::RunQueue;
+use crate::kernel::sched::{BackgroundRuns, RunQueue};
 use crate::kernel::tick_sched::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
@@ -193,6 +193,9 @@ struct SourceRt {
     follows_task: bool,
     /// The woken task sleeps its period from the end of its run (`BackgroundSource::relative`).
     relative: bool,
+    /// How long the woken task runs, ns (`BackgroundSource::task_ns`, else the machine's
+    /// `costs.background_task_ns`).
+    task_ns: u64,
 }
 
 /// One task of a `timer_migrates` background source: it stays on `home`, and each of its
@@ -263,6 +266,8 @@ struct Cpu {
     // ---- cold: background sources, auto-demotion ----
     /// Run time left of a background task preempted by the frame worker (0 = none).
     bg_remaining: u64,
+    /// The run lengths of the background tasks woken here and not yet started.
+    bg_runs: BackgroundRuns,
     /// Recent idle residencies, kept only when the machine auto-demotes.
     residencies: ResidencyHistory,
     rng: Stream,

@@ -9,10 +9,12 @@ use crate::kernel::sched::{SchedClass, select_idle_sibling};
 use ticklab_schema::frames::FrameTiming;
 
 impl<O: Observer> Sim<O> {
-    /// A background task becomes runnable on `c` at `now`.
-    pub(super) fn wake_task(&mut self, c: usize, now: Time) {
+    /// A background task that will run `run_ns` becomes runnable on `c` at `now`.
+    pub(super) fn wake_task(&mut self, c: usize, run_ns: u64, now: Time) {
         let cpu = &mut self.cpus[c];
         cpu.bg_runnable += 1;
+        cpu.bg_runs.woken(run_ns);
+        debug_assert!(cpu.bg_runs.waiting() <= cpu.bg_runnable);
         cpu.rq.enqueue(SchedClass::Fair);
         // On a busy nohz_full CPU with a stopped tick, the SCHED dependency appears: the
         // 0 -> 1 transition kicks the CPU with irq_work (IWI); the restart happens at exit.
@@ -28,8 +30,8 @@ impl<O: Observer> Sim<O> {
     /// A pinned task on `c` is woken from another CPU's interrupt (its sleep was queued there
     /// by timer migration): it is queued on `c` and a reschedule IPI sent, arriving after
     /// `Costs::ipi_ns` (unless one is already on its way).
-    pub(super) fn wake_task_remote(&mut self, c: usize, now: Time) {
-        self.wake_task(c, now);
+    pub(super) fn wake_task_remote(&mut self, c: usize, run_ns: u64, now: Time) {
+        self.wake_task(c, run_ns, now);
         self.send_resched_ipi(c, now);
         self.sync(c);
     }
@@ -48,7 +50,7 @@ impl<O: Observer> Sim<O> {
     /// is another CPU, the task is queued there and a reschedule IPI sent (it arrives after
     /// `Costs::ipi_ns`); the caller re-arms the timer there, where the task runs. Returns that
     /// CPU, or `c` (the caller wakes the task locally, as for a pinned one).
-    pub(super) fn wake_follower(&mut self, c: usize, now: Time) -> usize {
+    pub(super) fn wake_follower(&mut self, c: usize, run_ns: u64, now: Time) -> usize {
         let cpus = &self.cpus;
         let r = select_idle_sibling(
             c,
@@ -63,6 +65,7 @@ impl<O: Observer> Sim<O> {
                 "an idle CPU has no IPI on its way"
             );
             cpu.bg_runnable += 1;
+            cpu.bg_runs.woken(run_ns);
             cpu.rq.enqueue(SchedClass::Fair);
             cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
             self.sync(r);
@@ -92,7 +95,7 @@ impl<O: Observer> Sim<O> {
             let run = if cpu.bg_remaining > 0 {
                 std::mem::take(&mut cpu.bg_remaining)
             } else {
-                self.costs.background_task_ns
+                cpu.bg_runs.start().unwrap_or(self.costs.background_task_ns)
             };
             cpu.slots[SLOT_TASK] = now + run;
         } else if cpu.syscall_runnable {

@@ -20,12 +20,13 @@ impl<O: Observer> Sim<O> {
             let s = self.cpus[c].wheel_fns[wid.0 as usize];
             self.emit(now, Event::SourceExpired { source: s });
             let src = &self.sources[s as usize];
-            let (period, mean, deferrable, wakes, follows) = (
+            let (period, mean, deferrable, wakes, follows, run_ns) = (
                 src.period_ns,
                 src.mean_ns,
                 src.deferrable,
                 src.wakes_task,
                 src.follows_task,
+                src.task_ns,
             );
             let cpu = &mut self.cpus[c];
             let delay_ns = match period {
@@ -34,14 +35,14 @@ impl<O: Observer> Sim<O> {
             };
             let delay_j = delay_ns.div_ceil(self.tick_nsec).max(1);
             let runs_on = if follows {
-                self.wake_follower(c, now)
+                self.wake_follower(c, run_ns, now)
             } else {
                 c
             };
             if runs_on == c {
                 self.cpus[c].wheel.add(wid, jiffies + delay_j, deferrable);
                 if wakes {
-                    self.wake_task(c, now);
+                    self.wake_task(c, run_ns, now);
                 }
             } else {
                 // The task re-arms its timer where it runs; wheels share jiffies.

@@ -10,7 +10,7 @@ use crate::hw::auto_demotion::ResidencyHistory;
 use crate::hw::clockevents::ClockEventDevice;
 use crate::kernel::cpuidle::{default_governor, governor_by_name};
 use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase};
-use crate::kernel::sched::{RunQueue, has_remote_tick};
+use crate::kernel::sched::{BackgroundRuns, RunQueue, has_remote_tick};
 use crate::kernel::tick_sched::{TickSched, skew_offset};
 use crate::kernel::timekeeping::initial_jiffies;
 use crate::kernel::timer_wheel::TimerWheel;
@@ -148,6 +148,7 @@ pub(super) fn lay_out_cpus(
             frame: NO_FRAME,
             frame_runnable: false,
             bg_remaining: 0,
+            bg_runs: BackgroundRuns::default(),
             syscall_runnable: false,
             last_sched_tick: 0,
             user_tasks: !cfg.isolated_domain.contains(c as u32),
