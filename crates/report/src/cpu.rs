@@ -382,6 +382,7 @@ pub(crate) mod tests {
                     busy_ns: Some(55_000_000 + cpu as u64 * 1_000_000),
                     idle_states: states,
                     steal_ns: None,
+                    idle_entries: None,
                 }
             })
             .collect();

@@ -241,6 +241,11 @@ pub struct CpuReport {
     /// `/proc/stat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_ns: Option<u64>,
+    /// Times this CPU went idle in the window (`sched_goidle` of `/proc/schedstat`, host only,
+    /// when the kernel's scheduler statistics are on): one per stretch of work it was woken
+    /// for. `None` where not read (the twin, statistics off or not built).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_entries: Option<u64>,
 }
 
 /// Counters of one cpuidle state on one CPU (sysfs `usage`, `time`, `above`, `below`).

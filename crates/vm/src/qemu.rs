@@ -81,9 +81,12 @@ pub struct VmSpec<'a> {
 }
 
 /// The parameters ticklab adds before the user's boot line: the console on COM1, no
-/// messages below warnings on it (they would only slow the emulated UART), and a reboot (so
-/// QEMU exits, `-no-reboot`) if `/init` ever dies. None of them changes the tick.
-pub const FIXED_CMDLINE: &str = "console=ttyS0 loglevel=4 panic=-1";
+/// messages below warnings on it (they would only slow the emulated UART), a reboot (so
+/// QEMU exits, `-no-reboot`) if `/init` ever dies, and the scheduler's statistics switched on
+/// (`schedstats=enable`: `/proc/schedstat` counts each vCPU's trips to idle, which the twin
+/// of the guest needs for its kernel threads' wake-ups; a kernel built without
+/// `CONFIG_SCHEDSTATS` ignores it). None of them changes the tick.
+pub const FIXED_CMDLINE: &str = "console=ttyS0 loglevel=4 panic=-1 schedstats=enable";
 
 /// What a boot produced.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,6 +14,8 @@
 //! idle CPU halts with its tick stopped and no governor. Costs stay the KVM guest's
 //! estimates: under TCG only counts are compared, never costs (crate docs).
 
+use std::collections::BTreeMap;
+
 use ticklab_cmdline::CpuSet;
 use ticklab_host::harness::{COORDINATOR_POLL_NS, coordinator_poll_ns};
 use ticklab_schema::machine::{self, Machine};
@@ -297,6 +299,46 @@ fn split_coordinator(background: &mut Vec<BackgroundSource>, wakeups: &[CpuWakeu
     background.splice(i..=i, base.split_by_wakeups(poll, wakeups));
 }
 
+/// How many times a CPU was woken for its kernel threads ([`kthread_wakeups`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KthreadWakeups {
+    /// The count.
+    count: u64,
+    /// Counted from the CPU's trips to idle (else it is the threads' runs).
+    trips: bool,
+}
+
+/// How many times `cpu` was woken to run its kernel threads (`runs` runs in all): its trips to
+/// idle in the window ([`CpuReport::idle_entries`](ticklab_schema::report::CpuReport::idle_entries),
+/// one per stretch of work) less the coordinator's wake-ups there, at most `runs`, where the
+/// guest counted them and no workload task runs there (`busy`); else one per run. Threads
+/// that wake one another on the same CPU (the end of a grace period wakes RCU's offload
+/// leader, which wakes the callback thread) run in one stretch: the trips count it once, the
+/// runs once per thread.
+fn kthread_wakeups(guest: &Report, cpu: u32, runs: u64, busy: &CpuSet) -> KthreadWakeups {
+    let trips = guest
+        .cpus
+        .iter()
+        .find(|c| c.cpu == cpu)
+        .and_then(|c| c.idle_entries)
+        .filter(|_| !busy.contains(cpu));
+    let coordinator = guest
+        .coordinator_wakeups
+        .iter()
+        .find(|w| w.cpu == cpu)
+        .map_or(0, |w| w.wakeups);
+    match trips {
+        Some(t) => KthreadWakeups {
+            count: t.saturating_sub(coordinator).min(runs),
+            trips: true,
+        },
+        None => KthreadWakeups {
+            count: runs,
+            trips: false,
+        },
+    }
+}
+
 /// The name of the guest's kernel-thread source on one CPU ([`kthread_background`]).
 pub fn kthread_source_name(cpu: u32) -> String {
     format!("kernel threads (CPU {cpu})")
@@ -305,27 +347,31 @@ pub fn kthread_source_name(cpu: u32) -> String {
 /// The guest's own kernel threads as background, one source per CPU they ran on
 /// ([`Report::kthread_runs`]): RCU's grace-period and offload threads, workqueue workers and
 /// the like, which the guest counted and the twin has no rule for. On a `nohz_full=all` guest
-/// they all run on the one housekeeping CPU, and each run wakes it from idle; each run leaves
-/// its tick on for a period (the idle-loop rule), and that running tick is the near event that
-/// pulls the coordinator's sleeps there (timer migration). Without them the twin's housekeeping
-/// CPU is quieter than the kernel's.
+/// they all run on the one housekeeping CPU. Each time they wake it from idle it takes an
+/// interrupt and, by the idle-loop rule, keeps its tick for a period, and that running tick is
+/// the near event that pulls the coordinator's sleeps there (timer migration). Without them
+/// the twin's housekeeping CPU is quieter than the kernel's.
 ///
-/// Per CPU: the runs the guest counted there, less one run per expiry of the twin's own
-/// kernel timers there in the window (`background`'s sources other than the coordinator,
-/// whose work runs in a kernel thread: the watchdog's stopper, vmstat's workqueue worker,
-/// kcompactd; the watchdog only on CPUs outside `nohz_full`, an unpinned timer on the
-/// housekeeping CPUs with the most runs first), as Poisson wake-ups of a
-/// wheel timer (kernel threads sleep with `schedule_timeout`), each task running the threads'
-/// mean CPU time per run (`/proc/PID/sched`) when the guest has it. Measured per boot, as the
-/// coordinator's CPU is; nothing here is fitted. An unbound thread's runs go to the CPU it
-/// last ran on (on a `nohz_full=all` guest unbound threads may only use the housekeeping CPU).
-/// A chain of threads woken one by another (a grace period's end waking the offload threads)
-/// is taken as independent wake-ups, so where the kernel's chains share one wake-up the twin
-/// errs high. At most `room` sources: the CPUs with the most runs first.
+/// Per CPU, the source's rate is the wake-ups its threads took ([`kthread_wakeups`]: the
+/// CPU's trips to idle less the coordinator's where the guest counted them, else one per run)
+/// less one per expiry in the window of the twin's own kernel timers there, whose work also
+/// runs in a kernel thread (the watchdog's stopper, only outside `nohz_full`; vmstat's worker,
+/// unless trips are counted, since a deferrable timer makes no trip of its own; an unpinned
+/// timer such as kcompactd's, taken off the housekeeping CPUs with the most runs first). Its
+/// wake-ups are Poisson, of a wheel timer (kernel threads sleep with `schedule_timeout`), and
+/// each one's task runs the threads' CPU time (`/proc/PID/sched`, when the guest has it) over
+/// the wake-ups: one wake-up runs every thread it woke. Measured per boot, as the
+/// coordinator's CPU is; nothing here is fitted.
+///
+/// An unbound thread's runs go to the CPU it last ran on (on a `nohz_full=all` guest unbound
+/// threads may use only the housekeeping CPU). Without the trips, threads that wake one
+/// another are taken as independent wake-ups, and the twin errs high where the kernel's chains
+/// share one. At most `room` sources: the CPUs with the most wake-ups first.
 fn kthread_background(
     guest: &Report,
     background: &[BackgroundSource],
     nohz_full: &CpuSet,
+    busy: &CpuSet,
     duration_ns: u64,
     room: usize,
 ) -> Vec<BackgroundSource> {
@@ -333,40 +379,34 @@ fn kthread_background(
         return Vec::new();
     }
     let window_s = duration_ns as f64 / 1e9;
-    let mut by_cpu: std::collections::BTreeMap<u32, Vec<&KthreadRuns>> = Default::default();
+    let mut by_cpu: BTreeMap<u32, Vec<&KthreadRuns>> = BTreeMap::new();
     for k in &guest.kthread_runs {
         by_cpu.entry(k.cpu).or_default().push(k);
     }
     let min_rate = 1e9 / ticklab_schema::validate::MAX_PERIOD_NS as f64;
     // The twin's kernel timers whose work runs in a kernel thread: the coordinator is a user
-    // thread. Unpinned ones (one stream on some housekeeping CPU) are taken off the
-    // housekeeping CPUs with the most runs first.
+    // thread.
     let kernel_timers = || {
         background
             .iter()
             .filter(|b| !b.name.starts_with(COORDINATOR_SOURCE))
     };
-    let mut unpinned: f64 = kernel_timers()
-        .filter(|b| b.placement == Placement::Housekeeping)
-        .map(|b| b.rate_per_cpu() * window_s)
-        .sum();
-    let mut busiest: Vec<(u64, u32)> = by_cpu
-        .iter()
-        .filter(|(cpu, _)| !nohz_full.contains(**cpu))
-        .map(|(&cpu, t)| (t.iter().map(|k| k.runs).sum(), cpu))
-        .collect();
-    busiest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut unpinned_on: std::collections::BTreeMap<u32, f64> = Default::default();
-    for (runs, cpu) in busiest {
-        let take = unpinned.min(runs as f64);
-        unpinned -= take;
-        unpinned_on.insert(cpu, take);
-    }
+    let unpinned_on = unpinned_timers_by_cpu(
+        kernel_timers()
+            .filter(|b| b.placement == Placement::Housekeeping)
+            .map(|b| b.rate_per_cpu() * window_s)
+            .sum(),
+        &by_cpu,
+        nohz_full,
+    );
     let mut out = Vec::new();
     for (cpu, threads) in by_cpu {
         let runs: u64 = threads.iter().map(|k| k.runs).sum();
+        let wake = kthread_wakeups(guest, cpu, runs, busy);
         let explained: f64 = kernel_timers()
             .filter(|b| b.cpus.as_ref().is_none_or(|on| on.contains(cpu)))
+            // A deferrable timer never wakes an idle CPU: its work makes no trip of its own.
+            .filter(|b| !(wake.trips && b.deferrable))
             .filter(|b| match b.placement {
                 Placement::PerCpu => true,
                 Placement::WatchdogCpus => !nohz_full.contains(cpu),
@@ -375,44 +415,12 @@ fn kthread_background(
             .map(|b| b.rate_per_cpu() * window_s)
             .sum::<f64>()
             + unpinned_on.get(&cpu).copied().unwrap_or(0.0);
-        let extra = runs as f64 - explained;
-        let rate_hz = extra / window_s;
-        if rate_hz < min_rate {
-            continue;
+        let rate_hz = (wake.count as f64 - explained) / window_s;
+        if rate_hz >= min_rate {
+            out.push(kthread_source(
+                cpu, &threads, wake, rate_hz, explained, window_s,
+            ));
         }
-        let timed: Vec<&&KthreadRuns> = threads.iter().filter(|k| k.run_ns.is_some()).collect();
-        let timed_runs: u64 = timed.iter().map(|k| k.runs).sum();
-        let task_ns = (timed_runs > 0).then(|| {
-            let ns: u64 = timed.iter().filter_map(|k| k.run_ns).sum();
-            (ns / timed_runs).clamp(1, ticklab_schema::validate::MAX_COST_NS)
-        });
-        let mut named: Vec<&&KthreadRuns> = threads.iter().collect();
-        named.sort_by(|a, b| b.runs.cmp(&a.runs).then(a.comm.cmp(&b.comm)));
-        let list = named
-            .iter()
-            .map(|k| format!("{} {}", k.comm, k.runs))
-            .collect::<Vec<_>>()
-            .join(", ");
-        out.push(BackgroundSource {
-            name: kthread_source_name(cpu),
-            kind: TimerKind::Wheel,
-            placement: Placement::PerCpu,
-            period_ns: None,
-            rate_hz: Some(rate_hz),
-            deferrable: false,
-            slack_ns: 0,
-            wakes_task: true,
-            follows_task: false,
-            timer_migrates: false,
-            relative: false,
-            task_ns,
-            provenance: format!(
-                "M: the guest's kernel threads ran {runs} times on CPU {cpu} in {window_s:.1} s \
-                 ({list}; /proc/PID/status), less {explained:.1} expiries of the twin's own \
-                 kernel timers there"
-            ),
-            cpus: Some(CpuSet::from_iter([cpu])),
-        });
     }
     if out.len() > room {
         // The busiest CPUs keep theirs (a stable sort: CPU order among equals).
@@ -421,6 +429,86 @@ fn kthread_background(
         out.sort_by_key(|b| b.cpus.as_ref().and_then(CpuSet::first));
     }
     out
+}
+
+/// The expiries in the window of the twin's unpinned kernel timers (`total`, one stream on
+/// some housekeeping CPU each), taken off the housekeeping CPUs with the most kernel-thread
+/// runs first, each at most its runs: how many each CPU's threads owe them.
+fn unpinned_timers_by_cpu(
+    mut total: f64,
+    by_cpu: &BTreeMap<u32, Vec<&KthreadRuns>>,
+    nohz_full: &CpuSet,
+) -> BTreeMap<u32, f64> {
+    let mut busiest: Vec<(u64, u32)> = by_cpu
+        .iter()
+        .filter(|(cpu, _)| !nohz_full.contains(**cpu))
+        .map(|(&cpu, t)| (t.iter().map(|k| k.runs).sum(), cpu))
+        .collect();
+    busiest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut on = BTreeMap::new();
+    for (runs, cpu) in busiest {
+        let take = total.min(runs as f64);
+        total -= take;
+        on.insert(cpu, take);
+    }
+    on
+}
+
+/// One CPU's kernel-thread source ([`kthread_background`]): `rate_hz` wake-ups of a wheel
+/// timer, each running the threads' CPU time over `wake`'s count when the guest timed them.
+fn kthread_source(
+    cpu: u32,
+    threads: &[&KthreadRuns],
+    wake: KthreadWakeups,
+    rate_hz: f64,
+    explained: f64,
+    window_s: f64,
+) -> BackgroundSource {
+    let runs: u64 = threads.iter().map(|k| k.runs).sum();
+    // One wake-up runs all the threads it woke: the mean run times the runs per wake-up.
+    let timed: Vec<&&KthreadRuns> = threads.iter().filter(|k| k.run_ns.is_some()).collect();
+    let timed_runs: u64 = timed.iter().map(|k| k.runs).sum();
+    let task_ns = (timed_runs > 0).then(|| {
+        let ns: u64 = timed.iter().filter_map(|k| k.run_ns).sum();
+        let per_run = ns as f64 / timed_runs as f64;
+        let per_wake = per_run * runs as f64 / wake.count.max(1) as f64;
+        (per_wake.round() as u64).clamp(1, ticklab_schema::validate::MAX_COST_NS)
+    });
+    let mut named: Vec<&&KthreadRuns> = threads.iter().collect();
+    named.sort_by(|a, b| b.runs.cmp(&a.runs).then(a.comm.cmp(&b.comm)));
+    let list = named
+        .iter()
+        .map(|k| format!("{} {}", k.comm, k.runs))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let counted = if wake.trips {
+        format!(
+            "in {} wake-ups (the CPU's trips to idle, /proc/schedstat, less the coordinator's)",
+            wake.count
+        )
+    } else {
+        "each its own wake-up (no idle count)".to_string()
+    };
+    BackgroundSource {
+        name: kthread_source_name(cpu),
+        kind: TimerKind::Wheel,
+        placement: Placement::PerCpu,
+        period_ns: None,
+        rate_hz: Some(rate_hz),
+        deferrable: false,
+        slack_ns: 0,
+        wakes_task: true,
+        follows_task: false,
+        timer_migrates: false,
+        relative: false,
+        task_ns,
+        provenance: format!(
+            "M: the guest's kernel threads ran {runs} times on CPU {cpu} in {window_s:.1} s \
+             ({list}; /proc/PID/status), {counted}, less {explained:.1} expiries of the twin's \
+             own kernel timers there"
+        ),
+        cpus: Some(CpuSet::from_iter([cpu])),
+    }
 }
 
 /// Why the twin of the guest is not run for `workload`, or `None` when it is. A ping-pong
@@ -547,7 +635,8 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
     let mut background = guest_background(&workload, p.config.hz, coordinator, &p.config.timers);
     split_coordinator(&mut background, &p.guest.coordinator_wakeups);
     let room = ticklab_schema::validate::MAX_BACKGROUND_SOURCES.saturating_sub(background.len());
-    let kthreads = kthread_background(p.guest, &background, &nohz_full, p.duration_ns, room);
+    let busy = busy_cpus(&workload);
+    let kthreads = kthread_background(p.guest, &background, &nohz_full, &busy, p.duration_ns, room);
     background.extend(kthreads);
     if let Some(run_ns) =
         background_task_as_run(p.guest, coordinator, &workload, &background, p.duration_ns)
@@ -627,6 +716,7 @@ mod tests {
             busy_ns: busy,
             idle_states: Vec::new(),
             steal_ns: None,
+            idle_entries: None,
         }
     }
 
@@ -944,6 +1034,7 @@ mod tests {
         .unwrap();
         let w = Workload::parse("idle", 8).unwrap();
         let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
+        let none = CpuSet::new();
         let background = guest_background(&w, 1000, 6, &tiny.timers);
         let mut g = guest_report(&[]);
         g.kthread_runs = vec![
@@ -956,7 +1047,7 @@ mod tests {
             // No /proc/PID/sched: the machine's run length.
             kt("ksoftirqd/5", 5, 40, None),
         ];
-        let got = kthread_background(&g, &background, &all, S5, 64);
+        let got = kthread_background(&g, &background, &all, &none, S5, 64);
         let rows: Vec<(String, f64, Option<u64>)> = got
             .iter()
             .map(|b| {
@@ -981,18 +1072,20 @@ mod tests {
         assert_eq!(rows[1].2, None);
         // With CPU 0 a housekeeping CPU the watchdog's stopper runs are taken off too.
         let only = ticklab_cmdline::parse_cpulist("1-7", 8).unwrap();
-        let got = kthread_background(&g, &background, &only, S5, 64);
+        let got = kthread_background(&g, &background, &only, &none, S5, 64);
         assert!(
             close(got[0].rate_hz.unwrap(), (62.0 - 5.0 - 1.25) / 5.0),
             "{got:?}"
         );
         // Room for one: the busiest CPU keeps its source.
-        let got = kthread_background(&g, &background, &all, S5, 1);
+        let got = kthread_background(&g, &background, &all, &none, S5, 1);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].name, "kernel threads (CPU 0)");
         // No kernel-thread counts (an older report), or an empty window: nothing.
-        assert!(kthread_background(&guest_report(&[]), &background, &all, S5, 64).is_empty());
-        assert!(kthread_background(&g, &background, &all, 0, 64).is_empty());
+        assert!(
+            kthread_background(&guest_report(&[]), &background, &all, &none, S5, 64).is_empty()
+        );
+        assert!(kthread_background(&g, &background, &all, &none, 0, 64).is_empty());
     }
 
     #[test]
@@ -1007,7 +1100,7 @@ mod tests {
             kt("kcompactd0", 0, 20, None),
             kt("kworker/1:0", 1, 10, None),
         ];
-        let got = kthread_background(&g, &background, &CpuSet::new(), S5, 64);
+        let got = kthread_background(&g, &background, &CpuSet::new(), &CpuSet::new(), S5, 64);
         // CPU 0 (the busiest): 20 - 17 - 5 (vmstat) - 1.25 (watchdog) < 0: nothing. CPU 1:
         // 10 - 5 - 1.25.
         assert_eq!(got.len(), 1, "{got:?}");
@@ -1015,6 +1108,75 @@ mod tests {
         assert!(
             (got[0].rate_hz.unwrap() - 3.75 / 5.0).abs() < 1e-9,
             "{got:?}"
+        );
+    }
+
+    #[test]
+    fn a_cpus_trips_to_idle_count_its_kernel_threads_wake_ups() {
+        const S5: u64 = 5_000_000_000;
+        let tiny = KernelConfig::parse(
+            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n\
+             CONFIG_SOFTLOCKUP_DETECTOR=y\n",
+            "t",
+        )
+        .unwrap();
+        let w = Workload::parse("hogs:1@1", 4).unwrap();
+        let all = ticklab_cmdline::parse_cpulist("0-3", 4).unwrap();
+        let background = guest_background(&w, 1000, 3, &tiny.timers);
+        let mut g = guest_report(&[1]);
+        // The aggressive idle boot of 2026-12-04 (5 s), folded onto 4 CPUs.
+        g.kthread_runs = vec![
+            kt("rcu_sched", 0, 23, Some(804_868)),
+            kt("rcuog/0", 0, 10, Some(356_743)),
+            kt("rcuos/3", 0, 9, Some(262_230)),
+            kt("kworker/u16:1-events_unbound", 0, 37, Some(3_837_290)),
+            kt("kworker/1:1", 1, 30, Some(300_000)),
+            kt("kworker/3:1", 3, 4, Some(40_000)),
+        ];
+        let trips = [42, 7, 0, 53];
+        g.cpus = (0..4)
+            .map(|c| {
+                let mut r = guest_cpu(c, 0, None);
+                r.idle_entries = Some(trips[c as usize]);
+                r
+            })
+            .collect();
+        g.coordinator_wakeups = vec![CpuWakeups {
+            cpu: 3,
+            wakeups: 50,
+        }];
+        let got = kthread_background(&g, &background, &all, &busy_cpus(&w), S5, 64);
+        let rows: Vec<(String, f64, Option<u64>)> = got
+            .iter()
+            .map(|b| (b.name.clone(), b.rate_hz.unwrap(), b.task_ns))
+            .collect();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        // CPU 0: 42 trips (of 79 runs), vmstat deferrable so not taken off, the watchdog not
+        // on a nohz_full CPU; each wake-up runs 79 runs' time over 42.
+        assert_eq!(rows[0].0, "kernel threads (CPU 0)");
+        assert!(close(rows[0].1, 42.0 / 5.0), "{rows:?}");
+        let per_run = (804_868 + 356_743 + 262_230 + 3_837_290) as f64 / 79.0;
+        assert_eq!(rows[0].2, Some((per_run * 79.0 / 42.0).round() as u64));
+        // CPU 1 runs the hog: its trips say nothing, so its 30 runs count, less vmstat's 5.
+        assert_eq!(rows[1].0, "kernel threads (CPU 1)");
+        assert!(close(rows[1].1, 25.0 / 5.0), "{rows:?}");
+        assert!(rows[1].2 == Some(10_000), "{rows:?}");
+        // CPU 3: 53 trips less the coordinator's 50 leaves 3 of its 4 runs.
+        assert_eq!(rows[2].0, "kernel threads (CPU 3)");
+        assert!(close(rows[2].1, 3.0 / 5.0), "{rows:?}");
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        for b in &got {
+            b.validate("background[0]", 4).unwrap();
+        }
+        assert!(
+            got[0].provenance.contains("in 42 wake-ups"),
+            "{}",
+            got[0].provenance
+        );
+        assert!(
+            got[1].provenance.contains("no idle count"),
+            "{}",
+            got[1].provenance
         );
     }
 }

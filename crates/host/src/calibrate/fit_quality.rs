@@ -310,6 +310,7 @@ pub(in crate::calibrate) mod tests {
                     busy_ns: None,
                     idle_states: Vec::new(),
                     steal_ns: None,
+                    idle_entries: None,
                 })
                 .collect(),
             workloads,

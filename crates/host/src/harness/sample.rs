@@ -13,6 +13,7 @@ use ticklab_schema::report::{
 };
 
 use crate::probe::hz::{self, HzReport, HzSourceMissing};
+use crate::procfs::schedstat::{SchedStat, parse_schedstat};
 use crate::procfs::{
     Cpuidle, Interrupts, IrqKind, ProcStat, TimerList, parse_interrupts, parse_stat,
     parse_timer_list, read_cpuidle,
@@ -38,6 +39,8 @@ pub(crate) struct Snapshot {
     pub energy_uj: Option<u64>,
     /// `/proc/timer_list` (root only), for HZ.
     pub timer_list: Option<TimerList>,
+    /// `/proc/schedstat`, when the scheduler's statistics are on.
+    pub schedstat: Option<SchedStat>,
 }
 
 fn read_u64(path: &Path) -> Option<u64> {
@@ -60,8 +63,16 @@ impl Snapshot {
             timer_list: std::fs::read_to_string("/proc/timer_list")
                 .ok()
                 .and_then(|t| parse_timer_list(&t).ok()),
+            schedstat: read_schedstat(),
         }
     }
+}
+
+/// `/proc/schedstat` now, only when its counters move (`kernel.sched_schedstats` reads 1);
+/// switched-off counters would read as a CPU that never went idle.
+fn read_schedstat() -> Option<SchedStat> {
+    (read_u64(Path::new("/proc/sys/kernel/sched_schedstats"))? == 1).then_some(())?;
+    parse_schedstat(&std::fs::read_to_string("/proc/schedstat").ok()?)
 }
 
 /// `/proc/stat` now, parsed (`None` when unreadable).
@@ -294,9 +305,16 @@ pub(crate) fn cpu_reports(
                 busy_ns: times.get(&cpu).map(|t| t.busy_ns),
                 idle_states: idle_deltas(&start.cpuidle, &end.cpuidle, cpu),
                 steal_ns: times.get(&cpu).map(|t| t.steal_ns),
+                idle_entries: idle_entries(start.schedstat.as_ref(), end.schedstat.as_ref(), cpu),
             }
         })
         .collect()
+}
+
+/// Times `cpu` went idle between the two readings of `/proc/schedstat`.
+fn idle_entries(start: Option<&SchedStat>, end: Option<&SchedStat>, cpu: u32) -> Option<u64> {
+    let (s, e) = (start?.goidle.get(&cpu)?, end?.goidle.get(&cpu)?);
+    Some(e.saturating_sub(*s))
 }
 
 /// cpuidle counters of `cpu` accumulated between the two readings.
@@ -564,15 +582,39 @@ mod tests {
             ))
             .unwrap()
         };
-        let snap = |i, st| Snapshot {
+        let goidle = |n: u64| SchedStat {
+            goidle: BTreeMap::from([(0, n)]),
+        };
+        let snap = |i, st, sched| Snapshot {
             at_ns: 0,
             interrupts: Some(i),
             stat: Some(st),
             cpuidle: Cpuidle::default(),
             energy_uj: None,
             timer_list: None,
+            schedstat: sched,
         };
-        let r = cpu_reports(&snap(irq(10), s), &snap(irq(260), e), &[0, 1], &[1]);
+        let r = cpu_reports(
+            &snap(irq(10), s.clone(), Some(goidle(100))),
+            &snap(irq(260), e.clone(), Some(goidle(142))),
+            &[0, 1],
+            &[1],
+        );
+        // Trips to idle where both readings have the CPU; none for a CPU the file lacks.
+        assert_eq!((r[0].idle_entries, r[1].idle_entries), (Some(42), None));
+        let off = cpu_reports(
+            &snap(irq(10), s.clone(), None),
+            &snap(irq(260), e.clone(), Some(goidle(1))),
+            &[0],
+            &[],
+        );
+        assert_eq!(off[0].idle_entries, None, "statistics off at the start");
+        let r = cpu_reports(
+            &snap(irq(10), s, None),
+            &snap(irq(260), e, None),
+            &[0, 1],
+            &[1],
+        );
         assert_eq!(
             (r[0].loc, r[0].res, r[0].cal, r[0].role),
             (250, Some(0), Some(0), CpuRole::Housekeeping)

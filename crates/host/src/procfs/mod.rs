@@ -13,6 +13,7 @@
 //! * [`cpuidle`] — the cpuidle sysfs tree.
 //! * [`cgroup`] — `/proc/self/cgroup` and the cgroup mounts of `/proc/self/mountinfo` (where
 //!   the process's cpuset is).
+//! * [`schedstat`] — `/proc/schedstat`'s per-CPU trips to idle.
 //! * [`task`] — one task's `/proc/PID/stat`, `status` and `sched`.
 //! * [`trace`] — the text of a tracefs `trace` file (timer, irq_vectors, power and sched
 //!   events).
@@ -24,6 +25,7 @@ pub mod cgroup;
 pub mod cpuidle;
 pub mod interrupts;
 pub mod kconfig;
+pub mod schedstat;
 pub mod stat;
 pub mod task;
 pub mod timer_list;

@@ -121,6 +121,7 @@ impl<O: Observer> Sim<O> {
                 })
                 .collect(),
             steal_ns: None,
+            idle_entries: None,
         }
     }
 
