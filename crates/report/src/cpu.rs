@@ -496,6 +496,7 @@ pub(crate) mod tests {
                         2 => None,
                         _ => Some(0),
                     },
+                    idle_entries: None,
                 })
                 .collect(),
             warnings: vec![

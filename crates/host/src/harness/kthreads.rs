@@ -103,12 +103,11 @@ impl Kthreads {
 mod tests {
     use super::*;
 
-    /// A `/proc` named `name` with `tasks`: (pid, comm, flags, cpu, allowed, switches, sched
-    /// ms text).
-    fn fixture(
-        name: &str,
-        tasks: &[(u32, &str, u64, u32, &str, u64, Option<&str>)],
-    ) -> std::path::PathBuf {
+    /// One task of a fixture: (pid, comm, flags, cpu, allowed, switches, sched ms text).
+    type FixtureTask<'a> = (u32, &'a str, u64, u32, &'a str, u64, Option<&'a str>);
+
+    /// A `/proc` named `name` with `tasks`.
+    fn fixture(name: &str, tasks: &[FixtureTask<'_>]) -> std::path::PathBuf {
         let dir =
             std::env::temp_dir().join(format!("ticklab-kthreads-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
