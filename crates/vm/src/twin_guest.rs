@@ -339,8 +339,8 @@ fn kthread_wakeups(guest: &Report, cpu: u32, runs: u64, busy: &CpuSet) -> Kthrea
     }
 }
 
-/// The name of the guest's kernel-thread source on one CPU ([`kthread_background`]).
-pub fn kthread_source_name(cpu: u32) -> String {
+/// The name of the guest's kernel-thread source on one CPU (see `kthread_background`).
+fn kthread_source_name(cpu: u32) -> String {
     format!("kernel threads (CPU {cpu})")
 }
 
