@@ -55,7 +55,10 @@ impl Kthreads {
             };
             let path = entry.path();
             let read = |f: &str| std::fs::read_to_string(path.join(f)).ok();
-            let Some(stat) = read("stat").and_then(|s| parse_task_stat(&s)) else {
+            let Some((stat, cpu)) = read("stat")
+                .and_then(|s| parse_task_stat(&s))
+                .and_then(|t| Some((t.clone(), t.processor?)))
+            else {
                 continue;
             };
             if !stat.is_kthread() {
@@ -65,13 +68,16 @@ impl Kthreads {
                 continue;
             };
             let sched = read("sched").and_then(|s| parse_task_sched(&s));
+            let Some(switches) = sched.map(|s| s.switches).or(status.switches) else {
+                continue;
+            };
             all.insert(
                 pid,
                 KthreadState {
-                    bound: status.allowed.len() == 1 && status.allowed.contains(stat.processor),
-                    cpu: stat.processor,
+                    bound: status.allowed.len() == 1 && status.allowed.contains(cpu),
+                    cpu,
                     comm: stat.comm,
-                    switches: sched.map_or(status.switches, |s| s.switches),
+                    switches,
                     run_ns: sched.map(|s| s.sum_exec_runtime_ns),
                 },
             );

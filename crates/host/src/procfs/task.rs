@@ -10,15 +10,20 @@ use ticklab_cmdline::{CpuSet, parse_sysfs_cpulist};
 /// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
 pub const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// What `/proc/PID/stat` says of a task.
+/// What `/proc/PID/stat` (or `/proc/PID/task/TID/stat`) says of a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStat {
+    /// Its PID or TID (field 1).
+    pub pid: u32,
     /// Its `comm` (field 2, without the parentheses; it may hold spaces and parentheses).
     pub comm: String,
+    /// Its state (field 3: `R` running or runnable, `S` sleeping, ...).
+    pub state: char,
     /// The `flags` field (field 9): `PF_*` bits.
     pub flags: u64,
-    /// The CPU it last ran on (field 39, `processor`).
-    pub processor: u32,
+    /// The CPU it last ran on (field 39, `processor`); `None` for a line cut short before it
+    /// (the audit's captured fixtures keep only the fields up to `flags`).
+    pub processor: Option<u32>,
 }
 
 impl TaskStat {
@@ -33,13 +38,20 @@ impl TaskStat {
 pub fn parse_task_stat(stat: &str) -> Option<TaskStat> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
+    let pid = stat.get(..open)?.trim().parse().ok()?;
     let comm = stat.get(open + 1..close)?.to_string();
     let mut after = stat.get(close + 1..)?.split_whitespace();
     // Field 3 is index 0 here: flags (9) is index 6, processor (39) index 36.
-    let flags = after.nth(6)?.parse().ok()?;
-    let processor = after.nth(36 - 7)?.parse().ok()?;
+    let state = after.next()?.chars().next()?;
+    let flags = after.nth(5)?.parse().ok()?;
+    let processor = match after.nth(36 - 7) {
+        Some(p) => Some(p.parse().ok()?),
+        None => None,
+    };
     Some(TaskStat {
+        pid,
         comm,
+        state,
         flags,
         processor,
     })
@@ -50,11 +62,12 @@ pub fn parse_task_stat(stat: &str) -> Option<TaskStat> {
 pub struct TaskStatus {
     /// `Cpus_allowed_list`.
     pub allowed: CpuSet,
-    /// `voluntary_ctxt_switches` plus `nonvoluntary_ctxt_switches`: every time it left a CPU.
-    pub switches: u64,
+    /// `voluntary_ctxt_switches` plus `nonvoluntary_ctxt_switches`: every time it left a CPU;
+    /// `None` when either line is missing (the audit's captured fixtures keep only the CPUs).
+    pub switches: Option<u64>,
 }
 
-/// Parses `/proc/PID/status` (the three lines it needs; `None` when one is missing).
+/// Parses `/proc/PID/status`: `None` without a readable `Cpus_allowed_list`.
 pub fn parse_task_status(status: &str) -> Option<TaskStatus> {
     let field = |name: &str| {
         status
@@ -63,12 +76,11 @@ pub fn parse_task_status(status: &str) -> Option<TaskStatus> {
             .map(str::trim)
     };
     let allowed = parse_sysfs_cpulist(field("Cpus_allowed_list:")?).ok()?;
-    let voluntary: u64 = field("voluntary_ctxt_switches:")?.parse().ok()?;
-    let nonvoluntary: u64 = field("nonvoluntary_ctxt_switches:")?.parse().ok()?;
-    Some(TaskStatus {
-        allowed,
-        switches: voluntary.saturating_add(nonvoluntary),
-    })
+    let count = |name: &str| field(name)?.parse::<u64>().ok();
+    let switches = count("voluntary_ctxt_switches:")
+        .zip(count("nonvoluntary_ctxt_switches:"))
+        .map(|(v, n)| v.saturating_add(n));
+    Some(TaskStatus { allowed, switches })
 }
 
 /// What `/proc/PID/sched` (`CONFIG_SCHED_DEBUG`) says of a task's runs.
@@ -118,22 +130,28 @@ mod tests {
     #[test]
     fn stat_lines() {
         let t = parse_task_stat(KTHREADD).unwrap();
-        assert_eq!(t.comm, "kthreadd");
+        assert_eq!((t.pid, t.comm.as_str(), t.state), (2, "kthreadd", 'S'));
         assert_eq!(t.flags, 2_129_984);
         assert!(t.is_kthread());
-        assert_eq!(t.processor, 1);
+        assert_eq!(t.processor, Some(1));
         // A comm with spaces and a parenthesis, a user task on CPU 7.
         let user = "77 (a (b) c) R 1 77 77 0 -1 4194560 0 0 0 0 3 4 0 0 20 0 1 0 99 0 0 \
             18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 7 0 0 0 0 0";
         let t = parse_task_stat(user).unwrap();
-        assert_eq!(t.comm, "a (b) c");
+        assert_eq!((t.pid, t.comm.as_str(), t.state), (77, "a (b) c", 'R'));
         assert!(!t.is_kthread());
-        assert_eq!(t.processor, 7);
+        assert_eq!(t.processor, Some(7));
+        // Cut short after the flags: no processor.
+        let short = parse_task_stat("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0").unwrap();
+        assert_eq!((short.flags, short.processor), (2_129_984, None));
         for bad in [
             "",
             "2 kthreadd S 0",
-            "2 (kthreadd) S 0 0 0 0 -1 2129984",
+            "x (kthreadd) S 0 0 0 0 -1 2129984 0 0",
+            "2 (kthreadd) S 0 0 0 0 -1",
             "2 (kthreadd) S 0 0 0 0 -1 x 0",
+            "77 (u) R 1 77 77 0 -1 4194560 0 0 0 0 3 4 0 0 20 0 1 0 99 0 0 \
+             18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 x 0 0 0 0 0",
         ] {
             assert_eq!(parse_task_stat(bad), None, "{bad:?}");
         }
@@ -145,8 +163,15 @@ mod tests {
                  nonvoluntary_ctxt_switches:\t4\n";
         let t = parse_task_status(s).unwrap();
         assert_eq!(t.allowed, CpuSet::from_iter([0]));
-        assert_eq!(t.switches, 97);
-        assert_eq!(parse_task_status("Cpus_allowed_list:\t0-1\n"), None);
+        assert_eq!(t.switches, Some(97));
+        assert_eq!(
+            parse_task_status("Cpus_allowed_list:\t0-1\n"),
+            Some(TaskStatus {
+                allowed: CpuSet::from_iter([0, 1]),
+                switches: None
+            })
+        );
+        assert_eq!(parse_task_status("voluntary_ctxt_switches:\t1\n"), None);
         assert_eq!(
             parse_task_status(
                 "Cpus_allowed_list:\tx\nvoluntary_ctxt_switches:\t1\nnonvoluntary_ctxt_switches:\t0\n"

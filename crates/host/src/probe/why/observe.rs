@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::harness::stop::Stop;
 use crate::probe::tracefs::{TraceError, TraceSession};
 use crate::probe::{HostRoot, Probe, irqs};
+use crate::procfs::task::parse_task_stat;
 use crate::procfs::timer_list::TimerListError;
 use crate::procfs::trace::{TraceEvent, parse_trace};
 use crate::procfs::{IrqKind, TimerList, parse_timer_list};
@@ -121,24 +122,14 @@ fn running_tasks(root: &HostRoot) -> Vec<(u32, String, u32)> {
             let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
                 continue;
             };
-            if let Some(r) = parse_task_stat(&stat).filter(|r| r.1 == 'R') {
-                out.push((r.3, r.2, r.0));
+            if let Some(t) = parse_task_stat(&stat).filter(|t| t.state == 'R')
+                && let Some(cpu) = t.processor
+            {
+                out.push((cpu, t.comm, t.pid));
             }
         }
     }
     out
-}
-
-/// `/proc/PID/task/TID/stat` → (tid, state, comm, processor). The name sits in parentheses
-/// and may hold spaces or parentheses itself: the fields after it follow the last `)`.
-fn parse_task_stat(stat: &str) -> Option<(u32, char, String, u32)> {
-    let (head, rest) = stat.rsplit_once(')')?;
-    let (tid, comm) = head.split_once(" (")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); field 39 (processor) is index 36.
-    let state = fields.first()?.chars().next()?;
-    let cpu = fields.get(36)?.parse().ok()?;
-    Some((tid.trim().parse().ok()?, state, comm.to_string(), cpu))
 }
 
 /// Observes the live host for `opts.window`.
@@ -448,29 +439,4 @@ fn sample_fallback(
         cpus: cpus_why,
         timeline: None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_task_stat;
-
-    #[test]
-    fn task_stat_lines() {
-        let line = |head: &str, state: char| format!("{head} {state} {}2 0 0", "0 ".repeat(35));
-        // (line, expected)
-        let cases = [
-            (
-                line("107 (ticklab-hog-cpu)", 'R'),
-                Some((107, 'R', "ticklab-hog-cpu".to_string(), 2)),
-            ),
-            (
-                line("9 (a (b) c)", 'S'),
-                Some((9, 'S', "a (b) c".to_string(), 2)),
-            ),
-            ("9 (short) R 1 2 3".to_string(), None),
-        ];
-        for (line, want) in cases {
-            assert_eq!(parse_task_stat(&line), want, "{line}");
-        }
-    }
 }
