@@ -1013,6 +1013,17 @@ mod tests {
         }
     }
 
+    /// A `vm build` guest's build: HZ=1000, nohz_full, the watchdog, nothing else that arms a
+    /// timer.
+    fn tiny_config() -> KernelConfig {
+        KernelConfig::parse(
+            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n\
+             CONFIG_SOFTLOCKUP_DETECTOR=y\n",
+            "t",
+        )
+        .unwrap()
+    }
+
     fn kt(comm: &str, cpu: u32, runs: u64, run_ns: Option<u64>) -> KthreadRuns {
         KthreadRuns {
             comm: comm.into(),
@@ -1026,12 +1037,7 @@ mod tests {
     #[test]
     fn the_guests_kernel_threads_become_one_source_per_cpu() {
         const S5: u64 = 5_000_000_000;
-        let tiny = KernelConfig::parse(
-            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n\
-             CONFIG_SOFTLOCKUP_DETECTOR=y\n",
-            "t",
-        )
-        .unwrap();
+        let tiny = tiny_config();
         let w = Workload::parse("idle", 8).unwrap();
         let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
         let none = CpuSet::new();
@@ -1114,12 +1120,7 @@ mod tests {
     #[test]
     fn a_cpus_trips_to_idle_count_its_kernel_threads_wake_ups() {
         const S5: u64 = 5_000_000_000;
-        let tiny = KernelConfig::parse(
-            "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n\
-             CONFIG_SOFTLOCKUP_DETECTOR=y\n",
-            "t",
-        )
-        .unwrap();
+        let tiny = tiny_config();
         let w = Workload::parse("hogs:1@1", 4).unwrap();
         let all = ticklab_cmdline::parse_cpulist("0-3", 4).unwrap();
         let background = guest_background(&w, 1000, 3, &tiny.timers);

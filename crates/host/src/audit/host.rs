@@ -6,7 +6,7 @@ use super::check::AuditError;
 use crate::probe::inspect::probes::{kconfig, kernel_info};
 use crate::probe::{HostRoot, Probe};
 use crate::procfs::Kconfig;
-use crate::procfs::task::{parse_task_stat, parse_task_status};
+use crate::procfs::task::{parse_task_stat, parse_task_status, pid_of};
 use ticklab_cmdline::{CpuSet, HousekeepingArg, KernelCmdline, parse_sysfs_cpulist};
 
 /// One task of `/proc`.
@@ -103,11 +103,7 @@ fn read_tasks(root: &HostRoot) -> Probe<Vec<Task>> {
     };
     let mut tasks = Vec::new();
     for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
+        let Some(pid) = pid_of(&entry) else {
             continue;
         };
         // A task that exits between the listing and the read is simply gone.

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use ticklab_schema::report::KthreadRuns;
 
-use crate::procfs::task::{parse_task_sched, parse_task_stat, parse_task_status};
+use crate::procfs::task::{parse_task_sched, parse_task_stat, parse_task_status, pid_of};
 
 /// One kernel thread as read at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +46,7 @@ impl Kthreads {
             return Kthreads(all);
         };
         for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
+            let Some(pid) = pid_of(&entry) else {
                 continue;
             };
             let path = entry.path();

@@ -10,6 +10,11 @@ use ticklab_cmdline::{CpuSet, parse_sysfs_cpulist};
 /// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
 pub const PF_KTHREAD: u64 = 0x0020_0000;
 
+/// The PID a `/proc` entry names (`None` for `self`, `meminfo` and the other files).
+pub fn pid_of(entry: &std::fs::DirEntry) -> Option<u32> {
+    entry.file_name().to_str()?.parse().ok()
+}
+
 /// What `/proc/PID/stat` (or `/proc/PID/task/TID/stat`) says of a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStat {

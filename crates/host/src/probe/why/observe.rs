@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::harness::stop::Stop;
 use crate::probe::tracefs::{TraceError, TraceSession};
 use crate::probe::{HostRoot, Probe, irqs};
-use crate::procfs::task::parse_task_stat;
+use crate::procfs::task::{parse_task_stat, pid_of};
 use crate::procfs::timer_list::TimerListError;
 use crate::procfs::trace::{TraceEvent, parse_trace};
 use crate::procfs::{IrqKind, TimerList, parse_timer_list};
@@ -107,12 +107,7 @@ fn running_tasks(root: &HostRoot) -> Vec<(u32, String, u32)> {
         return out;
     };
     for p in procs.flatten() {
-        if !p
-            .file_name()
-            .to_string_lossy()
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-        {
+        if pid_of(&p).is_none() {
             continue;
         }
         let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else {
