@@ -339,11 +339,6 @@ fn kthread_wakeups(guest: &Report, cpu: u32, runs: u64, busy: &CpuSet) -> Kthrea
     }
 }
 
-/// The name of the guest's kernel-thread source on one CPU (see `kthread_background`).
-fn kthread_source_name(cpu: u32) -> String {
-    format!("kernel threads (CPU {cpu})")
-}
-
 /// The guest's own kernel threads as background, one source per CPU they ran on
 /// ([`Report::kthread_runs`]): RCU's grace-period and offload threads, workqueue workers and
 /// the like, which the guest counted and the twin has no rule for. On a `nohz_full=all` guest
@@ -418,7 +413,7 @@ fn kthread_background(
         let rate_hz = (wake.count as f64 - explained) / window_s;
         if rate_hz >= min_rate {
             out.push(kthread_source(
-                cpu, &threads, wake, rate_hz, explained, window_s,
+                cpu, &threads, runs, wake, rate_hz, explained, window_s,
             ));
         }
     }
@@ -454,17 +449,18 @@ fn unpinned_timers_by_cpu(
     on
 }
 
-/// One CPU's kernel-thread source ([`kthread_background`]): `rate_hz` wake-ups of a wheel
-/// timer, each running the threads' CPU time over `wake`'s count when the guest timed them.
+/// One CPU's kernel-thread source ([`kthread_background`]), named `kernel threads (CPU n)`:
+/// `rate_hz` wake-ups of a wheel timer, each running the threads' CPU time (`runs` runs in
+/// all) over `wake`'s count when the guest timed them.
 fn kthread_source(
     cpu: u32,
     threads: &[&KthreadRuns],
+    runs: u64,
     wake: KthreadWakeups,
     rate_hz: f64,
     explained: f64,
     window_s: f64,
 ) -> BackgroundSource {
-    let runs: u64 = threads.iter().map(|k| k.runs).sum();
     // One wake-up runs all the threads it woke: the mean run times the runs per wake-up.
     let timed: Vec<&&KthreadRuns> = threads.iter().filter(|k| k.run_ns.is_some()).collect();
     let timed_runs: u64 = timed.iter().map(|k| k.runs).sum();
@@ -490,7 +486,7 @@ fn kthread_source(
         "each its own wake-up (no idle count)".to_string()
     };
     BackgroundSource {
-        name: kthread_source_name(cpu),
+        name: format!("kernel threads (CPU {cpu})"),
         kind: TimerKind::Wheel,
         placement: Placement::PerCpu,
         period_ns: None,

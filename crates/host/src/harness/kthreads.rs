@@ -12,11 +12,18 @@
 //! they add no busy time to it; a thread that started or exited in between is left out.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use ticklab_schema::report::KthreadRuns;
 
+use crate::probe::HostRoot;
 use crate::procfs::task::{parse_task_sched, parse_task_stat, parse_task_status, pid_of};
+
+/// `/proc/PID/FILE` of `root`, parsed; `None` when it cannot be read or parsed.
+fn read_task<T>(root: &HostRoot, pid: u32, file: &str, parse: fn(&str) -> Option<T>) -> Option<T> {
+    root.read(&format!("/proc/{pid}/{file}"))
+        .ok()
+        .and_then(|s| parse(s))
+}
 
 /// One kernel thread as read at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,35 +42,30 @@ pub(crate) struct Kthreads(BTreeMap<u32, KthreadState>);
 impl Kthreads {
     /// Reads every kernel thread of this host's `/proc` now.
     pub(crate) fn take() -> Kthreads {
-        Kthreads::read(Path::new("/proc"))
+        Kthreads::read(&HostRoot::live())
     }
 
-    /// Reads every kernel thread under `proc` (a `/proc` or a fixture copy of one). Tasks
-    /// whose files cannot be read (gone, or no permission) are left out.
-    pub(crate) fn read(proc: &Path) -> Kthreads {
+    /// Reads every kernel thread of `root`'s `/proc`. Tasks whose files cannot be read (gone,
+    /// or no permission) are left out.
+    pub(crate) fn read(root: &HostRoot) -> Kthreads {
         let mut all = BTreeMap::new();
-        let Ok(dir) = std::fs::read_dir(proc) else {
+        let Ok(dir) = std::fs::read_dir(root.path("/proc")) else {
             return Kthreads(all);
         };
         for entry in dir.flatten() {
             let Some(pid) = pid_of(&entry) else {
                 continue;
             };
-            let path = entry.path();
-            let read = |f: &str| std::fs::read_to_string(path.join(f)).ok();
-            let Some((stat, cpu)) = read("stat")
-                .and_then(|s| parse_task_stat(&s))
-                .and_then(|t| Some((t.clone(), t.processor?)))
-            else {
+            let Some(stat) = read_task(root, pid, "stat", parse_task_stat) else {
                 continue;
             };
-            if !stat.is_kthread() {
-                continue;
-            }
-            let Some(status) = read("status").and_then(|s| parse_task_status(&s)) else {
+            let Some(cpu) = stat.processor.filter(|_| stat.is_kthread()) else {
                 continue;
             };
-            let sched = read("sched").and_then(|s| parse_task_sched(&s));
+            let Some(status) = read_task(root, pid, "status", parse_task_status) else {
+                continue;
+            };
+            let sched = read_task(root, pid, "sched", parse_task_sched);
             let Some(switches) = sched.map(|s| s.switches).or(status.switches) else {
                 continue;
             };
@@ -113,9 +115,9 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("ticklab-kthreads-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
         for &(pid, comm, flags, cpu, allowed, switches, sched) in tasks {
-            let d = dir.join(pid.to_string());
+            let d = dir.join("proc").join(pid.to_string());
             std::fs::create_dir(&d).unwrap();
             let mut fields = vec!["0".to_string(); 37];
             fields[0] = "S".into();
@@ -145,7 +147,7 @@ mod tests {
                 .unwrap();
             }
         }
-        std::fs::create_dir(dir.join("self")).unwrap();
+        std::fs::create_dir(dir.join("proc/self")).unwrap();
         dir
     }
 
@@ -181,7 +183,8 @@ mod tests {
                 (40, "new", KTHREAD, 1, "1", 9, None),
             ],
         );
-        let runs = Kthreads::read(&after).runs_since(&Kthreads::read(&before));
+        let runs = Kthreads::read(&HostRoot::at(&after))
+            .runs_since(&Kthreads::read(&HostRoot::at(&before)));
         for d in [&before, &after] {
             std::fs::remove_dir_all(d).unwrap();
         }
@@ -209,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_missing_proc_reads_as_no_threads() {
-        let k = Kthreads::read(Path::new("/nonexistent/proc"));
+        let k = Kthreads::read(&HostRoot::at("/nonexistent"));
         assert_eq!(k, Kthreads::default());
         assert!(k.runs_since(&k).is_empty());
     }

@@ -110,7 +110,8 @@ pub(crate) const BACKGROUND_RUNS: usize = 16;
 /// `len` (each entry is a task woken and not started).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct BackgroundRuns {
-    ns: [u64; BACKGROUND_RUNS],
+    /// The lengths, ns: at most the validated `MAX_COST_NS` (1 s), so they fit 32 bits.
+    ns: [u32; BACKGROUND_RUNS],
     head: u8,
     len: u8,
 }
@@ -123,7 +124,11 @@ impl BackgroundRuns {
             return false;
         }
         let at = (self.head as usize + self.len as usize) % BACKGROUND_RUNS;
-        self.ns[at] = ns;
+        debug_assert!(
+            ns <= u64::from(u32::MAX),
+            "a validated task length fits 32 bits"
+        );
+        self.ns[at] = ns.min(u64::from(u32::MAX)) as u32;
         self.len += 1;
         true
     }
@@ -134,7 +139,7 @@ impl BackgroundRuns {
         if self.len == 0 {
             return None;
         }
-        let ns = self.ns[self.head as usize];
+        let ns = u64::from(self.ns[self.head as usize]);
         self.head = ((self.head as usize + 1) % BACKGROUND_RUNS) as u8;
         self.len -= 1;
         Some(ns)

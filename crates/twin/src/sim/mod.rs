@@ -84,7 +84,7 @@ use crate::kernel::hrtimer::{ClockBase, HrtimerCpuBase, TimerId};
 use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
-use crate::kernel::sched::{BackgroundRuns, RunQueue};
+use crate::kernel::sched::{BackgroundRuns, RunQueue, SchedClass};
 use crate::kernel::tick_sched::{NohzMode, TickSched};
 use crate::kernel::timekeeping::Timekeeping;
 use crate::kernel::timer_wheel::{TimerWheel, WheelTimerId};
@@ -326,6 +326,15 @@ impl Cpu {
             && !self.frame_runnable
             && self.hogs == 0
             && !self.syscall_runnable
+    }
+
+    /// A background task that will run `run_ns` is queued here (runnable, not started).
+    #[inline]
+    fn queue_background(&mut self, run_ns: u64) {
+        self.bg_runnable += 1;
+        self.bg_runs.woken(run_ns);
+        self.rq.enqueue(SchedClass::Fair);
+        debug_assert!(self.bg_runs.waiting() <= self.bg_runnable);
     }
 
     #[inline]

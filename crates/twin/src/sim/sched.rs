@@ -12,10 +12,7 @@ impl<O: Observer> Sim<O> {
     /// A background task that will run `run_ns` becomes runnable on `c` at `now`.
     pub(super) fn wake_task(&mut self, c: usize, run_ns: u64, now: Time) {
         let cpu = &mut self.cpus[c];
-        cpu.bg_runnable += 1;
-        cpu.bg_runs.woken(run_ns);
-        debug_assert!(cpu.bg_runs.waiting() <= cpu.bg_runnable);
-        cpu.rq.enqueue(SchedClass::Fair);
+        cpu.queue_background(run_ns);
         // On a busy nohz_full CPU with a stopped tick, the SCHED dependency appears: the
         // 0 -> 1 transition kicks the CPU with irq_work (IWI); the restart happens at exit.
         if cpu.nohz_full
@@ -64,9 +61,7 @@ impl<O: Observer> Sim<O> {
                 cpu.slots[SLOT_IPI] == NEVER,
                 "an idle CPU has no IPI on its way"
             );
-            cpu.bg_runnable += 1;
-            cpu.bg_runs.woken(run_ns);
-            cpu.rq.enqueue(SchedClass::Fair);
+            cpu.queue_background(run_ns);
             cpu.slots[SLOT_IPI] = now + self.costs.ipi_ns;
             self.sync(r);
         }
