@@ -64,6 +64,11 @@ pub struct Kernel {
     /// `None` (the default, and older scenario files): no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_dma_latency_us: Option<u32>,
+    /// The build has `CONFIG_PREEMPT_RT`: a softirq a hard interrupt raises runs in the CPU's
+    /// softirq thread, so on an idle CPU it is a task wake-up (docs/model.md "PREEMPT_RT").
+    /// Absent in older scenario files, meaning false; written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preempt_rt: bool,
 }
 
 /// How the kernel's spinning locks hand over (docs/model.md "Spinlocks by era").
@@ -114,6 +119,7 @@ impl Kernel {
             skew_tick_backport: false,
             spinlock: None,
             cpu_dma_latency_us: None,
+            preempt_rt: false,
         }
     }
 
@@ -791,5 +797,24 @@ seed = 7
         assert_eq!(back.machine, s.machine);
         assert_eq!(back.kernel, s.kernel);
         assert_eq!(back.background, s.background);
+    }
+
+    #[test]
+    fn preempt_rt_defaults_off_and_is_written_only_when_on() {
+        let text = "machine = \"xps13-7390\"\n[kernel]\nversion = \"6.1.192\"\nhz = 250\nnohz = \"idle\"\n";
+        let s = Scenario::from_toml(text, "x").unwrap();
+        assert!(!s.kernel.preempt_rt);
+        assert!(
+            !s.to_toml().contains("preempt_rt"),
+            "older files stay as they were"
+        );
+        let rt = Scenario::from_toml(&format!("{text}preempt_rt = true\n"), "x").unwrap();
+        assert!(rt.kernel.preempt_rt);
+        let back = Scenario::from_toml(&rt.to_toml(), "x").unwrap();
+        assert_eq!(back.kernel, rt.kernel, "survives a round trip");
+        let mut m = rt.machine.clone();
+        m.costs.softirq_thread_ns = Some(27_000);
+        let t = toml::to_string(&m.costs).unwrap();
+        assert!(t.contains("softirq_thread_ns = 27000"), "{t}");
     }
 }

@@ -325,6 +325,13 @@ fn validate_costs(c: &Costs) -> Result<(), ValidationError> {
     for (key, v) in ns {
         check_u64(&format!("machine.costs.{key}"), v, MAX_COST_NS, "ns")?;
     }
+    if let Some(v) = c.softirq_thread_ns {
+        let key = "machine.costs.softirq_thread_ns";
+        if v == 0 {
+            return Err(bad(key, "expected at least 1 ns (a run), found 0"));
+        }
+        check_u64(key, v, MAX_COST_NS, "ns")?;
+    }
     check_f64(
         "machine.costs.work_unit_ns",
         c.work_unit_ns,

@@ -186,6 +186,7 @@ pub fn xps13_7390() -> Machine {
             xtime_read_ns: 50,
             // E: a daemon waking for a timer runs ~30 µs.
             background_task_ns: 30_000,
+            softirq_thread_ns: None,
             // E: one socket; TSC-deadline interrupts of cores programmed for the same
             // deadline arrive within a few tens of ns of each other (TSCs are synchronised to
             // well under 100 ns, docs/costs.md §5 puts a line transfer at ~40-50 ns).

@@ -126,6 +126,12 @@ pub struct Costs {
     pub xtime_read_ns: u64,
     /// Run time of the task a background timer wakes.
     pub background_task_ns: u64,
+    /// Run time of a softirq thread woken on an idle CPU (`ksoftirqd/N`, on a
+    /// `kernel.preempt_rt` build only). `None` (the presets, older scenario files) runs
+    /// `background_task_ns`; the twin of a VM guest sets it from the guest's own softirq
+    /// threads. Written only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softirq_thread_ns: Option<u64>,
     /// Spread of timer-interrupt delivery: a CPU's interrupt arrives uniformly up to this
     /// long after its programmed expiry (per-core TSC skew, APIC delivery). It decides which
     /// of several CPUs programmed for the same instant reaches a shared lock first; 0 keeps

@@ -112,6 +112,16 @@ fn every_bad_value_is_refused_naming_its_key() {
             "machine.costs.irq_entry_exit_ns",
         ),
         (
+            "softirq thread runs 0 ns",
+            |s| s.machine.costs.softirq_thread_ns = Some(0),
+            "machine.costs.softirq_thread_ns",
+        ),
+        (
+            "softirq thread runs u64::MAX",
+            |s| s.machine.costs.softirq_thread_ns = Some(u64::MAX),
+            "machine.costs.softirq_thread_ns",
+        ),
+        (
             "core_active_w = -5",
             |s| s.machine.power.core_active_w = -5.0,
             "machine.power.core_active_w",

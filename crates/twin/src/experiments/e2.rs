@@ -75,6 +75,7 @@ pub fn scenario(config: impl Into<Config>, run: Run) -> Scenario {
             // 3.0: x86 ticket spinlocks (Spinlock::for_version).
             spinlock: None,
             cpu_dma_latency_us: None,
+            preempt_rt: false,
         },
         workload: Workload { groups },
         background: default_background()

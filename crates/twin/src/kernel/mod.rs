@@ -18,6 +18,9 @@
 //!   the idle loop's tick rule when no cpuidle driver is registered.
 //! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
 //!   (grow/shrink), waking a blocked vCPU, host CPU time per path (E3).
+//! * [`sched_balance`] — which ticks raise `SCHED_SOFTIRQ` (the periodic load balance's
+//!   interval by domain size and HZ); [`softirq`] — where a raised softirq runs (at interrupt
+//!   exit, or in the CPU's thread on PREEMPT_RT, which ends an idle CPU's idle loop).
 //! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
 //!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
@@ -38,6 +41,8 @@ pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;
 pub(crate) mod rcu;
 pub(crate) mod sched;
+pub mod sched_balance;
+pub mod softirq;
 pub mod tick_sched;
 pub mod timekeeping;
 pub(crate) mod timer_migration;

@@ -269,6 +269,13 @@ impl TickSched {
         self.got_idle_tick = by_tick;
     }
 
+    /// The idle loop was left for a task (`do_idle` returns): the next idle entry is a new
+    /// `do_idle`, whose record of how the last pass ended starts empty.
+    #[inline]
+    pub(crate) fn idle_loop_left(&mut self) {
+        self.got_idle_tick = false;
+    }
+
     /// Whether the last idle pass ended with the tick (`tick_nohz_idle_got_tick`).
     #[inline]
     pub(crate) fn got_idle_tick(&self) -> bool {

@@ -382,6 +382,13 @@ pub struct Sim<O: Observer = NoTimeline> {
     cpu_dma_latency_us: Option<u32>,
     /// The idle loop's tick rule when no cpuidle driver is registered (by kernel version).
     no_driver_tick: crate::kernel::idle::NoDriverTick,
+    /// Where a softirq raised by a hard interrupt runs (PREEMPT_RT or not).
+    softirq_runs: crate::kernel::softirq::SoftirqRuns,
+    /// The periodic load balance's state, kept only where its softirq wakes a thread
+    /// (`softirq_runs` is `Thread`): elsewhere it changes no counter.
+    balance: Option<crate::kernel::sched_balance::PeriodicBalance>,
+    /// How long a softirq thread runs when woken on an idle CPU.
+    softirq_thread_ns: u64,
     now: Time,
     window_start: Time,
     end: Time,

@@ -1,10 +1,30 @@
-//! The TIMER softirq (`run_timer_softirq`): expire the timer wheel and re-arm its timers.
+//! The TIMER softirq (`run_timer_softirq`): expire the timer wheel and re-arm its timers; and
+//! on PREEMPT_RT the softirq thread a tick wakes (the rules are [`crate::kernel::softirq`]'s
+//! and [`crate::kernel::sched_balance`]'s).
 
-use super::Sim;
 use super::observe::{Event, Observer, SoftirqVec};
+use super::{Running, Sim};
 use crate::engine::Time;
 
 impl<O: Observer> Sim<O> {
+    /// PREEMPT_RT, at the end of `c`'s tick at `now` (`jiffies` as the tick read them): the
+    /// softirqs it raised (the periodic balance when due, the TIMER softirq when a wheel timer
+    /// is) run in the CPU's softirq thread, which on an idle CPU is a task wake-up that ends
+    /// the idle loop. Only called where the balance state is kept.
+    #[inline(never)]
+    pub(super) fn softirq_thread_after_tick(&mut self, c: usize, jiffies: u64, now: Time) {
+        let cpu = &self.cpus[c];
+        let in_idle = cpu.running == Running::Idle;
+        let timer = cpu.timer_softirq;
+        let Some(balance) = &mut self.balance else {
+            return;
+        };
+        let raised = balance.tick(c, jiffies, in_idle) | timer;
+        if self.softirq_runs.wakes_idle_cpu(raised, in_idle) {
+            self.wake_task(c, self.softirq_thread_ns, now);
+        }
+    }
+
     /// The TIMER softirq: runs expired wheel timers.
     pub(super) fn run_timer_softirq(&mut self, c: usize, mut now: Time) -> Time {
         let vec = SoftirqVec::Timer;

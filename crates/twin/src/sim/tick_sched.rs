@@ -214,6 +214,9 @@ impl<O: Observer> Sim<O> {
         }
         debug_assert_eq!(id, cpu.ts.sched_timer());
         cpu.ts.rearm(&mut cpu.hrt, now, self.tick_nsec);
+        if self.balance.is_some() {
+            self.softirq_thread_after_tick(c, jiffies, now);
+        }
         now
     }
 
@@ -290,6 +293,7 @@ impl<O: Observer> Sim<O> {
 
     /// tick_nohz_idle_exit: leave the idle loop because a task is runnable.
     pub(super) fn idle_exit(&mut self, c: usize, mut now: Time) -> Time {
+        self.cpus[c].ts.idle_loop_left();
         if self.cpus[c].ts.is_stopped() {
             if self.cpus[c].nohz_full {
                 now = self.nohz_full_update(c, now);

@@ -103,3 +103,29 @@ pub(super) fn timer_migration_state(
         in_domains: (0..nr).map(|c| !cfg.isolated_domain.contains(c)).collect(),
     }
 }
+
+/// The periodic load balance of a PREEMPT_RT boot: each CPU's lowest scheduler domain among
+/// the CPUs `isolcpus=domain` leaves in the domains (the others are on the null domain and
+/// never balance), every CPU balanced last at `jiffies`, the boot's.
+pub(super) fn periodic_balance(
+    scenario: &Scenario,
+    cfg: &TickConfig,
+    jiffies: u64,
+) -> crate::kernel::sched_balance::PeriodicBalance {
+    use crate::kernel::sched_balance::{PeriodicBalance, lowest_domain_weight};
+    let t = &scenario.machine.topology;
+    let nr = t.nr_cpus();
+    let in_domains = (0..nr)
+        .filter(|&c| !cfg.isolated_domain.contains(c))
+        .count() as u32;
+    let weight = lowest_domain_weight(
+        t.sockets,
+        t.cores_per_socket,
+        t.threads_per_core,
+        in_domains,
+    );
+    let weights: Vec<Option<u32>> = (0..nr)
+        .map(|c| weight.filter(|_| !cfg.isolated_domain.contains(c)))
+        .collect();
+    PeriodicBalance::new(&weights, scenario.kernel.hz, jiffies)
+}

@@ -36,13 +36,14 @@ use crate::kernel::loadavg::LoadAvg;
 use crate::kernel::nohz_balance::NohzBalance;
 use crate::kernel::rcu::RcuState;
 use crate::kernel::sched::busy_tick_max_deferment;
+use crate::kernel::softirq::SoftirqRuns;
 use crate::kernel::tick_sched::NohzMode;
 use crate::kernel::timekeeping::{Timekeeping, initial_jiffies};
 use crate::workloads::bsp::BspJob;
 use crate::workloads::frames::DEFAULT_FLIER_NS;
 use background::{arm_background, arm_remote_ticks, remote_sleeper_timers};
 use cpus::{lay_out_cpus, wheel_background, wheel_capacity};
-use kernel::{Kernel, idle_states, resolve_kernel, timer_migration_state};
+use kernel::{Kernel, idle_states, periodic_balance, resolve_kernel, timer_migration_state};
 use ticklab_cmdline::{NohzBuild, TickConfig};
 use ticklab_schema::experiment::e2::{Mechanism, Mechanisms};
 use ticklab_schema::scenario::Scenario;
@@ -120,6 +121,14 @@ impl<O: Observer> Sim<O> {
                 .map_or(u64::MAX, |us| u64::from(us) * 1_000),
             cpu_dma_latency_us: k.cpu_dma_latency_us,
             no_driver_tick: NoDriverTick::for_kernel(version, k.sublevel()),
+            softirq_runs: SoftirqRuns::for_build(k.preempt_rt),
+            balance: k
+                .preempt_rt
+                .then(|| periodic_balance(scenario, &cfg, initial_jiffies(k.hz))),
+            softirq_thread_ns: m
+                .costs
+                .softirq_thread_ns
+                .unwrap_or(m.costs.background_task_ns),
             now: 0,
             window_start: warmup,
             end: warmup + scenario.run.duration_ns,
