@@ -157,6 +157,8 @@ pub struct KernelConfig {
     pub rcu_fanout_leaf: Option<u32>,
     /// Which of the kernel's own periodic timers the build has.
     pub timers: BuiltTimers,
+    /// `CONFIG_PREEMPT_RT`: softirqs run in their per-CPU threads.
+    pub preempt_rt: bool,
 }
 
 /// The kernel's own periodic timers that exist only when their option is built in: a
@@ -193,6 +195,7 @@ impl KernelConfig {
         let mut fanout_leaf = None;
         let mut timers = BuiltTimers::default();
         let mut psi_default_off = false;
+        let mut preempt_rt = false;
         for (n, line) in text.lines().map(str::trim).enumerate() {
             if !is_config_line(line) {
                 return Err(KconfigError::NotAConfigLine {
@@ -231,6 +234,7 @@ impl KernelConfig {
                 "CONFIG_MEMCG" => timers.memcg = value == "y",
                 "CONFIG_INET" => timers.inet = value == "y",
                 "CONFIG_IPV6" => timers.ipv6 = value == "y",
+                "CONFIG_PREEMPT_RT" => preempt_rt = value == "y",
                 _ => {}
             }
         }
@@ -267,6 +271,7 @@ impl KernelConfig {
                 psi: timers.psi && !psi_default_off,
                 ..timers
             },
+            preempt_rt,
         })
     }
 
@@ -293,6 +298,7 @@ impl KernelConfig {
             skew_tick_backport: false,
             spinlock: None,
             cpu_dma_latency_us: None,
+            preempt_rt: self.preempt_rt,
         }
     }
 }
@@ -595,6 +601,21 @@ mod tests {
         for (extra, want) in cases {
             let c = KernelConfig::parse(&format!("{head}{extra}"), "f").unwrap();
             assert_eq!(c.timers, want, "{extra}");
+        }
+    }
+
+    #[test]
+    fn preempt_rt_is_read_from_the_config_and_reaches_the_twin() {
+        let head = "# Linux/x86 6.1.192 Kernel Configuration\nCONFIG_HZ=250\n";
+        // (extra lines, PREEMPT_RT)
+        for (extra, want) in [
+            ("", false),
+            ("CONFIG_PREEMPT_RT=y\n", true),
+            ("# CONFIG_PREEMPT_RT is not set\nCONFIG_PREEMPT=y\n", false),
+        ] {
+            let c = KernelConfig::parse(&format!("{head}{extra}"), "f").unwrap();
+            assert_eq!(c.preempt_rt, want, "{extra}");
+            assert_eq!(c.twin_kernel("").preempt_rt, want, "{extra}");
         }
     }
 

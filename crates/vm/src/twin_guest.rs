@@ -364,6 +364,7 @@ fn kthread_wakeups(guest: &Report, cpu: u32, runs: u64, busy: &CpuSet) -> Kthrea
 /// share one. At most `room` sources: the CPUs with the most wake-ups first.
 fn kthread_background(
     guest: &Report,
+    preempt_rt: bool,
     background: &[BackgroundSource],
     nohz_full: &CpuSet,
     busy: &CpuSet,
@@ -375,7 +376,11 @@ fn kthread_background(
     }
     let window_s = duration_ns as f64 / 1e9;
     let mut by_cpu: BTreeMap<u32, Vec<&KthreadRuns>> = BTreeMap::new();
-    for k in &guest.kthread_runs {
+    for k in guest
+        .kthread_runs
+        .iter()
+        .filter(|k| !(preempt_rt && is_softirq_thread(&k.comm)))
+    {
         by_cpu.entry(k.cpu).or_default().push(k);
     }
     let min_rate = 1e9 / ticklab_schema::validate::MAX_PERIOD_NS as f64;
@@ -424,6 +429,25 @@ fn kthread_background(
         out.sort_by_key(|b| b.cpus.as_ref().and_then(CpuSet::first));
     }
     out
+}
+
+/// A CPU's softirq thread (`ksoftirqd/N`, and `ktimers/N` of the RT tree): on PREEMPT_RT it
+/// runs the softirqs the CPU's interrupts raise, so its runs follow the interrupts the twin
+/// takes itself (`ticklab_twin::kernel::softirq`) rather than wake-ups of their own.
+fn is_softirq_thread(comm: &str) -> bool {
+    comm.starts_with("ksoftirqd/") || comm.starts_with("ktimers/")
+}
+
+/// How long the guest's softirq threads ran per run, over every CPU: what the twin's softirq
+/// thread runs on a PREEMPT_RT guest. `None` when they were not timed.
+fn softirq_thread_ns(guest: &Report) -> Option<u64> {
+    let (runs, ns) = guest
+        .kthread_runs
+        .iter()
+        .filter(|k| is_softirq_thread(&k.comm))
+        .filter_map(|k| k.run_ns.map(|ns| (k.runs, ns)))
+        .fold((0u64, 0u64), |(r, n), (kr, kn)| (r + kr, n + kn));
+    (runs > 0).then(|| (ns / runs).clamp(1, ticklab_schema::validate::MAX_COST_NS))
 }
 
 /// The expiries in the window of the twin's unpinned kernel timers (`total`, one stream on
@@ -632,7 +656,19 @@ pub fn guest_scenario(p: &GuestPoint<'_>) -> Scenario {
     split_coordinator(&mut background, &p.guest.coordinator_wakeups);
     let room = ticklab_schema::validate::MAX_BACKGROUND_SOURCES.saturating_sub(background.len());
     let busy = busy_cpus(&workload);
-    let kthreads = kthread_background(p.guest, &background, &nohz_full, &busy, p.duration_ns, room);
+    let rt = p.config.preempt_rt;
+    let kthreads = kthread_background(
+        p.guest,
+        rt,
+        &background,
+        &nohz_full,
+        &busy,
+        p.duration_ns,
+        room,
+    );
+    if rt {
+        machine.costs.softirq_thread_ns = softirq_thread_ns(p.guest);
+    }
     background.extend(kthreads);
     if let Some(run_ns) =
         background_task_as_run(p.guest, coordinator, &workload, &background, p.duration_ns)
@@ -1049,7 +1085,7 @@ mod tests {
             // No /proc/PID/sched: the machine's run length.
             kt("ksoftirqd/5", 5, 40, None),
         ];
-        let got = kthread_background(&g, &background, &all, &none, S5, 64);
+        let got = kthread_background(&g, false, &background, &all, &none, S5, 64);
         let rows: Vec<(String, f64, Option<u64>)> = got
             .iter()
             .map(|b| {
@@ -1074,20 +1110,60 @@ mod tests {
         assert_eq!(rows[1].2, None);
         // With CPU 0 a housekeeping CPU the watchdog's stopper runs are taken off too.
         let only = ticklab_cmdline::parse_cpulist("1-7", 8).unwrap();
-        let got = kthread_background(&g, &background, &only, &none, S5, 64);
+        let got = kthread_background(&g, false, &background, &only, &none, S5, 64);
         assert!(
             close(got[0].rate_hz.unwrap(), (62.0 - 5.0 - 1.25) / 5.0),
             "{got:?}"
         );
         // Room for one: the busiest CPU keeps its source.
-        let got = kthread_background(&g, &background, &all, &none, S5, 1);
+        let got = kthread_background(&g, false, &background, &all, &none, S5, 1);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].name, "kernel threads (CPU 0)");
         // No kernel-thread counts (an older report), or an empty window: nothing.
         assert!(
-            kthread_background(&guest_report(&[]), &background, &all, &none, S5, 64).is_empty()
+            kthread_background(&guest_report(&[]), false, &background, &all, &none, S5, 64)
+                .is_empty()
         );
-        assert!(kthread_background(&g, &background, &all, &none, 0, 64).is_empty());
+        assert!(kthread_background(&g, false, &background, &all, &none, 0, 64).is_empty());
+    }
+
+    /// On PREEMPT_RT the softirq threads' runs follow the interrupts the twin takes itself
+    /// (its softirq rule): they make no source, and their mean run is the twin's softirq
+    /// thread's.
+    #[test]
+    fn on_preempt_rt_the_softirq_threads_are_the_twins_own() {
+        const S5: u64 = 5_000_000_000;
+        let tiny = tiny_config();
+        let w = Workload::parse("idle", 8).unwrap();
+        let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
+        let none = CpuSet::new();
+        let background = guest_background(&w, 1000, 6, &tiny.timers);
+        let mut g = guest_report(&[]);
+        g.kthread_runs = vec![
+            kt("rcuc/0", 0, 20, Some(600_000)),
+            kt("ksoftirqd/0", 0, 1000, Some(27_000_000)),
+            kt("ktimers/0", 0, 40, Some(1_400_000)),
+            kt("ksoftirqd/5", 5, 40, Some(1_000_000)),
+        ];
+        let names = |rt: bool| -> Vec<String> {
+            kthread_background(&g, rt, &background, &all, &none, S5, 64)
+                .into_iter()
+                .map(|b| b.name)
+                .collect()
+        };
+        assert_eq!(
+            names(false),
+            ["kernel threads (CPU 0)", "kernel threads (CPU 5)"]
+        );
+        let rt = kthread_background(&g, true, &background, &all, &none, S5, 64);
+        assert_eq!(rt.len(), 1, "{rt:?}");
+        // CPU 0: rcuc's 20 runs less vmstat's 5 expiries, at rcuc's own length.
+        assert!((rt[0].rate_hz.unwrap() - 15.0 / 5.0).abs() < 1e-9, "{rt:?}");
+        assert_eq!(rt[0].task_ns, Some(30_000));
+        // 29.4 ms over 1080 runs.
+        assert_eq!(softirq_thread_ns(&g), Some(29_400_000 / 1080));
+        g.kthread_runs.retain(|k| !is_softirq_thread(&k.comm));
+        assert_eq!(softirq_thread_ns(&g), None);
     }
 
     #[test]
@@ -1102,7 +1178,15 @@ mod tests {
             kt("kcompactd0", 0, 20, None),
             kt("kworker/1:0", 1, 10, None),
         ];
-        let got = kthread_background(&g, &background, &CpuSet::new(), &CpuSet::new(), S5, 64);
+        let got = kthread_background(
+            &g,
+            false,
+            &background,
+            &CpuSet::new(),
+            &CpuSet::new(),
+            S5,
+            64,
+        );
         // CPU 0 (the busiest): 20 - 17 - 5 (vmstat) - 1.25 (watchdog) < 0: nothing. CPU 1:
         // 10 - 5 - 1.25.
         assert_eq!(got.len(), 1, "{got:?}");
@@ -1142,7 +1226,7 @@ mod tests {
             cpu: 3,
             wakeups: 50,
         }];
-        let got = kthread_background(&g, &background, &all, &busy_cpus(&w), S5, 64);
+        let got = kthread_background(&g, false, &background, &all, &busy_cpus(&w), S5, 64);
         let rows: Vec<(String, f64, Option<u64>)> = got
             .iter()
             .map(|b| (b.name.clone(), b.rate_hz.unwrap(), b.task_ns))
