@@ -87,36 +87,49 @@ if [ -n "${VM_POINTS:-}" ]; then
     mapfile -t points <<<"$VM_POINTS"
 fi
 
-n=0
-files=()
 # Where KVM cannot run the guest, every boot would first wait 30 s for a KVM boot that never
 # starts before falling back to TCG: after the first fallback, the rest go to TCG directly.
 accel=()
-for p in "${points[@]}"; do
-    IFS='|' read -r vcpus line w <<<"$p"
-    n=$((n + 1))
-    f=$(printf '%s/%03d.json' "$out" "$n")
-    echo "[$n/${#points[@]}] vcpus=$vcpus cmdline=\"$line\" workload=$w" >&2
-    # shellcheck disable=SC2086
-    if nice -n "$nice" "$ticklab" vm compare --vcpus "$vcpus" --cmdline "$line" --workload "$w" \
-        --duration "$duration" --json "${accel[@]}" ${VM_ARGS:-} >"$f.tmp"; then
-        mv "$f.tmp" "$f"
-        files+=("$f")
-        if [ ${#accel[@]} = 0 ] && [[ " ${VM_ARGS:-} " != *" --accel "* ]] && python3 -c \
-            'import json, sys; sys.exit(json.load(open(sys.argv[1]))["comparison"].get("kvm_fallback") is None)' \
-            "$f"; then
-            echo "vm-validate: KVM did not run the guest; the other points boot under TCG" >&2
-            accel=(--accel tcg)
+# boot_points DIR: one `vm compare` per point into DIR/NNN.json; the files that came out are
+# in `files` afterwards.
+boot_points() {
+    local dir=$1 n=0 p vcpus line w f
+    mkdir -p "$dir"
+    files=()
+    for p in "${points[@]}"; do
+        IFS='|' read -r vcpus line w <<<"$p"
+        n=$((n + 1))
+        f=$(printf '%s/%03d.json' "$dir" "$n")
+        echo "[$n/${#points[@]}] vcpus=$vcpus cmdline=\"$line\" workload=$w" >&2
+        # shellcheck disable=SC2086
+        if nice -n "$nice" "$ticklab" vm compare --vcpus "$vcpus" --cmdline "$line" --workload "$w" \
+            --duration "$duration" --json "${accel[@]}" ${VM_ARGS:-} >"$f.tmp"; then
+            mv "$f.tmp" "$f"
+            files+=("$f")
+            if [ ${#accel[@]} = 0 ] && [[ " ${VM_ARGS:-} " != *" --accel "* ]] && python3 -c \
+                'import json, sys; sys.exit(json.load(open(sys.argv[1]))["comparison"].get("kvm_fallback") is None)' \
+                "$f"; then
+                echo "vm-validate: KVM did not run the guest; the other points boot under TCG" >&2
+                accel=(--accel tcg)
+            fi
+        else
+            echo "vm-validate: point $n failed (kept $f.tmp)" >&2
         fi
-    else
-        echo "vm-validate: point $n failed (kept $f.tmp)" >&2
-    fi
-done
+    done
+}
 
+boot_points "$out"
 table=$("$ticklab" vm table "${files[@]}")
 echo "$table"
 if [ "$quick" = 1 ]; then
-    # The smoke fails when a judged CPU misses its band.
+    # The smoke fails when a judged CPU misses its band, in two boots of its points running.
+    # One boot may miss by chance: the idle guest's CPU 0 (the coordinator's) spreads from boot
+    # to boot across its band's edge (docs/vm-validation.md, "The CI smoke"), so a miss boots
+    # all four points once more, prints that table too, and only a second miss fails.
+    "$ticklab" vm table --check "${files[@]}" >/dev/null && exit 0
+    echo "vm-validate: a judged CPU missed its band; booting the ${#points[@]} points once more" >&2
+    boot_points "$out/again"
+    "$ticklab" vm table "${files[@]}"
     exec "$ticklab" vm table --check "${files[@]}" >/dev/null
 fi
 
