@@ -364,6 +364,13 @@ pub struct BackgroundSource {
     /// sleep stays on the task's CPU); written only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timer_migrates: bool,
+    /// The hrtimer is armed `HRTIMER_MODE_HARD`: it expires in the hard interrupt even on a
+    /// `kernel.preempt_rt` build, where every other hrtimer expires in the CPU's softirq thread
+    /// (docs/model.md "PREEMPT_RT"); the tick, the soft-lockup watchdog and the sleeps of
+    /// real-time tasks are hard. Without PREEMPT_RT it changes nothing. Needs an hrtimer.
+    /// Absent in older scenario files, meaning false; written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hard: bool,
     /// How long each task this source wakes runs, ns (a kernel thread's measured CPU time per
     /// run, [`crate::report::KthreadRuns::ns_per_run`]); `None` = the machine's
     /// `costs.background_task_ns`. Needs `wakes_task`. Absent in older scenario files; written
@@ -643,6 +650,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            hard: false,
             task_ns: None,
             relative: false,
             provenance:
@@ -662,6 +670,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            hard: false,
             task_ns: None,
             relative: false,
             provenance: "C: vm.stat_interval=1 s, deferrable (docs/kernel-behaviour.md §4.5)"
@@ -682,6 +691,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: false,
             follows_task: false,
             timer_migrates: false,
+            hard: false,
             task_ns: None,
             relative: false,
             provenance: "CAL(E1): aggressive idle row; unbound kernel timers".into(),
@@ -700,6 +710,7 @@ pub fn default_background() -> Vec<BackgroundSource> {
             wakes_task: true,
             follows_task: false,
             timer_migrates: false,
+            hard: false,
             task_ns: None,
             relative: false,
             provenance: "CAL(E1): nohz_full idle row; user-space daemons' timers, slack 50 µs"

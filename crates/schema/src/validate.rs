@@ -506,6 +506,12 @@ impl BackgroundSource {
                 return Err(bad(format!("{key}.timer_migrates"), why));
             }
         }
+        if self.hard && self.kind != TimerKind::Hrtimer {
+            return Err(bad(
+                format!("{key}.hard"),
+                "expected kind = \"hrtimer\" with it: only an hrtimer is armed hard or soft",
+            ));
+        }
         if let Some(last) = self
             .cpus
             .as_ref()

@@ -12,7 +12,7 @@
 //! [`Event::SoftirqExit`] nested slices; [`Event::LockAcquired`] with a wait a lock-wait slice
 //! whose `holder` is the CPU that took that lock (or line) last before it;
 //! [`Event::TickStopped`], [`Event::TickRestarted`], [`Event::DutyChanged`],
-//! [`Event::IrqWorkIpi`] and [`Event::ReschedIpi`] instants.
+//! [`Event::IrqWorkIpi`], [`Event::ReschedIpi`] and [`Event::CallFunctionIpi`] instants.
 //! Counters, every [`SAMPLE_NS`]: jiffies staleness and package power (the energy integrated
 //! over the interval, before any RAPL limit).
 //!
@@ -35,6 +35,8 @@ use ticklab_trace::{
 pub const IRQ_WORK_KICK: &str = "IPI irq_work (tick dependency kick)";
 /// Instant name of a reschedule IPI (a task woken onto this CPU from another).
 pub const RESCHED_IPI: &str = "IPI reschedule (task woken here)";
+/// Instant: a function-call IPI arrived (the idle load balancer's kick, PREEMPT_RT).
+pub const CALL_FUNCTION_IPI: &str = "IPI call_function_single (idle load balancer kick)";
 
 /// Interval of the counter samples (ns): the shortest tick period (1000 Hz). A sample is
 /// written only when its value changed, so a steady machine costs few records; staleness
@@ -364,6 +366,10 @@ impl Observer for ChromeTrace {
             Event::ReschedIpi { cpu } => {
                 self.w
                     .instant(&self.cpus[cpu as usize].track, RESCHED_IPI, at, None);
+            }
+            Event::CallFunctionIpi { cpu } => {
+                self.w
+                    .instant(&self.cpus[cpu as usize].track, CALL_FUNCTION_IPI, at, None);
             }
             Event::TickRestarted { cpu } => {
                 self.w

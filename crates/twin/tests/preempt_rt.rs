@@ -98,3 +98,86 @@ fn a_cpu_alone_in_the_domains_raises_no_balance() {
     let loc = loc_per_s(&scenario(2, true, "isolcpus=domain,1"), 0);
     assert!(loc < 5.0, "CPU 0: {loc} LOC/s");
 }
+
+/// A PREEMPT_RT guest without a cpuidle driver, `vcpus` vCPUs, running `workload`, with one
+/// background hrtimer source of `period_ms` on `cpu` (0 or 1: the file is checked against the
+/// 2-vCPU preset before the machine is grown) that wakes no task (`hard`: armed
+/// `HRTIMER_MODE_HARD`).
+fn with_source(vcpus: u32, workload: &str, cpu: u32, period_ms: u64, hard: bool) -> Scenario {
+    let text = format!(
+        r#"
+name = "PREEMPT_RT, {vcpus} vCPUs, {workload}"
+machine = "kvm-guest-2"
+workload = "{workload}"
+
+[kernel]
+version = "6.1.192"
+hz = 250
+nohz = "idle"
+preempt_rt = true
+
+[[background]]
+name = "a timer"
+kind = "hrtimer"
+placement = "per_cpu"
+period_ns = {period}
+hard = {hard}
+provenance = "test"
+cpus = "{cpu}"
+
+[run]
+duration = "10s"
+warmup = "1s"
+seed = 3
+"#,
+        period = period_ms * 1_000_000
+    );
+    let mut s = Scenario::from_toml(&text, "preempt_rt.toml").unwrap();
+    s.machine = kvm_guest(vcpus);
+    s.machine.cpuidle_driver = "none".into();
+    s
+}
+
+/// Per second on `cpu`: local timer interrupts and function-call IPIs.
+fn loc_cal_per_s(s: &Scenario, cpu: u32) -> (f64, Option<f64>) {
+    let r = ticklab_twin::simulate(s, |_| {}).unwrap();
+    let c = r.cpus.iter().find(|c| c.cpu == cpu).unwrap();
+    let per_s = |n: u64| n as f64 * 1e9 / r.duration_ns as f64;
+    (per_s(c.loc), c.cal.map(per_s))
+}
+
+/// A hog on CPU 0 of four, the others idle: CPU 0's busy ticks kick the first idle CPU of the
+/// nohz mask (CPU 1) every 32 ms for its blocked load, strictly after, so every 9 jiffies at
+/// HZ=250 (27.8 a second); on PREEMPT_RT each kick wakes CPU 1's softirq thread, which
+/// restarts its tick for two ticks (the restart and the periodic balance due then). CPUs 2
+/// and 3 are never kicked. Without PREEMPT_RT the kicks are not modelled.
+#[test]
+fn the_idle_load_balancers_kicks_restart_the_first_idle_cpus_tick() {
+    let rt = with_source(4, "hogs:1@0", 0, 100, false);
+    let (loc1, cal1) = loc_cal_per_s(&rt, 1);
+    let (loc3, cal3) = loc_cal_per_s(&rt, 3);
+    let cal1 = cal1.expect("PREEMPT_RT counts the kicks");
+    assert!((26.0..=29.0).contains(&cal1), "CPU 1: {cal1} kicks/s");
+    assert!((50.0..=60.0).contains(&loc1), "CPU 1: {loc1} LOC/s");
+    assert_eq!(cal3, Some(0.0));
+    assert!(loc3 < 1.0, "CPU 3: {loc3} LOC/s");
+    let mut plain = rt.clone();
+    plain.kernel.preempt_rt = false;
+    let (loc1, cal1) = loc_cal_per_s(&plain, 1);
+    assert!(
+        loc1 < 1.0 && cal1.is_none(),
+        "without PREEMPT_RT: {loc1} LOC/s"
+    );
+}
+
+/// On PREEMPT_RT an hrtimer not armed hard expires in the softirq thread: on an idle CPU with a
+/// stopped tick each expiry ends the idle loop, so the tick restarts and runs until a tick
+/// raises nothing (four CPUs: the restart's tick, whose periodic balance is due, and the next).
+/// A hard one is one interrupt per expiry.
+#[test]
+fn on_preempt_rt_a_soft_hrtimer_wakes_the_softirq_thread() {
+    let (hard, _) = loc_cal_per_s(&with_source(4, "idle", 1, 100, true), 1);
+    let (soft, _) = loc_cal_per_s(&with_source(4, "idle", 1, 100, false), 1);
+    assert!((9.5..=10.5).contains(&hard), "hard: {hard} LOC/s");
+    assert!((25.0..=35.0).contains(&soft), "soft: {soft} LOC/s");
+}

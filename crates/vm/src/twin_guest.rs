@@ -190,6 +190,7 @@ fn kernel_wheel(
         wakes_task,
         follows_task: false,
         timer_migrates: false,
+        hard: false,
         task_ns: None,
         relative: false,
         provenance: provenance.into(),
@@ -213,6 +214,11 @@ pub fn guest_background(
         .into_iter()
         .filter(|s| {
             (s.name == "watchdog_timer_fn" && timers.softlockup) || s.name == "vmstat_update"
+        })
+        .map(|mut s| {
+            // The soft-lockup watchdog arms its hrtimer HRTIMER_MODE_REL_HARD (kernel/watchdog.c).
+            s.hard = s.name == "watchdog_timer_fn";
+            s
         })
         .collect();
     if timers.compaction {
@@ -268,6 +274,7 @@ pub fn guest_background(
         // kernel queues the sleep on timer-housekeeping CPU 0 while CPU 0's next event comes
         // first (docs/kernel-behaviour.md §12.12).
         timer_migrates: true,
+        hard: false,
         task_ns: None,
         // It waits until its own clock reading plus the poll, taken after each wake-up.
         relative: true,
@@ -520,6 +527,7 @@ fn kthread_source(
         wakes_task: true,
         follows_task: false,
         timer_migrates: false,
+        hard: false,
         relative: false,
         task_ns,
         provenance: format!(

@@ -300,6 +300,7 @@ fn cpu_source(c: u32, rate: f64, t: f64, kind: TimerKind) -> BackgroundSource {
         wakes_task: true,
         follows_task: kind == TimerKind::Wheel,
         timer_migrates: false,
+        hard: false,
         task_ns: None,
         relative: false,
         provenance: format!(

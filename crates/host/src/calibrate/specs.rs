@@ -69,6 +69,7 @@ pub(crate) fn harness_source(nr: u32) -> BackgroundSource {
         wakes_task: true,
         follows_task: true,
         timer_migrates: false,
+        hard: false,
         task_ns: None,
         relative: false,
         provenance: "C: ticklab host run's coordinator sleeps in 100 ms slices during timed workloads (harness::run::COORDINATOR_POLL_NS); E: the unpinned thread's wake-ups spread evenly over CPUs".into(),

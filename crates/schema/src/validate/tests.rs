@@ -27,6 +27,7 @@ fn source(kind: TimerKind, period_ns: Option<u64>, rate_hz: Option<f64>) -> Back
         wakes_task: false,
         follows_task: false,
         timer_migrates: false,
+        hard: false,
         task_ns: None,
         relative: false,
         provenance: "test".into(),
@@ -245,6 +246,15 @@ fn every_bad_value_is_refused_naming_its_key() {
                 s.background.push(b);
             },
             "background[4].timer_migrates",
+        ),
+        (
+            "hard on a wheel timer",
+            |s| {
+                let mut b = source(TimerKind::Wheel, Some(1_000_000), None);
+                b.hard = true;
+                s.background.push(b);
+            },
+            "background[4].hard",
         ),
         (
             "timer_migrates on a wheel timer",

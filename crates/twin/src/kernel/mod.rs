@@ -19,8 +19,9 @@
 //! * [`kvm`] — the KVM host under a guest: exits by reason and their costs, host halt polling
 //!   (grow/shrink), waking a blocked vCPU, host CPU time per path (E3).
 //! * [`sched_balance`] — which ticks raise `SCHED_SOFTIRQ` (the periodic load balance's
-//!   interval by domain size and HZ); [`softirq`] — where a raised softirq runs (at interrupt
-//!   exit, or in the CPU's thread on PREEMPT_RT, which ends an idle CPU's idle loop).
+//!   interval by domain size and HZ) and when a busy tick kicks the idle load balancer;
+//!   [`softirq`] — where a raised softirq runs (at interrupt exit, or in the CPU's thread on
+//!   PREEMPT_RT, which ends an idle CPU's idle loop).
 //! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
 //!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the

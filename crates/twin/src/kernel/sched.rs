@@ -67,6 +67,12 @@ impl RunQueue {
         *self.count(class) += 1;
     }
 
+    /// Runnable tasks of every class, the running one included (`rq->nr_running`).
+    #[inline]
+    pub(crate) fn nr_running(&self) -> u32 {
+        self.nr_fair + self.nr_fifo + self.nr_rr + self.nr_dl
+    }
+
     /// A runnable task of `class` sleeps or exits.
     #[inline]
     pub(crate) fn dequeue(&mut self, class: SchedClass) {

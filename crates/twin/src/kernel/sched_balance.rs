@@ -17,6 +17,28 @@
 //! Worked cases (idle CPU): 2 CPUs in one domain at HZ=250 balance every 4 ms, one jiffy, so
 //! every tick raises the softirq; 4 CPUs at HZ=250, every 8 ms, every other tick; 2 CPUs at
 //! HZ=1000, every 4 ticks.
+//!
+//! A CPU whose idle tick is stopped takes no ticks, so a busy CPU's tick balances on its
+//! behalf: the idle load balancer ([`NohzIdleBalance`], `nohz_balancer_kick`, `kick_ilb` and
+//! `_nohz_idle_balance`, 6.1). A CPU enters `nohz.idle_cpus_mask` when its idle tick stops and
+//! leaves it at its next *busy* tick (a tick that finds a task running), not when its tick
+//! restarts. Each busy tick, while the mask is not empty, asks for a kick: a blocked-load update
+//! (`NOHZ_STATS_KICK`) when the last one is older than `LOAD_AVG_PERIOD` (32 ms), a full balance
+//! (`NOHZ_BALANCE_KICK`) when `nohz.next_balance` has come and the ticking CPU runs two tasks or
+//! its cache domain counts more than one CPU outside the mask, and a refresh of
+//! `nohz.next_balance` (`NOHZ_NEXT_KICK`) after a CPU has entered the mask. The kick is a
+//! function-call IPI to the first idle CPU of the mask that may balance (`HK_TYPE_MISC`: not
+//! `nohz_full`), whose softirq then updates or balances every idle CPU of the mask. On
+//! PREEMPT_RT that softirq runs in the kicked CPU's softirq thread: the kick wakes a task there,
+//! which ends its idle loop and restarts its tick.
+//!
+//! Simplifications (E): every idle CPU is taken to keep some blocked load (PELT decays it over
+//! hundreds of milliseconds, and the CPUs this models run a task at least every few hundred), so
+//! blocked-load kicks go on every 32 ms while a busy tick asks; a CPU going newly idle does not
+//! update the blocked load itself (on PREEMPT_RT the softirq threads make two tasks runnable
+//! at once often enough to keep the root domain's overload flag up, which sends `newidle_balance`
+//! past that update); the asymmetric-capacity and asymmetric-packing kicks are left out (the
+//! modelled machines are symmetric).
 
 /// The `busy_factor` of every domain `sd_init` builds.
 const BUSY_FACTOR: u64 = 16;
@@ -123,6 +145,234 @@ impl PeriodicBalance {
         );
         true
     }
+
+    /// When `cpu`, idle, balances next (`rq->next_balance`); `None` on the null domain.
+    #[inline]
+    pub(crate) fn next_balance(&self, cpu: usize) -> Option<u64> {
+        self.interval[cpu].map(|(idle_j, _)| self.last[cpu] + idle_j)
+    }
+}
+
+/// `LOAD_AVG_PERIOD`: how often the idle load balancer updates the idle CPUs' blocked load, ms.
+const LOAD_AVG_PERIOD_MS: u64 = 32;
+
+/// What a kick asks of the idle load balancer (`NOHZ_STATS_KICK`, `NOHZ_BALANCE_KICK`,
+/// `NOHZ_NEXT_KICK`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kick {
+    /// Update the idle CPUs' blocked load.
+    pub stats: bool,
+    /// Balance on behalf of the idle CPUs whose balance is due.
+    pub balance: bool,
+    /// Recompute `nohz.next_balance`.
+    pub next: bool,
+}
+
+impl Kick {
+    fn any(self) -> bool {
+        self.stats || self.balance || self.next
+    }
+}
+
+/// The global `nohz` state of the idle load balancer (see the module documentation).
+///
+/// Invariants: `nr_stopped` counts the `true` entries of `stopped`; per cache domain,
+/// `nr_busy` counts its CPUs outside the mask; a CPU in the mask may enter it (is in the
+/// scheduler domains).
+#[derive(Debug, Clone)]
+pub(crate) struct NohzIdleBalance {
+    /// Per CPU: in `nohz.idle_cpus_mask` (`rq->nohz_tick_stopped`).
+    stopped: Vec<bool>,
+    nr_stopped: u32,
+    /// Per CPU: its cache domain (`sd_llc`), `None` on the null domain, which never enters
+    /// the mask (`HK_TYPE_SCHED`, the other condition, is every CPU in 6.1).
+    llc: Vec<Option<u32>>,
+    /// Per CPU: may be kicked (`HK_TYPE_MISC`: not `nohz_full`).
+    may_balance: Vec<bool>,
+    /// Per cache domain: its CPUs outside the mask (`sd_llc_shared->nr_busy_cpus`).
+    nr_busy: Vec<u32>,
+    /// `nohz.has_blocked`.
+    has_blocked: bool,
+    /// `nohz.next_blocked`, jiffies.
+    next_blocked: u64,
+    /// `nohz.needs_update`.
+    needs_update: bool,
+    /// `nohz.next_balance`, jiffies.
+    next_balance: u64,
+    /// `LOAD_AVG_PERIOD` in jiffies.
+    blocked_period: u64,
+    /// 60 s in jiffies: where a balancing pass starts its search for the next balance.
+    far: u64,
+}
+
+impl NohzIdleBalance {
+    /// Nobody in the mask at `jiffies`, every CPU counted busy in its cache domain (`llc`:
+    /// `None` on the null domain; `may_balance`: outside `nohz_full`).
+    pub(crate) fn new(
+        llc: Vec<Option<u32>>,
+        may_balance: Vec<bool>,
+        hz: u32,
+        jiffies: u64,
+    ) -> NohzIdleBalance {
+        debug_assert_eq!(llc.len(), may_balance.len());
+        let domains = llc.iter().flatten().max().map_or(0, |&l| l as usize + 1);
+        let mut nr_busy = vec![0; domains];
+        for &l in llc.iter().flatten() {
+            nr_busy[l as usize] += 1;
+        }
+        NohzIdleBalance {
+            stopped: vec![false; llc.len()],
+            nr_stopped: 0,
+            llc,
+            may_balance,
+            nr_busy,
+            has_blocked: false,
+            next_blocked: jiffies,
+            needs_update: false,
+            next_balance: jiffies,
+            blocked_period: msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz),
+            far: 60 * u64::from(hz),
+        }
+    }
+
+    /// `cpu`'s idle tick stopped (`nohz_balance_enter_idle`).
+    pub(crate) fn enter_idle(&mut self, cpu: usize) {
+        let Some(l) = self.llc[cpu] else {
+            return;
+        };
+        if !self.stopped[cpu] {
+            self.stopped[cpu] = true;
+            self.nr_stopped += 1;
+            self.nr_busy[l as usize] -= 1;
+            self.needs_update = true;
+        }
+        self.has_blocked = true;
+    }
+
+    /// A tick on `cpu` at `jiffies` that found a task running, `nr_running` runnable
+    /// (`nohz_balancer_kick`): `cpu` leaves the mask, and the kick it sends, if any, with the
+    /// CPU it goes to: the first of the mask that may balance, is not `cpu` and is idle
+    /// (`find_new_ilb`, `idle` says which are).
+    pub(crate) fn busy_tick(
+        &mut self,
+        cpu: usize,
+        jiffies: u64,
+        nr_running: u32,
+        idle: impl Fn(usize) -> bool,
+    ) -> Option<(usize, Kick)> {
+        if self.stopped[cpu] {
+            // nohz_balance_exit_idle
+            self.stopped[cpu] = false;
+            self.nr_stopped -= 1;
+            if let Some(l) = self.llc[cpu] {
+                self.nr_busy[l as usize] += 1;
+            }
+        }
+        debug_assert_eq!(
+            self.nr_stopped as usize,
+            self.stopped.iter().filter(|&&s| s).count()
+        );
+        if self.nr_stopped == 0 {
+            return None;
+        }
+        let mut kick = Kick {
+            stats: self.has_blocked && jiffies > self.next_blocked,
+            ..Kick::default()
+        };
+        if jiffies >= self.next_balance {
+            let crowded = self.llc[cpu].is_some_and(|l| self.nr_busy[l as usize] > 1);
+            if nr_running >= 2 || crowded {
+                kick.stats = true;
+                kick.balance = true;
+            }
+        }
+        kick.next = self.needs_update;
+        if !kick.any() {
+            return None;
+        }
+        if kick.balance {
+            self.next_balance = jiffies + 1;
+        }
+        let ilb = (0..self.stopped.len())
+            .find(|&x| x != cpu && self.stopped[x] && self.may_balance[x] && idle(x))?;
+        Some((ilb, kick))
+    }
+
+    /// The kicked CPU `ilb`'s softirq at `jiffies` (`_nohz_idle_balance`): the blocked-load
+    /// update and, for a balance kick, the balance of every idle CPU of the mask whose balance
+    /// is due (`periodic` records it), then `nohz.next_balance` from theirs. On PREEMPT_RT the
+    /// softirq runs in `ilb`'s softirq thread, so `ilb` itself is not idle then and is passed
+    /// over; `idle` says which of the others are.
+    pub(crate) fn kicked(
+        &mut self,
+        ilb: usize,
+        kick: Kick,
+        jiffies: u64,
+        periodic: &mut PeriodicBalance,
+        idle: impl Fn(usize) -> bool,
+    ) {
+        if kick.stats {
+            self.has_blocked = false;
+        }
+        if kick.next {
+            self.needs_update = false;
+        }
+        let n = self.stopped.len();
+        let mut next = jiffies + self.far;
+        let mut found = false;
+        let mut blocked = false;
+        for b in (1..=n).map(|i| (ilb + i) % n) {
+            if b == ilb || !self.stopped[b] || !idle(b) {
+                continue;
+            }
+            // Every idle CPU keeps some blocked load (module documentation).
+            blocked |= kick.stats;
+            if kick.balance {
+                // rebalance_domains(rq, CPU_IDLE): balances if due.
+                periodic.tick(b, jiffies, true);
+            }
+            if let Some(nb) = periodic.next_balance(b) {
+                next = next.min(nb);
+                found = true;
+            }
+        }
+        if found {
+            self.next_balance = next;
+        }
+        if kick.stats {
+            self.next_blocked = jiffies + self.blocked_period;
+        }
+        if blocked {
+            self.has_blocked = true;
+        }
+    }
+}
+
+/// The load balance as the tick drives it on a PREEMPT_RT build: each CPU's periodic balance
+/// and the idle load balancer.
+#[derive(Debug, Clone)]
+pub(crate) struct SchedBalance {
+    /// Each CPU's periodic balance.
+    pub periodic: PeriodicBalance,
+    /// The idle load balancer.
+    pub nohz: NohzIdleBalance,
+}
+
+impl SchedBalance {
+    /// A busy tick on `cpu` (see [`NohzIdleBalance::busy_tick`]): the CPU kicked, its softirq's
+    /// pass already done ([`NohzIdleBalance::kicked`]), or `None`.
+    pub(crate) fn kick(
+        &mut self,
+        cpu: usize,
+        jiffies: u64,
+        nr_running: u32,
+        idle: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let (ilb, kick) = self.nohz.busy_tick(cpu, jiffies, nr_running, &idle)?;
+        self.nohz
+            .kicked(ilb, kick, jiffies, &mut self.periodic, &idle);
+        Some(ilb)
+    }
 }
 
 #[cfg(test)]
@@ -195,5 +445,116 @@ mod tests {
         // Idle again: due two jiffies after the last balance.
         assert!(!b.tick(0, 195, true));
         assert!(b.tick(0, 196, true));
+    }
+
+    /// Two CPUs at HZ=250 in one cache domain, CPU 0 busy, CPU 1 idle with its tick stopped.
+    fn two_cpus() -> (NohzIdleBalance, PeriodicBalance) {
+        (
+            NohzIdleBalance::new(vec![Some(0), Some(0)], vec![true, true], 250, 0),
+            PeriodicBalance::new(&[Some(2), Some(2)], 250, 0),
+        )
+    }
+
+    #[test]
+    fn a_cpu_stays_in_the_mask_until_its_own_busy_tick() {
+        let (mut n, _) = two_cpus();
+        assert_eq!(n.busy_tick(0, 1, 1, |_| true), None, "nobody in the mask");
+        n.enter_idle(1);
+        assert!(n.stopped[1] && n.nr_stopped == 1 && n.nr_busy == [1]);
+        // CPU 1's tick restarting changes nothing; only its own busy tick takes it out.
+        n.enter_idle(1);
+        assert_eq!(n.nr_stopped, 1, "entering twice counts once");
+        assert_eq!(
+            n.busy_tick(1, 2, 1, |_| true),
+            None,
+            "the mask is empty again"
+        );
+        assert!(!n.stopped[1] && n.nr_busy == [2]);
+    }
+
+    #[test]
+    fn blocked_load_kicks_come_every_load_avg_period() {
+        let (mut n, mut p) = two_cpus();
+        let mut kicks = Vec::new();
+        for j in 1..=40 {
+            // CPU 1's tick stops again between kicks (its chain ended): it stays in the mask
+            // and only says it has blocked load.
+            n.enter_idle(1);
+            if let Some((ilb, kick)) = n.busy_tick(0, j, 1, |x| x == 1) {
+                assert_eq!(ilb, 1);
+                n.kicked(ilb, kick, j, &mut p, |x| x == 1);
+                kicks.push((j, kick.stats, kick.next));
+            }
+        }
+        // The first kick also refreshes next_balance (CPU 1 had just entered); then one every
+        // 32 ms = 8 jiffies, strictly after.
+        assert_eq!(
+            kicks,
+            [
+                (1, true, true),
+                (10, true, false),
+                (19, true, false),
+                (28, true, false),
+                (37, true, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_balance_kick_needs_two_busy_cpus_and_balances_the_idle_ones() {
+        // Four CPUs: 0 and 1 busy, 2 and 3 stopped; balance every 2 jiffies when idle.
+        let mut n = NohzIdleBalance::new(vec![Some(0); 4], vec![true; 4], 250, 0);
+        let mut p = PeriodicBalance::new(&[Some(4); 4], 250, 0);
+        n.enter_idle(2);
+        n.enter_idle(3);
+        let idle = |x: usize| x >= 2;
+        let (ilb, kick) = n.busy_tick(0, 5, 1, idle).expect("two CPUs busy: balance");
+        assert_eq!(ilb, 2, "the first idle CPU of the mask");
+        assert!(kick.balance && kick.stats && kick.next);
+        assert_eq!(n.next_balance, 6, "pushed one jiffy on");
+        n.kicked(ilb, kick, 5, &mut p, idle);
+        // CPU 3 was balanced on its behalf (due since jiffy 2); CPU 2, running the softirq
+        // thread, was not.
+        assert_eq!(p.next_balance(3), Some(7));
+        assert_eq!(p.next_balance(2), Some(2));
+        assert_eq!(
+            n.next_balance, 7,
+            "the next idle balance among those visited"
+        );
+        // Jiffy 6: before next_balance, nothing new to say.
+        assert_eq!(n.busy_tick(1, 6, 1, idle), None);
+        // One busy CPU alone asks for no balance, only the blocked-load update when due.
+        let mut m = NohzIdleBalance::new(vec![Some(0); 2], vec![true; 2], 250, 0);
+        m.enter_idle(1);
+        let (_, k) = m.busy_tick(0, 5, 1, |x| x == 1).unwrap();
+        assert!(!k.balance, "one busy CPU in the cache domain");
+        let (_, k) = m.busy_tick(0, 5, 2, |x| x == 1).unwrap();
+        assert!(k.balance, "two tasks on the ticking CPU");
+    }
+
+    #[test]
+    fn who_may_enter_and_who_may_be_kicked() {
+        // CPU 1 on the null domain (isolcpus=domain), CPU 2 nohz_full.
+        let mut n = NohzIdleBalance::new(
+            vec![Some(0), None, Some(0)],
+            vec![true, true, false],
+            250,
+            0,
+        );
+        n.enter_idle(1);
+        assert!(!n.stopped[1], "the null domain never enters the mask");
+        n.enter_idle(2);
+        assert!(n.stopped[2]);
+        assert_eq!(
+            n.busy_tick(0, 1, 1, |_| true),
+            None,
+            "a nohz_full CPU is never the idle load balancer"
+        );
+        n.enter_idle(0);
+        assert_eq!(
+            n.busy_tick(0, 2, 1, |_| true).map(|(c, _)| c),
+            None,
+            "a CPU's own busy tick takes it out of the mask before it looks for a balancer"
+        );
     }
 }

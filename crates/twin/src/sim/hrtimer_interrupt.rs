@@ -109,6 +109,7 @@ impl<O: Observer> Sim<O> {
                 let src = &self.sources[s as usize];
                 let (slack, wakes, follows, run_ns) =
                     (src.slack_ns, src.wakes_task, src.follows_task, src.task_ns);
+                self.cpus[c].softirq_raised |= self.balance.is_some() && !src.hard;
                 let next = self.source_next_expiry(c, id, s, now);
                 let runs_on = if follows {
                     self.wake_follower(c, run_ns, now)
@@ -147,7 +148,9 @@ impl<O: Observer> Sim<O> {
         };
         self.emit(now, Event::SourceExpired { source: s });
         let next = self.source_next_expiry(c, id, s, now);
-        let run_ns = self.sources[s as usize].task_ns;
+        let src = &self.sources[s as usize];
+        let run_ns = src.task_ns;
+        self.cpus[c].softirq_raised |= self.balance.is_some() && !src.hard;
         let sl = &mut self.sleepers[i];
         debug_assert!(!sl.pending, "sleeper {i} fired while awake");
         (sl.pending, sl.next) = (true, next);

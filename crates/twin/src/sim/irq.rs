@@ -44,6 +44,9 @@ impl<O: Observer> Sim<O> {
         if self.cpus[c].timer_softirq {
             now = self.run_timer_softirq(c, now);
         }
+        if self.balance.is_some() {
+            self.invoke_softirq_thread(c, now);
+        }
         now += self.costs.irq_entry_exit_ns / 2;
         let irq_ns = now - start;
         self.emit(
@@ -79,7 +82,12 @@ impl<O: Observer> Sim<O> {
             idle
         };
         let mut now = t;
-        self.emit(now, Event::ReschedIpi { cpu: c as u32 });
+        let cpu = c as u32;
+        if std::mem::take(&mut self.cpus[c].ipi_call) {
+            self.emit(now, Event::CallFunctionIpi { cpu });
+        } else {
+            self.emit(now, Event::ReschedIpi { cpu });
+        }
         now += self.costs.irq_entry_exit_ns / 2;
         if self.cpus[c].ts.is_stopped() {
             now = self.catch_up_jiffies(c, now);

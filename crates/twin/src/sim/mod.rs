@@ -193,6 +193,9 @@ struct SourceRt {
     follows_task: bool,
     /// The woken task sleeps its period from the end of its run (`BackgroundSource::relative`).
     relative: bool,
+    /// The hrtimer is armed hard: on PREEMPT_RT it still expires in the hard interrupt
+    /// (`BackgroundSource::hard`).
+    hard: bool,
     /// How long the woken task runs, ns (`BackgroundSource::task_ns`, else the machine's
     /// `costs.background_task_ns`).
     task_ns: u64,
@@ -245,6 +248,9 @@ struct Cpu {
     nohz_full: bool,
     housekeeping: bool,
     timer_softirq: bool,
+    /// PREEMPT_RT: this interrupt raised a softirq that runs in the CPU's softirq thread
+    /// (woken at the interrupt's exit, `Sim::invoke_softirq_thread`).
+    softirq_raised: bool,
     /// Timekeeping write number this CPU last read (a newer one means a line transfer).
     xtime_seen: u64,
     id: u32,
@@ -287,6 +293,9 @@ struct Cpu {
     follow_wheel_timers: Vec<(u16, WheelTimerId)>,
     /// Between a reschedule IPI's arrival in a C-state and the end of the exit latency.
     ipi_waking: bool,
+    /// The IPI on its way (`SLOT_IPI`) is a function call (the idle load balancer's kick),
+    /// not a reschedule.
+    ipi_call: bool,
 }
 
 impl Cpu {
@@ -384,9 +393,10 @@ pub struct Sim<O: Observer = NoTimeline> {
     no_driver_tick: crate::kernel::idle::NoDriverTick,
     /// Where a softirq raised by a hard interrupt runs (PREEMPT_RT or not).
     softirq_runs: crate::kernel::softirq::SoftirqRuns,
-    /// The periodic load balance's state, kept only where its softirq wakes a thread
-    /// (`softirq_runs` is `Thread`): elsewhere it changes no counter.
-    balance: Option<crate::kernel::sched_balance::PeriodicBalance>,
+    /// The load balance's state (each CPU's periodic balance, the idle load balancer), kept
+    /// only where its softirq wakes a thread (`softirq_runs` is `Thread`): elsewhere it changes
+    /// no counter the twin reports (its function-call IPIs are not modelled).
+    balance: Option<crate::kernel::sched_balance::SchedBalance>,
     /// How long a softirq thread runs when woken on an idle CPU.
     softirq_thread_ns: u64,
     now: Time,

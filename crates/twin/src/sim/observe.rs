@@ -157,6 +157,12 @@ pub enum Event {
         /// The CPU.
         cpu: u32,
     },
+    /// A function-call IPI's handler runs on `cpu`: the idle load balancer's kick (one `CAL`,
+    /// not a `LOC`; modelled on PREEMPT_RT only, where its softirq wakes a task).
+    CallFunctionIpi {
+        /// The CPU.
+        cpu: u32,
+    },
     /// A frame worker was woken for frame `frame` (or went straight on after an overrun).
     FrameStarted {
         /// The CPU.

@@ -103,7 +103,8 @@ impl<O: Observer> Sim<O> {
                     .iter()
                     .any(|s| s.timers.iter().flatten().count() > 1))
             .then_some(st.res),
-            cal: None,
+            // Only the idle load balancer's kicks, kept on PREEMPT_RT alone.
+            cal: self.balance.is_some().then_some(st.cal),
             iwi: st.iwi,
             ticks: Some(st.ticks),
             tick_stopped_ns: Some(stopped),

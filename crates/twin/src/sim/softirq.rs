@@ -1,25 +1,49 @@
 //! The TIMER softirq (`run_timer_softirq`): expire the timer wheel and re-arm its timers; and
-//! on PREEMPT_RT the softirq thread a tick wakes (the rules are [`crate::kernel::softirq`]'s
-//! and [`crate::kernel::sched_balance`]'s).
+//! on PREEMPT_RT the softirq thread an interrupt wakes and the idle load balancer's kick (the
+//! rules are [`crate::kernel::softirq`]'s and [`crate::kernel::sched_balance`]'s).
 
 use super::observe::{Event, Observer, SoftirqVec};
 use super::{Running, Sim};
 use crate::engine::Time;
 
 impl<O: Observer> Sim<O> {
-    /// PREEMPT_RT, at the end of `c`'s tick at `now` (`jiffies` as the tick read them): the
-    /// softirqs it raised (the periodic balance when due, the TIMER softirq when a wheel timer
-    /// is) run in the CPU's softirq thread, which on an idle CPU is a task wake-up that ends
-    /// the idle loop. Only called where the balance state is kept.
+    /// PREEMPT_RT, at the end of `c`'s tick at `now` (`jiffies` as the tick read them). On an
+    /// idle CPU: the softirqs it raised (the periodic balance when due, the TIMER softirq when
+    /// a wheel timer is) are marked for the CPU's softirq thread. On a busy CPU: the idle load
+    /// balancer's kick, if one is asked for, wakes the kicked CPU's softirq thread (its
+    /// function-call IPI, taken here as a reschedule IPI: the twin has no counter of its own
+    /// for it). Only called where the balance state is kept.
     #[inline(never)]
     pub(super) fn softirq_thread_after_tick(&mut self, c: usize, jiffies: u64, now: Time) {
-        let cpu = &self.cpus[c];
+        let cpus = &self.cpus;
+        let cpu = &cpus[c];
         let in_idle = cpu.running == Running::Idle;
         let timer = cpu.timer_softirq;
+        let nr_running = cpu.rq.nr_running();
         let Some(balance) = &mut self.balance else {
             return;
         };
-        let raised = balance.tick(c, jiffies, in_idle) | timer;
+        if in_idle {
+            let raised = balance.periodic.tick(c, jiffies, true) | timer;
+            self.cpus[c].softirq_raised |= raised;
+            return;
+        }
+        // A busy CPU's own balance runs in its thread after its task: not modelled.
+        balance.periodic.tick(c, jiffies, false);
+        if let Some(ilb) = balance.kick(c, jiffies, nr_running, |x| cpus[x].idle_for_wakeup()) {
+            // The kicked CPU is idle with no IPI on its way: this one is sent now.
+            self.wake_task_remote(ilb, self.softirq_thread_ns, now);
+            self.cpus[ilb].ipi_call = true;
+        }
+    }
+
+    /// PREEMPT_RT, at the exit of an interrupt on `c` at `now` (`invoke_softirq`): the softirqs
+    /// it raised wake the CPU's softirq thread, which on an idle CPU ends the idle loop.
+    #[inline(never)]
+    pub(super) fn invoke_softirq_thread(&mut self, c: usize, now: Time) {
+        let cpu = &mut self.cpus[c];
+        let raised = std::mem::take(&mut cpu.softirq_raised);
+        let in_idle = cpu.running == Running::Idle;
         if self.softirq_runs.wakes_idle_cpu(raised, in_idle) {
             self.wake_task(c, self.softirq_thread_ns, now);
         }

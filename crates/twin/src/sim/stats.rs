@@ -50,6 +50,8 @@ pub(super) struct CpuStats {
     pub(super) iwi: u64,
     /// Reschedule IPIs (only sent to wake a task whose timer follows it).
     pub(super) res: u64,
+    /// Function-call IPIs (the idle load balancer's kicks, PREEMPT_RT only).
+    pub(super) cal: u64,
     pub(super) nr_retries: u64,
     pub(super) nr_hangs: u64,
     pub(super) max_hang_time: u64,
@@ -245,6 +247,7 @@ impl Observer for WindowStats {
             Event::SourceExpired { source } => self.source_expiries[source as usize] += 1,
             Event::IrqWorkIpi { cpu } => self.cpus[cpu as usize].iwi += 1,
             Event::ReschedIpi { cpu } => self.cpus[cpu as usize].res += 1,
+            Event::CallFunctionIpi { cpu } => self.cpus[cpu as usize].cal += 1,
             Event::DutyChanged { .. }
             | Event::FrameStarted { .. }
             | Event::FrameFinished { .. }

@@ -12,8 +12,8 @@
 //! a new grace period, report the quiescent state, force those of dyntick-idle CPUs; the RCU
 //! softirq's work is charged here, at the end of the same interrupt) → the rest of the tick.
 
-use super::Sim;
 use super::observe::{Event, LockId, Observer, SharedLine};
+use super::{Running, Sim};
 use crate::engine::{NEVER, Time};
 use crate::kernel::hrtimer::TimerId;
 use crate::kernel::rcu::{self, RcuLeafStep, RcuTickInput};
@@ -60,6 +60,11 @@ impl<O: Observer> Sim<O> {
             TickStop::Unchanged => return now,
             TickStop::Stopped => {
                 self.emit(now, Event::TickStopped { cpu: c as u32 });
+                if let Some(b) = &mut self.balance
+                    && self.cpus[c].running == Running::Idle
+                {
+                    b.nohz.enter_idle(c);
+                }
                 if self.mech.has(Mechanism::NohzEnterExit) {
                     let socket = self.cpus[c].socket;
                     let (t, wait) = self

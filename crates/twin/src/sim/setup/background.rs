@@ -76,6 +76,7 @@ pub(super) fn arm_background(
             wakes_task: src.wakes_task,
             follows_task: src.follows_task,
             relative: src.relative,
+            hard: src.hard,
             task_ns: src
                 .task_ns
                 .unwrap_or(scenario.machine.costs.background_task_ns),
@@ -261,6 +262,7 @@ pub(super) fn arm_remote_ticks(
         wakes_task: false,
         follows_task: false,
         relative: false,
+        hard: false,
         task_ns: 0,
     })
 }

@@ -138,6 +138,7 @@ pub(super) fn lay_out_cpus(
             nohz_full: cfg.nohz_full.contains(c as u32),
             housekeeping: housekeeping[c],
             timer_softirq: false,
+            softirq_raised: false,
             residencies: ResidencyHistory::new(),
             rng,
             delivery,
@@ -155,6 +156,7 @@ pub(super) fn lay_out_cpus(
             follow_hrtimers: Vec::new(),
             follow_wheel_timers: Vec::new(),
             ipi_waking: false,
+            ipi_call: false,
         });
     }
     Ok(cpus)

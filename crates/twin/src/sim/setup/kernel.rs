@@ -104,15 +104,18 @@ pub(super) fn timer_migration_state(
     }
 }
 
-/// The periodic load balance of a PREEMPT_RT boot: each CPU's lowest scheduler domain among
-/// the CPUs `isolcpus=domain` leaves in the domains (the others are on the null domain and
-/// never balance), every CPU balanced last at `jiffies`, the boot's.
-pub(super) fn periodic_balance(
+/// The load balance of a PREEMPT_RT boot: each CPU's lowest scheduler domain among the CPUs
+/// `isolcpus=domain` leaves in the domains (the others are on the null domain and never
+/// balance), every CPU balanced last at `jiffies`, the boot's; the idle load balancer with
+/// each CPU in the domains in its socket's cache domain and the `nohz_full` CPUs never kicked.
+pub(super) fn sched_balance(
     scenario: &Scenario,
     cfg: &TickConfig,
     jiffies: u64,
-) -> crate::kernel::sched_balance::PeriodicBalance {
-    use crate::kernel::sched_balance::{PeriodicBalance, lowest_domain_weight};
+) -> crate::kernel::sched_balance::SchedBalance {
+    use crate::kernel::sched_balance::{
+        NohzIdleBalance, PeriodicBalance, SchedBalance, lowest_domain_weight,
+    };
     let t = &scenario.machine.topology;
     let nr = t.nr_cpus();
     let in_domains = (0..nr)
@@ -127,5 +130,13 @@ pub(super) fn periodic_balance(
     let weights: Vec<Option<u32>> = (0..nr)
         .map(|c| weight.filter(|_| !cfg.isolated_domain.contains(c)))
         .collect();
-    PeriodicBalance::new(&weights, scenario.kernel.hz, jiffies)
+    let hz = scenario.kernel.hz;
+    let llc = (0..nr)
+        .map(|c| weights[c as usize].map(|_| t.socket_of(c)))
+        .collect();
+    let may_balance = (0..nr).map(|c| !cfg.nohz_full.contains(c)).collect();
+    SchedBalance {
+        periodic: PeriodicBalance::new(&weights, hz, jiffies),
+        nohz: NohzIdleBalance::new(llc, may_balance, hz, jiffies),
+    }
 }

@@ -43,7 +43,7 @@ use crate::workloads::bsp::BspJob;
 use crate::workloads::frames::DEFAULT_FLIER_NS;
 use background::{arm_background, arm_remote_ticks, remote_sleeper_timers};
 use cpus::{lay_out_cpus, wheel_background, wheel_capacity};
-use kernel::{Kernel, idle_states, periodic_balance, resolve_kernel, timer_migration_state};
+use kernel::{Kernel, idle_states, resolve_kernel, sched_balance, timer_migration_state};
 use ticklab_cmdline::{NohzBuild, TickConfig};
 use ticklab_schema::experiment::e2::{Mechanism, Mechanisms};
 use ticklab_schema::scenario::Scenario;
@@ -124,7 +124,7 @@ impl<O: Observer> Sim<O> {
             softirq_runs: SoftirqRuns::for_build(k.preempt_rt),
             balance: k
                 .preempt_rt
-                .then(|| periodic_balance(scenario, &cfg, initial_jiffies(k.hz))),
+                .then(|| sched_balance(scenario, &cfg, initial_jiffies(k.hz))),
             softirq_thread_ns: m
                 .costs
                 .softirq_thread_ns
