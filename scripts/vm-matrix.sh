@@ -10,7 +10,11 @@
 #     6.12.78): the coordinator's CPU when idle, and the idle CPU beside a hog;
 #   * the periodic tick at the build's HZ (nohz=off, a hog's CPU, the nohz_full housekeeper);
 #   * nohz_full and its housekeeping (the boot CPU kept for timekeeping, isolcpus with it);
-#   * rcu_nocbs on a CPU that is not nohz_full.
+#   * rcu_nocbs on a CPU that is not nohz_full;
+#   * the idle CPU beside a hog with skew_tick=1: on PREEMPT_RT an idle CPU keeps its tick while
+#     each tick raises the periodic balance, which needs the duty CPU's jiffies update first;
+#     without skew TCG decides which vCPU takes the shared instant first, with it CPU 1's tick
+#     comes a quarter of a tick after the duty CPU's (docs/vm-validation.md, "The kernel matrix").
 #
 # Usage: scripts/vm-matrix.sh [OUTDIR]
 # Environment: TICKLAB (default target/release/ticklab); VM_MATRIX_KERNELS: space-separated
@@ -48,6 +52,7 @@ points='2||idle
 2|nohz_full=1|hogs:1@1
 2|isolcpus=nohz,domain,1 nohz_full=1|idle
 2|rcu_nocbs=1|hogs:1@0
+2|skew_tick=1|hogs:1@0
 4||idle
 4|nohz_full=0-1|idle'
 
