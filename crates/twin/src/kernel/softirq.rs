@@ -44,6 +44,12 @@ impl SoftirqRuns {
         }
     }
 
+    /// Whether a raised softirq runs in the CPU's softirq thread (PREEMPT_RT).
+    #[inline]
+    pub fn in_thread(self) -> bool {
+        self == SoftirqRuns::Thread
+    }
+
     /// Whether a softirq raised by an interrupt taken in the idle loop (`in_idle`) wakes a
     /// task there, ending the idle loop.
     #[inline]

@@ -109,7 +109,9 @@ impl<O: Observer> Sim<O> {
                 let src = &self.sources[s as usize];
                 let (slack, wakes, follows, run_ns) =
                     (src.slack_ns, src.wakes_task, src.follows_task, src.task_ns);
-                self.cpus[c].softirq_raised |= self.balance.is_some() && !src.hard;
+                if self.softirq_runs.in_thread() && !src.hard {
+                    self.cpus[c].softirq_raised = true;
+                }
                 let next = self.source_next_expiry(c, id, s, now);
                 let runs_on = if follows {
                     self.wake_follower(c, run_ns, now)
@@ -150,7 +152,9 @@ impl<O: Observer> Sim<O> {
         let next = self.source_next_expiry(c, id, s, now);
         let src = &self.sources[s as usize];
         let run_ns = src.task_ns;
-        self.cpus[c].softirq_raised |= self.balance.is_some() && !src.hard;
+        if self.softirq_runs.in_thread() && !src.hard {
+            self.cpus[c].softirq_raised = true;
+        }
         let sl = &mut self.sleepers[i];
         debug_assert!(!sl.pending, "sleeper {i} fired while awake");
         (sl.pending, sl.next) = (true, next);

@@ -44,7 +44,7 @@ impl<O: Observer> Sim<O> {
         if self.cpus[c].timer_softirq {
             now = self.run_timer_softirq(c, now);
         }
-        if self.balance.is_some() {
+        if self.softirq_runs.in_thread() {
             self.invoke_softirq_thread(c, now);
         }
         now += self.costs.irq_entry_exit_ns / 2;

@@ -10,9 +10,8 @@ impl<O: Observer> Sim<O> {
     /// PREEMPT_RT, at the end of `c`'s tick at `now` (`jiffies` as the tick read them). On an
     /// idle CPU: the softirqs it raised (the periodic balance when due, the TIMER softirq when
     /// a wheel timer is) are marked for the CPU's softirq thread. On a busy CPU: the idle load
-    /// balancer's kick, if one is asked for, wakes the kicked CPU's softirq thread (its
-    /// function-call IPI, taken here as a reschedule IPI: the twin has no counter of its own
-    /// for it). Only called where the balance state is kept.
+    /// balancer's kick, if one is asked for, is a function-call IPI to the kicked CPU whose
+    /// softirq wakes its thread. Only called where the balance state is kept.
     #[inline(never)]
     pub(super) fn softirq_thread_after_tick(&mut self, c: usize, jiffies: u64, now: Time) {
         let cpus = &self.cpus;
