@@ -19,7 +19,7 @@
 //! HZ=1000, every 4 ticks.
 //!
 //! A CPU whose idle tick is stopped takes no ticks, so a busy CPU's tick balances on its
-//! behalf: the idle load balancer ([`NohzIdleBalance`], `nohz_balancer_kick`, `kick_ilb` and
+//! behalf: the idle load balancer (`NohzIdleBalance`, `nohz_balancer_kick`, `kick_ilb` and
 //! `_nohz_idle_balance`, 6.1). A CPU enters `nohz.idle_cpus_mask` when its idle tick stops and
 //! leaves it at its next *busy* tick (a tick that finds a task running), not when its tick
 //! restarts. Each busy tick, while the mask is not empty, asks for a kick: a blocked-load update

@@ -18,7 +18,7 @@
 //! `HRTIMER_MODE_HARD` (on PREEMPT_RT `__hrtimer_init` puts every other hrtimer on the soft
 //! bases, so its callback runs from `HRTIMER_SOFTIRQ`; the tick and the soft-lockup watchdog
 //! are hard, as are the sleeps of real-time tasks), and the idle load balancer's kick
-//! ([`crate::kernel::sched_balance::NohzIdleBalance`]). The event loop collects them during the
+//! (`NohzIdleBalance` in [`crate::kernel::sched_balance`]). The event loop collects them during the
 //! interrupt and wakes the thread once at its exit, as `irq_exit` does.
 //!
 //! Measured in the VM lab (docs/vm-validation.md, "PREEMPT_RT"): in Debian's 6.1 RT guest with
