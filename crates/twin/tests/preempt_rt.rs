@@ -15,12 +15,15 @@
 use ticklab_schema::machine::kvm_guest;
 use ticklab_schema::scenario::Scenario;
 
-fn scenario(vcpus: u32, preempt_rt: bool, cmdline: &str) -> Scenario {
+/// A guest without a cpuidle driver running 6.1.192 at HZ=250: `vcpus` vCPUs, `workload`,
+/// `cmdline`, and one background source, `source` (a `[[background]]` table's keys; its CPUs
+/// are 0 or 1, as the file is checked against the 2-vCPU preset before the machine is grown).
+fn guest(vcpus: u32, workload: &str, preempt_rt: bool, cmdline: &str, source: &str) -> Scenario {
     let text = format!(
         r#"
-name = "PREEMPT_RT {preempt_rt}, {vcpus} vCPUs"
+name = "PREEMPT_RT {preempt_rt}, {vcpus} vCPUs, {workload}"
 machine = "kvm-guest-2"
-workload = "idle"
+workload = "{workload}"
 
 [kernel]
 version = "6.1.192"
@@ -30,13 +33,7 @@ cmdline = "{cmdline}"
 preempt_rt = {preempt_rt}
 
 [[background]]
-name = "sleeper"
-kind = "hrtimer"
-placement = "per_cpu"
-period_ns = 100000000
-wakes_task = true
-provenance = "test: one task sleeping 100 ms at a time on CPU 1"
-cpus = "1"
+{source}
 
 [run]
 duration = "10s"
@@ -49,6 +46,18 @@ seed = 3
     s.machine = kvm_guest(vcpus);
     s.machine.cpuidle_driver = "none".into();
     s
+}
+
+/// One task on CPU 1 sleeping 100 ms at a time, on an idle guest.
+fn scenario(vcpus: u32, preempt_rt: bool, cmdline: &str) -> Scenario {
+    let sleeper = r#"name = "sleeper"
+kind = "hrtimer"
+placement = "per_cpu"
+period_ns = 100000000
+wakes_task = true
+provenance = "test: one task sleeping 100 ms at a time on CPU 1"
+cpus = "1""#;
+    guest(vcpus, "idle", preempt_rt, cmdline, sleeper)
 }
 
 /// Local timer interrupts per second on `cpu`.
@@ -99,43 +108,20 @@ fn a_cpu_alone_in_the_domains_raises_no_balance() {
     assert!(loc < 5.0, "CPU 0: {loc} LOC/s");
 }
 
-/// A PREEMPT_RT guest without a cpuidle driver, `vcpus` vCPUs, running `workload`, with one
-/// background hrtimer source of `period_ms` on `cpu` (0 or 1: the file is checked against the
-/// 2-vCPU preset before the machine is grown) that wakes no task (`hard`: armed
-/// `HRTIMER_MODE_HARD`).
+/// A PREEMPT_RT guest running `workload`, with one background hrtimer of `period_ms` on `cpu`
+/// (0 or 1) that wakes no task (`hard`: armed `HRTIMER_MODE_HARD`).
 fn with_source(vcpus: u32, workload: &str, cpu: u32, period_ms: u64, hard: bool) -> Scenario {
-    let text = format!(
-        r#"
-name = "PREEMPT_RT, {vcpus} vCPUs, {workload}"
-machine = "kvm-guest-2"
-workload = "{workload}"
-
-[kernel]
-version = "6.1.192"
-hz = 250
-nohz = "idle"
-preempt_rt = true
-
-[[background]]
-name = "a timer"
+    let source = format!(
+        r#"name = "a timer"
 kind = "hrtimer"
 placement = "per_cpu"
-period_ns = {period}
+period_ns = {}
 hard = {hard}
 provenance = "test"
-cpus = "{cpu}"
-
-[run]
-duration = "10s"
-warmup = "1s"
-seed = 3
-"#,
-        period = period_ms * 1_000_000
+cpus = "{cpu}""#,
+        period_ms * 1_000_000
     );
-    let mut s = Scenario::from_toml(&text, "preempt_rt.toml").unwrap();
-    s.machine = kvm_guest(vcpus);
-    s.machine.cpuidle_driver = "none".into();
-    s
+    guest(vcpus, workload, true, "", &source)
 }
 
 /// Per second on `cpu`: local timer interrupts and function-call IPIs.
