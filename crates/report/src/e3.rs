@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! E3 — context switches in a KVM guest (contextswitch, futex), twin: <n> switches per row
+//! unit: ns per switch as timectxsw counts them, <k> per round trip (a switch is 1/<k> of a round trip)
 //!
 //! configuration              | ns/switch  published | exits/switch hlt  tsc  icr  ext | ipi skip | guest busy | host cpu (poll) | host idle | published cpu
 //! ...                          (one line per configuration, published "-" when none;
@@ -21,9 +22,10 @@
 //! Other reading of the baseline (host halt_poll_ns=0), shown, not the verdict:
 //!   ok   <what>  <value>  target <target>  <band>
 //!
-//! Critical path of HLT − guest poll, per baseline (ns/switch):
-//!   <baseline label>
-//!     <+ns>  <term, with its source tag>
+//! Critical path of HLT − guest poll, per baseline (ns/switch, the baseline's term less the
+//! poll row's):
+//!   <baseline label> − <poll row label>
+//!     <+ns>  <term> [<its source>]
 //!     <total>  in all
 //!
 //! Costs (ns):
@@ -61,8 +63,13 @@ pub fn e3_report(r: &Results) -> String {
 fn write_table(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
-        "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row\n",
+        "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row",
         r.switches
+    );
+    let _ = writeln!(
+        s,
+        "unit: ns per switch as timectxsw counts them, {k} per round trip (a switch is 1/{k} of a round trip)\n",
+        k = r.switches_per_round_trip
     );
     let _ = writeln!(
         s,
@@ -129,13 +136,15 @@ fn write_checks(s: &mut String, r: &Results) {
 /// The critical path of HLT − guest poll, per baseline.
 fn write_difference_path(s: &mut String, r: &Results) {
     if !r.parts.is_empty() {
-        s.push_str("\nCritical path of HLT − guest poll, per baseline (ns/switch):\n");
+        s.push_str(
+            "\nCritical path of HLT − guest poll, per baseline (ns/switch, the baseline's term less the poll row's):\n",
+        );
         for d in &r.parts {
-            let _ = writeln!(s, "  {}", d.baseline.label());
+            let _ = writeln!(s, "  {} − {}", d.baseline.label(), d.poll.label());
             for p in &d.parts {
-                let _ = writeln!(s, "    {:>+6}  {}", p.ns, p.name);
+                let _ = writeln!(s, "    {:>+8.1}  {}", p.ns, p.name);
             }
-            let _ = writeln!(s, "    {:>6}  in all", d.total());
+            let _ = writeln!(s, "    {:>8.1}  in all", d.total());
         }
     }
 }
@@ -327,19 +336,22 @@ pub(crate) mod tests {
         let absolute = Results::absolute_checks(&rows);
         let parts = vec![DiffParts {
             baseline: Config::Hlt,
+            poll: Config::GuestPoll { ns: 10_000 },
             parts: vec![
                 DiffPart {
-                    name: "ICR write exit until the IPI is pending (D)".into(),
-                    ns: 428,
+                    name: "ICR write exit until the IPI is pending [icr_delivery_ns 428 (D)]"
+                        .into(),
+                    ns: 213.9,
                 },
                 DiffPart {
-                    name: "less: guest poller notices (E)".into(),
-                    ns: -40,
+                    name: "guest poller notices NEED_RESCHED [cacheline_local_ns 40 (M)]".into(),
+                    ns: -20.0,
                 },
             ],
         }];
         Results {
             switches: 2000,
+            switches_per_round_trip: 4,
             rows,
             costs: vec![CostRow {
                 name: "vm exit + entry (bare)".into(),

@@ -11,9 +11,14 @@
 use super::BandCheck;
 use serde::{Deserialize, Serialize};
 
-/// Context switches per configuration in the published benchmark (`contextswitch`, 2 000 000
-/// switches, docs/experiments.md E3).
+/// Context switches per configuration in the published benchmark (`contextswitch`'s
+/// `timectxsw`: 500 000 iterations counted as 2 000 000 switches, docs/experiments.md E3).
 pub const SWITCHES: u64 = 2_000_000;
+
+/// Switches per round trip as the published benchmark counts them: `timectxsw` divides its
+/// run by `iterations << 2` (docs/costs.md §12), so one of its switches is a quarter of a
+/// round trip, half of one wake. Every E3 row is given in this unit.
+pub const SWITCHES_PER_ROUND_TRIP: u64 = 4;
 
 /// Published ns per switch of the baseline (HLT), docs/costs.md §3b.
 pub const PUBLISHED_HLT_NS: f64 = 2493.14;
@@ -53,7 +58,8 @@ pub enum Config {
     HaltpollTeo,
     /// HLT, both tasks on one vCPU (no idle, no exits on the switch path).
     HltOneCpu,
-    /// HLT, the pipe variant of the ping-pong.
+    /// HLT, a blocking pipe ping-pong (no spinning: each task reads as soon as it has
+    /// written), in the table's unit.
     HltPipe,
     /// HLT with host `halt_poll_ns=0`, host CPU idle under the 4.x menu governor (the other
     /// reading of the published baseline).
@@ -96,7 +102,7 @@ impl Config {
             Config::Haltpoll { ns } => format!("cpuidle-haltpoll guest_halt_poll_ns={ns}"),
             Config::HaltpollTeo => "cpuidle-haltpoll + teo".into(),
             Config::HltOneCpu => "HLT, both tasks on one vCPU".into(),
-            Config::HltPipe => "HLT, pipe ping-pong".into(),
+            Config::HltPipe => "HLT, blocking pipe ping-pong".into(),
             Config::HltHostPollOff => "HLT, host halt_poll_ns=0 (4.x host menu)".into(),
             Config::HltHostPollOffCurrentMenu => {
                 "HLT, host halt_poll_ns=0 (current host menu)".into()
@@ -123,7 +129,8 @@ pub fn published(c: Config) -> Option<(f64, &'static str)> {
     }
 }
 
-/// One configuration's modelled result.
+/// One configuration's modelled result; "per switch" is per switch as the published
+/// benchmark counts them ([`SWITCHES_PER_ROUND_TRIP`] per round trip).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The configuration.
@@ -140,7 +147,7 @@ pub struct Row {
     pub icr_exits: f64,
     /// External-interrupt exits per switch.
     pub ext_int_exits: f64,
-    /// Wakes that skipped the IPI because the target polled, % of switches.
+    /// Wakes that skipped the IPI because the target's polling flag was up, % of wakes.
     pub ipi_skipped_pct: f64,
     /// Guest busy time, % of one CPU summed over the vCPUs.
     pub guest_busy_pct: f64,
@@ -182,14 +189,14 @@ pub struct CostRow {
     pub ns: u64,
 }
 
-/// One term of a modelled HLT − guest-poll difference: a cost on the critical path of the
-/// HLT row that the poll row does not pay (negative: paid only by the poll row).
+/// One term of a modelled HLT − guest-poll difference: a term of the two rows' critical
+/// paths, the HLT row's less the poll row's (negative: the poll row pays more of it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffPart {
-    /// What it is, with its source tag.
+    /// What it is, with its source.
     pub name: String,
     /// Nanoseconds per switch.
-    pub ns: i64,
+    pub ns: f64,
 }
 
 /// The parts of one baseline's HLT − guest-poll difference.
@@ -197,13 +204,15 @@ pub struct DiffPart {
 pub struct DiffParts {
     /// The HLT row these parts belong to.
     pub baseline: Config,
+    /// The guest-poll row it is taken against.
+    pub poll: Config,
     /// The terms, in path order.
     pub parts: Vec<DiffPart>,
 }
 
 impl DiffParts {
     /// The sum of the terms.
-    pub fn total(&self) -> i64 {
+    pub fn total(&self) -> f64 {
         self.parts.iter().map(|p| p.ns).sum()
     }
 }
@@ -211,8 +220,10 @@ impl DiffParts {
 /// A run of E3.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
-    /// Switches per configuration.
+    /// Switches per configuration, as the published benchmark counts them.
     pub switches: u64,
+    /// How many of them make a round trip ([`SWITCHES_PER_ROUND_TRIP`]).
+    pub switches_per_round_trip: u64,
     /// One row per configuration, in [`CONFIGS`] order.
     pub rows: Vec<Row>,
     /// The costs the rows come from.
@@ -222,7 +233,7 @@ pub struct Results {
     /// The same differences with the other reading of the baseline (host `halt_poll_ns=0`),
     /// per host menu rule: shown, not the verdict (see docs/model.md).
     pub other_reading: Vec<BandCheck>,
-    /// The critical-path parts of each baseline's difference.
+    /// The critical path of each baseline's difference from the guest-poll row, term by term.
     pub parts: Vec<DiffParts>,
     /// Every row with a published figure, its ns per switch against the published one
     /// ([`ABSOLUTE_BAND`]).

@@ -5,6 +5,7 @@ use ticklab_schema::machine::xps13_7390;
 
 fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
     GuestPingPong::new(GuestSetup {
+        benchmark: PingPongLoop::Blocking,
         costs: xps13_7390().costs,
         kvm: KvmCosts::skylake_2017(),
         host_poll,
@@ -164,14 +165,21 @@ fn accounting_adds_up() {
             threshold_ns: 1_000,
         },
     ] {
-        let o = guest(idle.clone(), HostHaltPollParams::with_max(20_000)).run(2_000, false);
-        for h in &o.host {
-            assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+        for benchmark in [
+            PingPongLoop::Blocking,
+            PingPongLoop::Timectxsw(SpinCosts::measured_here()),
+        ] {
+            let mut g = guest(idle.clone(), HostHaltPollParams::with_max(20_000));
+            g.setup.benchmark = benchmark;
+            let o = g.run(2_000, false);
+            for h in &o.host {
+                assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+            }
+            assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
+            assert!(o.guest_busy_pct() <= o.host_cpu_pct());
+            // The critical path is the whole run.
+            assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
         }
-        assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
-        assert!(o.guest_busy_pct() <= o.host_cpu_pct());
-        // The critical path is the whole run.
-        assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
     }
 }
 
@@ -207,4 +215,102 @@ fn idle_poll_stops_the_tick_only_before_4_17() {
         "{}",
         old.host_cpu_pct()
     );
+}
+
+/// The 2017 HLT guest running `timectxsw` with the given spin costs, vCPU 1's task spinning
+/// since 0; vCPU 0's task writes the word at 0. Returns (ICR exits, HLT exits, IPIs
+/// skipped) after that one wake.
+fn handshake_once(spin: SpinCosts) -> (u64, u64, u64) {
+    let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+    g.setup.benchmark = PingPongLoop::Timectxsw(spin);
+    g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+    g.vcpus[1].phase = Phase::Running {
+        since: 0,
+        idle_at: u64::MAX,
+    };
+    g.handshake(0, 0, spin);
+    (
+        g.exits[ExitReason::MsrIcr.index()],
+        g.exits[ExitReason::Hlt.index()],
+        g.ipis_skipped,
+    )
+}
+
+#[test]
+fn the_retried_wake_needs_no_ipi_until_the_spinner_has_halted() {
+    let c = xps13_7390().costs;
+    // The spinner notices 1 ns after the write (a 2 ns pass), switches out (half a switch),
+    // stops the tick (work + TSC-deadline exit), then executes HLT.
+    let hlt_at = 1 + c.context_switch_ns / 2 + c.tick_stop_ns + 700;
+    let spin = |retry_pass: u64| SpinCosts {
+        sched_yield_ns: 1,
+        futex_wait_fail_ns: 1,
+        futex_wake_none_ns: retry_pass - 1,
+    };
+    // (writer's retry pass, ICR exits, HLT exits, skipped)
+    let table = [
+        (2, 0, 0, 1),                   // lands in the switch-out: waits (on_cpu)
+        (c.context_switch_ns, 0, 0, 1), // lands in the tick stop: flag up
+        (hlt_at - 1, 0, 0, 1),          // last instant before HLT
+        (hlt_at, 1, 1, 0),              // HLT executed: the IPI, an HLT exit
+        (hlt_at + 20_000, 1, 1, 0),     // long halted
+    ];
+    for (pass, icr, hlt, skipped) in table {
+        assert_eq!(
+            handshake_once(spin(pass)),
+            (icr, hlt, skipped),
+            "retry pass {pass} ns"
+        );
+    }
+}
+
+#[test]
+fn timectxsw_wakes_land_in_the_switch_out_where_a_blocking_ping_pong_halts() {
+    let n = 2_000;
+    let run = |benchmark: PingPongLoop| {
+        let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+        g.setup.benchmark = benchmark;
+        g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+        g.run(n, false)
+    };
+    let spin = SpinCosts::measured_here();
+    let blocking = run(PingPongLoop::Blocking);
+    let timectxsw = run(PingPongLoop::Timectxsw(spin));
+    let exits = |o: &PingPongOutcome, r: ExitReason| o.exits[r.index()];
+    // The strict alternation halts on every wake (the first target is already on its way).
+    assert!(exits(&blocking, ExitReason::Hlt) >= 2 * n - 1);
+    // timectxsw's retried wake lands while the spinner switches out: never a halt, never an
+    // IPI, but every wake waits for the switch-out and the tick stop, then the restart.
+    assert_eq!(exits(&timectxsw, ExitReason::Hlt), 0);
+    assert_eq!(exits(&timectxsw, ExitReason::MsrIcr), 0);
+    assert_eq!(timectxsw.ipis_skipped, 2 * n);
+    let path = &timectxsw.critical_path;
+    let wakes = 2 * n - 1; // every wake but the first, whose target started asleep
+    let notice = spin.spin_pass_ns() / 2;
+    let retry = spin.retry_pass_ns() - notice;
+    let xps = xps13_7390().costs;
+    assert_eq!(path.ns(PathTerm::SleeperNotice), wakes * notice);
+    assert_eq!(path.ns(PathTerm::WakerRetry), wakes * retry);
+    assert_eq!(
+        path.ns(PathTerm::OnCpuWait),
+        wakes * (xps.context_switch_ns / 2 - retry)
+    );
+    assert_eq!(
+        path.ns(PathTerm::TickRestartExit),
+        2 * n * KvmCosts::skylake_2017().msr_write_exit_ns
+    );
+    // The benchmark's count: four switches per round trip, against two.
+    assert_eq!((blocking.switches, timectxsw.switches), (2 * n, 4 * n));
+    assert_eq!(timectxsw.critical_path.total_ns(), timectxsw.elapsed_ns);
+}
+
+#[test]
+fn timectxsw_on_one_cpu_counts_four_real_switches_per_round_trip() {
+    let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+    g.setup.benchmark = PingPongLoop::Timectxsw(SpinCosts::measured_here());
+    g.setup.tick_period_ns = 1 << 62;
+    let o = g.run(1_000, true);
+    let c = xps13_7390().costs;
+    assert_eq!(o.elapsed_ns, 4 * 1_000 * c.context_switch_ns);
+    assert_eq!(o.ns_per_switch(), c.context_switch_ns as f64);
 }
