@@ -271,6 +271,9 @@ fn timectxsw_wakes_land_in_the_switch_out_where_a_blocking_ping_pong_halts() {
         let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
         g.setup.benchmark = benchmark;
         g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+        // No ticks: one landing in a spinner's notice would move its queueing, and with it
+        // the split between the retry and the wait for the switch-out.
+        g.setup.tick_period_ns = 1 << 62;
         g.run(n, false)
     };
     let spin = SpinCosts::measured_here();
