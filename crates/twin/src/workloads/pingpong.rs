@@ -107,9 +107,9 @@ impl SpinCosts {
     /// `scripts/timectxsw-probe.sh` (docs/costs.md §12.2).
     pub const fn measured_here() -> SpinCosts {
         SpinCosts {
-            sched_yield_ns: 155,
-            futex_wait_fail_ns: 160,
-            futex_wake_none_ns: 120,
+            sched_yield_ns: 154,
+            futex_wait_fail_ns: 162,
+            futex_wake_none_ns: 119,
         }
     }
 
