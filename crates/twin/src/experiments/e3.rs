@@ -46,7 +46,7 @@ use ticklab_schema::experiment::e3::{
 use ticklab_schema::machine::{Costs, xps13_7390};
 
 use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
-use crate::kernel::idle::{IdleEntryTick, NoDriverTick};
+use crate::kernel::idle::{GuestPollPlacement, IdleEntryTick, NoDriverTick};
 use crate::kernel::kvm::{ExitReason, HostHaltPollParams, HostIdleParams, KvmCosts};
 use crate::workloads::critical_path::PathTerm;
 use crate::workloads::pingpong::{
@@ -97,7 +97,14 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
     } = GuestHost::published_2017();
     let (idle, host_poll) = match config {
         Config::Hlt | Config::HltOneCpu | Config::HltPipe => (GuestIdlePath::Hlt, host),
-        Config::GuestPoll { ns } => (GuestIdlePath::PollThenHlt { threshold_ns: ns }, host),
+        // The documented assumption (docs/kernel-behaviour.md §9.7).
+        Config::GuestPoll { ns } => (
+            GuestIdlePath::PollThenHlt {
+                threshold_ns: ns,
+                placement: GuestPollPlacement::AfterTickStop,
+            },
+            host,
+        ),
         Config::HostPoll { ns } => (GuestIdlePath::Hlt, HostHaltPollParams::with_max(ns)),
         Config::HltHostPollOff => (GuestIdlePath::Hlt, HostHaltPollParams::off()),
         Config::HltHostPollOffCurrentMenu => {

@@ -66,7 +66,11 @@
 //!
 //! Where the tick stops is the kernel's rule ([`IdleEntryTick`]): before 4.17 every idle
 //! entry stopped it at the top of the idle loop, `idle=poll` included; from 4.17 the path (or
-//! its governor) decides and `idle=poll` keeps it.
+//! its governor) decides and `idle=poll` keeps it. On the 2017 guest-polling path, whether
+//! its poll comes before or after that stop is an unverified reading of the patch
+//! ([`GuestPollPlacement`](crate::kernel::idle::GuestPollPlacement)): before it, a wake
+//! landing in the poll skips the stop and the restart, and the wake's path is the one today's
+//! haltpoll driver walks.
 //!
 //! Every cost on the critical path is added to its [`PathTerm`] as the walk takes it
 //! ([`CriticalPath`]), so that a run's terms add up to its elapsed time and a report can print
@@ -388,10 +392,10 @@ impl GuestPingPong {
             }
         };
         let stop = !cpu.tick_stopped
-            && self
-                .setup
-                .idle_entry_tick
-                .stops_tick(!after_poll_timeout, path_stops);
+            && self.setup.idle_entry_tick.stops_tick(
+                self.setup.idle.at_idle_enter(after_poll_timeout),
+                path_stops,
+            );
         let mut now = t;
         if stop {
             cpu.tick_stopped = true;
