@@ -158,3 +158,84 @@ fn every_row_is_its_critical_path() {
     // Every row with a published figure gets an absolute check.
     assert_eq!(r.absolute.len(), 10);
 }
+
+#[test]
+fn the_2017_poll_placement_switch_moves_the_guest_poll_rows_and_only_them() {
+    let r = e3::results(20_000);
+    let before = &r.poll_before_tick_stop;
+    let polls: Vec<Config> = CONFIGS
+        .iter()
+        .copied()
+        .filter(|c| matches!(c, Config::GuestPoll { .. }))
+        .collect();
+    assert_eq!(
+        before.rows.iter().map(|x| x.config).collect::<Vec<_>>(),
+        polls
+    );
+    let names = |path: &[ticklab_schema::experiment::e3::PathPart]| -> Vec<String> {
+        path.iter().map(|p| p.name.clone()).collect()
+    };
+    let has_tick_work = |n: &[String]| {
+        n.iter()
+            .any(|n| n.contains("tick stop") || n.contains("tick restart"))
+    };
+    let haltpoll = row(&r, Config::Haltpoll { ns: 200_000 });
+    for b in &before.rows {
+        // Before the stop: a wake lands in the poll with the tick running, so no stop, no
+        // restart, no TSC-deadline write; the path is today's haltpoll driver's.
+        let n = names(&b.path);
+        assert!(!has_tick_work(&n), "{}: {n:?}", b.label);
+        assert!(b.tsc_deadline_exits < 0.01, "{b:?}");
+        // Today's driver halts on its first few wakes (window 0) and ticks land in either:
+        // compare the terms of 1 ns per switch or more.
+        let shape = |path: &[ticklab_schema::experiment::e3::PathPart]| -> Vec<String> {
+            path.iter()
+                .filter(|p| p.ns_per_switch >= 1.0)
+                .map(|p| p.name.clone())
+                .collect()
+        };
+        assert_eq!(shape(&b.path), shape(&haltpoll.path), "{}", b.label);
+        assert!(
+            (b.ns_per_switch - haltpoll.ns_per_switch).abs() < 1.0,
+            "{b:?}"
+        );
+        // After the stop (the verdict): the same row pays both.
+        let a = row(&r, b.config);
+        assert!(has_tick_work(&names(&a.path)), "{a:?}");
+        assert!((a.tsc_deadline_exits - 1.0).abs() < 1e-3, "{a:?}");
+        assert!(a.ns_per_switch - b.ns_per_switch > 1000.0, "{a:?} {b:?}");
+    }
+    // The checks: one absolute per row, one difference per row against the verdict's HLT,
+    // whose path is the sum of its terms.
+    assert_eq!((before.absolute.len(), before.checks.len()), (4, 4));
+    let hlt = row(&r, Config::Hlt).ns_per_switch;
+    for (c, b) in before.checks.iter().zip(&before.rows) {
+        assert!((c.value - (hlt - b.ns_per_switch)).abs() < 1e-9, "{c:?}");
+    }
+    let [d] = &before.parts[..] else {
+        panic!("one difference path: {:?}", before.parts)
+    };
+    assert_eq!((d.baseline, d.poll), (Config::Hlt, e3::DIFFERENCE_POLL_ROW));
+    let diff = hlt - row_of(&before.rows, d.poll).ns_per_switch;
+    assert!(
+        (diff - d.total()).abs() < 0.5,
+        "{diff} against {}",
+        d.total()
+    );
+    assert!(
+        d.parts.iter().any(|p| p.name.contains("tick restart")),
+        "{d:?}"
+    );
+    // The verdict stays on the documented placement: its rows are unchanged by the reading.
+    assert_eq!(
+        e3::VERDICT_PLACEMENT,
+        ticklab_twin::kernel::idle::GuestPollPlacement::AfterTickStop
+    );
+}
+
+fn row_of(
+    rows: &[ticklab_schema::experiment::e3::Row],
+    c: Config,
+) -> &ticklab_schema::experiment::e3::Row {
+    rows.iter().find(|x| x.config == c).expect("row")
+}

@@ -5,7 +5,8 @@
 //! ([`CONFIGS`]), the published figures of the later revision ([`published`], docs/costs.md
 //! §3b) — and what a run yields: one [`Row`] per configuration, the cost table the rows were
 //! computed from ([`CostRow`]), and the [`BandCheck`]s of the HLT-versus-polling difference,
-//! gathered in [`Results`]. The twin runs it (`ticklab_twin::experiments::e3`); the renderer
+//! gathered in [`Results`], with the guest-poll rows under the other reading of where the 2017
+//! patch polled beside them ([`PlacementReading`]). The twin runs it (`ticklab_twin::experiments::e3`); the renderer
 //! is `ticklab_report::e3`.
 
 use super::BandCheck;
@@ -238,8 +239,30 @@ pub struct Results {
     /// Every row with a published figure, its ns per switch against the published one
     /// ([`ABSOLUTE_BAND`]).
     pub absolute: Vec<BandCheck>,
+    /// The guest-poll rows under the other reading of where the 2017 patch polled (before the
+    /// tick stop): shown, not the verdict.
+    pub poll_before_tick_stop: PlacementReading,
     /// The assumptions, one sentence each.
     pub assumptions: Vec<String>,
+}
+
+/// E3's guest-poll rows under a reading of where the 2017 patch ran its poll relative to the
+/// idle loop's tick stop (`tick_nohz_idle_enter()`, docs/kernel-behaviour.md §9.7), with the
+/// checks that reading gives. The verdict ([`Results::rows`], [`Results::checks`]) keeps the
+/// documented assumption, the poll after the stop, until the patch text is found; the other
+/// reading (the poll before the stop: a wake landing in the poll skips the stop and the
+/// restart) is carried here and shown beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementReading {
+    /// The guest-poll rows ([`Config::GuestPoll`], in [`CONFIGS`] order) under this reading.
+    pub rows: Vec<Row>,
+    /// Each of them against its published figure ([`ABSOLUTE_BAND`]).
+    pub absolute: Vec<BandCheck>,
+    /// The verdict's HLT row less each of them, against the published difference
+    /// ([`DIFF_BAND`]).
+    pub checks: Vec<BandCheck>,
+    /// The critical path of the verdict's HLT row less the first of them, term by term.
+    pub parts: Vec<DiffParts>,
 }
 
 impl Results {
@@ -267,10 +290,17 @@ impl Results {
     /// The band checks of `baseline` (an HLT row) minus each guest-poll row with a published
     /// figure, against the published baseline minus that row.
     pub fn difference_checks_from(rows: &[Row], baseline: Config) -> Vec<BandCheck> {
-        let Some(hlt) = rows.iter().find(|r| r.config == baseline) else {
-            return Vec::new();
-        };
-        rows.iter()
+        match rows.iter().find(|r| r.config == baseline) {
+            Some(hlt) => Self::difference_checks_between(hlt, rows),
+            None => Vec::new(),
+        }
+    }
+
+    /// The band checks of `hlt` (an HLT row) minus each guest-poll row of `polls` with a
+    /// published figure, against the published baseline minus that row.
+    pub fn difference_checks_between(hlt: &Row, polls: &[Row]) -> Vec<BandCheck> {
+        polls
+            .iter()
             .filter(|r| matches!(r.config, Config::GuestPoll { .. }))
             .filter_map(|r| {
                 let published = r.published_ns?;

@@ -24,7 +24,10 @@
 //!   stops the tick, `idle=poll` included); the cpuidle-haltpoll rows today's;
 //! * the guest is quiet: no timer but the tick, so every idle entry that may stop the tick
 //!   does, and every idle exit restarts it (two TSC-deadline exits);
-//! * the 2017 kernel stopped the tick before polling (§9.7, unverified);
+//! * the 2017 kernel stopped the tick before polling (§9.7, unverified:
+//!   [`GuestPollPlacement::AfterTickStop`], [`VERDICT_PLACEMENT`]); the four guest-poll rows
+//!   are run again with the poll before the stop ([`GuestPollPlacement::BeforeTickStop`]) and
+//!   shown beside, not as the verdict ([`placement_reading`]);
 //! * the guest's own costs are the project's native estimates (`xps13-7390` preset, a
 //!   Skylake-family core), the spin loop's syscalls [`SpinCosts::measured_here`]; the host's
 //!   are [`KvmCosts::skylake_2017`];
@@ -40,8 +43,8 @@
 
 use ticklab_cmdline::HaltpollParams;
 use ticklab_schema::experiment::e3::{
-    CONFIGS, Config, CostRow, DiffPart, DiffParts, Results, Row, SWITCHES, SWITCHES_PER_ROUND_TRIP,
-    published,
+    CONFIGS, Config, CostRow, DiffPart, DiffParts, PlacementReading, Results, Row, SWITCHES,
+    SWITCHES_PER_ROUND_TRIP, published,
 };
 use ticklab_schema::machine::{Costs, xps13_7390};
 
@@ -78,7 +81,7 @@ pub fn assumptions() -> Vec<String> {
         "The ping-pong on 2 vCPUs, each pinned 1:1 on an otherwise idle host CPU (not published); 10 vCPUs in all, as the idle=poll row's 1003 % host CPU implies (D), the other 8 idle (host CPU only: they spin under idle=poll, halt otherwise).",
         "The 2017 rows run a pre-4.17 idle loop: every idle entry stops the tick, idle=poll included (kernel/sched/idle.c of that era, C); the cpuidle-haltpoll rows run today's (the governor decides, idle=poll keeps the tick).",
         "Quiet guest: no timer but the tick; every idle entry that may stop the tick does, every idle exit restarts it.",
-        "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified).",
+        "The 2017 kernel stopped the tick before polling (docs/kernel-behaviour.md §9.7, unverified; the patch text was not found); the guest-poll rows are run again with the poll before the stop and shown beside, not as the verdict.",
         "Guest code costs: the project's native estimates (xps13-7390), the spin loop's syscalls as measured on this project's host (a KVM guest, 2025 kernel; used as the 2017 figures); host costs: KvmCosts::skylake_2017 at an assumed 2.5 GHz.",
         "Host halt polling at the kernel default (halt_poll_ns 200 us; 4.x rule: grow 2, grow_start 10 us, shrink 0) in the baseline and guest-poll rows: the published host CPU of the baseline (200.3 %) means its vCPU threads never blocked. The halt_poll_ns rows set the cap; the halt_poll_ns=0 rows are the other reading.",
         "Host CPU of a blocked vCPU: Skylake server, intel_idle (POLL, C1 2/2 us, C1E 10/20 us, C6 133/600 us; MWAIT keeps the polling flag, so no host IPI), menu governor of 4.x (starts at C1 unless a timer is within 20 us), HZ=1000; quiet otherwise.",
@@ -88,8 +91,26 @@ pub fn assumptions() -> Vec<String> {
     .to_vec()
 }
 
-/// The guest and host of one configuration, with the given host costs and guest costs.
-pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
+/// Where the verdict's guest-poll rows put the 2017 poll: after the idle loop's tick stop,
+/// the documented and unverified assumption (docs/kernel-behaviour.md §9.7). It stays until
+/// the patch text is found; the other placement is shown beside ([`placement_reading`]).
+pub const VERDICT_PLACEMENT: GuestPollPlacement = GuestPollPlacement::AfterTickStop;
+
+// Invariant: the reading shown beside the verdict (`Results::poll_before_tick_stop`) is the
+// other placement; switching the verdict means renaming that field too.
+const _: () = assert!(matches!(
+    VERDICT_PLACEMENT,
+    GuestPollPlacement::AfterTickStop
+));
+
+/// The guest and host of one configuration, with the 2017 poll (the guest-poll rows) placed
+/// as `placement`, and the given host costs and guest costs.
+pub fn setup(
+    config: Config,
+    placement: GuestPollPlacement,
+    kvm: KvmCosts,
+    costs: Costs,
+) -> GuestSetup {
     let GuestHost {
         host_poll: host,
         mut host_idle,
@@ -97,11 +118,10 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
     } = GuestHost::published_2017();
     let (idle, host_poll) = match config {
         Config::Hlt | Config::HltOneCpu | Config::HltPipe => (GuestIdlePath::Hlt, host),
-        // The documented assumption (docs/kernel-behaviour.md §9.7).
         Config::GuestPoll { ns } => (
             GuestIdlePath::PollThenHlt {
                 threshold_ns: ns,
-                placement: GuestPollPlacement::AfterTickStop,
+                placement,
             },
             host,
         ),
@@ -153,10 +173,16 @@ pub fn setup(config: Config, kvm: KvmCosts, costs: Costs) -> GuestSetup {
     }
 }
 
-/// Runs one configuration for `switches` switches of the table's unit
-/// ([`SWITCHES_PER_ROUND_TRIP`] per round trip; at least one round trip).
-pub fn run_config(config: Config, kvm: KvmCosts, costs: Costs, switches: u64) -> PingPongOutcome {
-    let model = GuestPingPong::new(setup(config, kvm, costs))
+/// Runs one configuration, the 2017 poll placed as `placement`, for `switches` switches of the
+/// table's unit ([`SWITCHES_PER_ROUND_TRIP`] per round trip; at least one round trip).
+pub fn run_config(
+    config: Config,
+    placement: GuestPollPlacement,
+    kvm: KvmCosts,
+    costs: Costs,
+    switches: u64,
+) -> PingPongOutcome {
+    let model = GuestPingPong::new(setup(config, placement, kvm, costs))
         .expect("every E3 configuration names a known governor");
     let round_trips = (switches / SWITCHES_PER_ROUND_TRIP).max(1);
     model.run(round_trips, config == Config::HltOneCpu)
@@ -443,7 +469,12 @@ pub fn results(switches: u64) -> Results {
     let costs = xps13_7390().costs;
     let outcomes: Vec<(Config, PingPongOutcome)> = CONFIGS
         .iter()
-        .map(|&c| (c, run_config(c, kvm, costs.clone(), switches)))
+        .map(|&c| {
+            (
+                c,
+                run_config(c, VERDICT_PLACEMENT, kvm, costs.clone(), switches),
+            )
+        })
         .collect();
     let rows: Vec<Row> = outcomes
         .iter()
@@ -465,6 +496,13 @@ pub fn results(switches: u64) -> Results {
     .into_iter()
     .filter_map(|c| Some(difference_path(find(c)?, find(DIFFERENCE_POLL_ROW)?)))
     .collect();
+    let poll_before_tick_stop = placement_reading(
+        GuestPollPlacement::BeforeTickStop,
+        &rows,
+        &kvm,
+        &costs,
+        switches,
+    );
     Results {
         switches,
         switches_per_round_trip: SWITCHES_PER_ROUND_TRIP,
@@ -474,7 +512,43 @@ pub fn results(switches: u64) -> Results {
         other_reading,
         parts,
         absolute,
+        poll_before_tick_stop,
         assumptions: assumptions(),
+    }
+}
+
+/// The four guest-poll rows run with the 2017 poll placed as `placement` (the other reading
+/// of the patch, [`GuestPollPlacement`]), each with its absolute check, the difference checks
+/// of the verdict's HLT row (from `rows`) less each of them, and the critical path of HLT −
+/// [`DIFFERENCE_POLL_ROW`] under this reading. Shown beside the verdict, not as it: the
+/// placement is not chosen by which reading passes (docs/costs.md §12.2).
+pub fn placement_reading(
+    placement: GuestPollPlacement,
+    rows: &[Row],
+    kvm: &KvmCosts,
+    costs: &Costs,
+    switches: u64,
+) -> PlacementReading {
+    let polls: Vec<Row> = CONFIGS
+        .iter()
+        .filter(|c| matches!(c, Config::GuestPoll { .. }))
+        .map(|&c| {
+            let o = run_config(c, placement, *kvm, costs.clone(), switches);
+            row(c, &o, kvm, costs)
+        })
+        .collect();
+    let hlt = rows.iter().find(|r| r.config == Config::Hlt);
+    let checks = hlt.map_or_else(Vec::new, |h| Results::difference_checks_between(h, &polls));
+    let parts = hlt
+        .zip(polls.iter().find(|r| r.config == DIFFERENCE_POLL_ROW))
+        .map(|(h, p)| difference_path(h, p))
+        .into_iter()
+        .collect();
+    PlacementReading {
+        absolute: Results::absolute_checks(&polls),
+        rows: polls,
+        checks,
+        parts,
     }
 }
 
