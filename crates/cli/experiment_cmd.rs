@@ -34,7 +34,8 @@ pub(crate) struct ExperimentArgs {
     /// the ablation table (default duration 60 s per point).
     #[arg(long)]
     pub(crate) ablate: bool,
-    /// E3: context switches per configuration (the published benchmark ran 2 000 000).
+    /// E3: context switches per configuration, counted as the benchmark counts them (four per
+    /// round trip; the published run had 2 000 000).
     #[arg(long, default_value_t = ticklab_schema::experiment::e3::SWITCHES, value_parser = clap::value_parser!(u64).range(2..=ticklab_schema::validate::MAX_WORKLOAD_COUNT))]
     pub(crate) switches: u64,
     /// Print the per-CPU tables too (E2: a frame table and a wake-up table per group and

@@ -68,7 +68,8 @@ pub(crate) struct ReportArgs {
 enum Source {
     E1(ticklab_schema::experiment::e1::Results),
     E2(ticklab_schema::experiment::e2::Results),
-    E3(ticklab_schema::experiment::e3::Results),
+    /// Boxed: E3's results carry a second reading of the guest-poll rows and outweigh the rest.
+    E3(Box<ticklab_schema::experiment::e3::Results>),
     E4(ticklab_schema::experiment::e4::Results),
     Sweep(Vec<SweepRow>),
 }
@@ -114,7 +115,7 @@ impl SourceArgs {
                     name.name()
                 )));
             }
-            Experiment::E3 => Source::E3(e3::results(a.switches)),
+            Experiment::E3 => Source::E3(Box::new(e3::results(a.switches))),
             Experiment::E4 => Source::E4(e4_results(&a)?),
         })
     }

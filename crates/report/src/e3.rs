@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! E3 — context switches in a KVM guest (contextswitch, futex), twin: <n> switches per row
+//! unit: ns per switch as timectxsw counts them, <k> per round trip (a switch is 1/<k> of a round trip)
 //!
 //! configuration              | ns/switch  published | exits/switch hlt  tsc  icr  ext | ipi skip | guest busy | host cpu (poll) | host idle | published cpu
 //! ...                          (one line per configuration, published "-" when none;
@@ -21,9 +22,24 @@
 //! Other reading of the baseline (host halt_poll_ns=0), shown, not the verdict:
 //!   ok   <what>  <value>  target <target>  <band>
 //!
-//! Critical path of HLT − guest poll, per baseline (ns/switch):
-//!   <baseline label>
-//!     <+ns>  <term, with its source tag>
+//! Critical path of HLT − guest poll, per baseline (ns/switch, the baseline's term less the
+//! poll row's):
+//!   <baseline label> − <poll row label>
+//!     <+ns>  <term> [<its source>]
+//!     <total>  in all
+//!
+//! Other reading of the 2017 poll's placement (before the tick stop), shown, not the verdict:
+//!   configuration  | ns/switch published   error | exits/switch hlt  tsc  icr  ext | ipi skip
+//!   ...              (one line per guest-poll row under that reading)
+//! Absolute rows under this reading against the published figures (ns/switch):
+//!   ok   <label>  <value>  target <published>  ±25 %
+//! <n> of <m> checks inside their bands
+//! HLT-versus-polling difference under this reading against the published rows:
+//!   ok   <what>  <value>  target <target>  ±35 %
+//! <n> of <m> checks inside their bands
+//! Critical path of HLT − guest poll under this reading (ns/switch, ...):
+//!   <baseline label> − <poll row label>
+//!     <+ns>  <term> [<its source>]
 //!     <total>  in all
 //!
 //! Costs (ns):
@@ -36,6 +52,7 @@
 //!   <label>: <ns> ns/switch[, published <p> (<+d> %)]
 //!     <ns>  <share> %  <term>  [<cost field, value, tag>]   (terms under 0.05 ns left out)
 //!     <ns>  in all
+//!   ...                      (then the other placement's rows, "(poll before the tick stop)")
 //! ```
 //!
 //! ns per switch has one decimal, exits two, percentages one.
@@ -43,7 +60,7 @@
 //! [`json`] is the `--json` form: the [`Results`] plus `schema_version` and `experiment`.
 
 use std::fmt::Write;
-use ticklab_schema::experiment::e3::{LiveSweep, Results};
+use ticklab_schema::experiment::e3::{DiffParts, LiveSweep, PlacementReading, Results, Row};
 use ticklab_schema::report::REPORT_SCHEMA_VERSION;
 
 /// The E3 tables as plain text (see the module documentation for the layout).
@@ -52,6 +69,7 @@ pub fn e3_report(r: &Results) -> String {
     write_table(&mut s, r);
     write_checks(&mut s, r);
     write_difference_path(&mut s, r);
+    write_placement_reading(&mut s, &r.poll_before_tick_stop);
     write_costs(&mut s, r);
     write_row_paths(&mut s, r);
     s
@@ -61,8 +79,13 @@ pub fn e3_report(r: &Results) -> String {
 fn write_table(s: &mut String, r: &Results) {
     let _ = writeln!(
         s,
-        "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row\n",
+        "E3 — context switches in a KVM guest (contextswitch, futex), twin: {} switches per row",
         r.switches
+    );
+    let _ = writeln!(
+        s,
+        "unit: ns per switch as timectxsw counts them, {k} per round trip (a switch is 1/{k} of a round trip)\n",
+        k = r.switches_per_round_trip
     );
     let _ = writeln!(
         s,
@@ -129,14 +152,71 @@ fn write_checks(s: &mut String, r: &Results) {
 /// The critical path of HLT − guest poll, per baseline.
 fn write_difference_path(s: &mut String, r: &Results) {
     if !r.parts.is_empty() {
-        s.push_str("\nCritical path of HLT − guest poll, per baseline (ns/switch):\n");
-        for d in &r.parts {
-            let _ = writeln!(s, "  {}", d.baseline.label());
-            for p in &d.parts {
-                let _ = writeln!(s, "    {:>+6}  {}", p.ns, p.name);
-            }
-            let _ = writeln!(s, "    {:>6}  in all", d.total());
+        s.push_str(
+            "\nCritical path of HLT − guest poll, per baseline (ns/switch, the baseline's term less the poll row's):\n",
+        );
+        write_diff_parts(s, &r.parts, "  ");
+    }
+}
+
+/// Each difference's terms under its `baseline − poll` heading, indented by `indent`.
+fn write_diff_parts(s: &mut String, parts: &[DiffParts], indent: &str) {
+    for d in parts {
+        let _ = writeln!(s, "{indent}{} − {}", d.baseline.label(), d.poll.label());
+        for p in &d.parts {
+            let _ = writeln!(s, "{indent}  {:>+8.1}  {}", p.ns, p.name);
         }
+        let _ = writeln!(s, "{indent}  {:>8.1}  in all", d.total());
+    }
+}
+
+/// The other reading of where the 2017 patch polled (before the tick stop): its guest-poll
+/// rows, their absolute and difference checks, and the critical path of the difference.
+fn write_placement_reading(s: &mut String, p: &PlacementReading) {
+    if p.rows.is_empty() {
+        return;
+    }
+    s.push_str(
+        "\nOther reading of the 2017 poll's placement (before the tick stop), shown, not the verdict:\n",
+    );
+    let _ = writeln!(
+        s,
+        "  {:<42} | {:>9} {:>9} {:>8} | exits/switch {:>4} {:>4} {:>4} {:>4} | ipi skip",
+        "configuration", "ns/switch", "published", "error", "hlt", "tsc", "icr", "ext"
+    );
+    for row in &p.rows {
+        let (published, error) = row.published_ns.map_or_else(
+            || ("-".to_string(), "-".to_string()),
+            |v| {
+                (
+                    format!("{v:.1}"),
+                    format!("{:+.1} %", 100.0 * (row.ns_per_switch - v) / v),
+                )
+            },
+        );
+        let _ = writeln!(
+            s,
+            "  {:<42} | {:>9.1} {:>9} {:>8} | {:>16.2} {:>4.2} {:>4.2} {:>4.2} | {:>7.1}%",
+            row.label,
+            row.ns_per_switch,
+            published,
+            error,
+            row.hlt_exits,
+            row.tsc_deadline_exits,
+            row.icr_exits,
+            row.ext_int_exits,
+            row.ipi_skipped_pct,
+        );
+    }
+    s.push_str("Absolute rows under this reading against the published figures (ns/switch):\n");
+    crate::format::band_checks(s, &p.absolute, 48, 8, 1);
+    s.push_str("HLT-versus-polling difference under this reading against the published rows:\n");
+    crate::format::band_checks(s, &p.checks, 48, 8, 1);
+    if !p.parts.is_empty() {
+        s.push_str(
+            "Critical path of HLT − guest poll under this reading (ns/switch, the baseline's term less the poll row's):\n",
+        );
+        write_diff_parts(s, &p.parts, "  ");
     }
 }
 
@@ -152,37 +232,47 @@ fn write_costs(s: &mut String, r: &Results) {
     }
 }
 
-/// Every row's critical path per switch, with each term's share and source.
+/// Every row's critical path per switch, with each term's share and source; then the other
+/// placement's guest-poll rows, marked.
 fn write_row_paths(s: &mut String, r: &Results) {
-    if r.rows.iter().any(|row| !row.path.is_empty()) {
+    let other = &r.poll_before_tick_stop.rows;
+    if r.rows.iter().chain(other).any(|row| !row.path.is_empty()) {
         s.push_str(
             "\nCritical path per switch, every row (ns/switch, share of the row, source):\n",
         );
         for row in &r.rows {
-            let published = row.published_ns.map_or_else(String::new, |p| {
-                format!(
-                    ", published {p:.1} ({:+.1} %)",
-                    100.0 * (row.ns_per_switch - p) / p
-                )
-            });
-            let _ = writeln!(
-                s,
-                "  {}: {:.1} ns/switch{published}",
-                row.label, row.ns_per_switch
-            );
-            // Terms under 0.05 ns per switch (a handful of wakes in the whole run) would
-            // print as 0.0: they stay in the JSON and in the total.
-            for p in row.path.iter().filter(|p| p.ns_per_switch >= 0.05) {
-                let _ = writeln!(
-                    s,
-                    "    {:>7.1}  {:>5.1} %  {:<58} [{}]",
-                    p.ns_per_switch, p.share_pct, p.name, p.source
-                );
-            }
-            let total: f64 = row.path.iter().map(|p| p.ns_per_switch).sum();
-            let _ = writeln!(s, "    {total:>7.1}  in all");
+            write_row_path(s, row, "");
+        }
+        for row in other {
+            write_row_path(s, row, " (other reading: poll before the tick stop)");
         }
     }
+}
+
+/// One row's critical path per switch, its label followed by `mark`.
+fn write_row_path(s: &mut String, row: &Row, mark: &str) {
+    let published = row.published_ns.map_or_else(String::new, |p| {
+        format!(
+            ", published {p:.1} ({:+.1} %)",
+            100.0 * (row.ns_per_switch - p) / p
+        )
+    });
+    let _ = writeln!(
+        s,
+        "  {}{mark}: {:.1} ns/switch{published}",
+        row.label, row.ns_per_switch
+    );
+    // Terms under 0.05 ns per switch (a handful of wakes in the whole run) would print as
+    // 0.0: they stay in the JSON and in the total.
+    for p in row.path.iter().filter(|p| p.ns_per_switch >= 0.05) {
+        let _ = writeln!(
+            s,
+            "    {:>7.1}  {:>5.1} %  {:<58} [{}]",
+            p.ns_per_switch, p.share_pct, p.name, p.source
+        );
+    }
+    let total: f64 = row.path.iter().map(|p| p.ns_per_switch).sum();
+    let _ = writeln!(s, "    {total:>7.1}  in all");
 }
 
 /// The live sweep on this host (`ticklab host haltpoll-sweep`) beside the calibrated twin:
@@ -266,7 +356,8 @@ pub fn live_report(l: &LiveSweep) -> String {
 
 /// The `--json` document: `schema_version`, `experiment: "e3"`, `switches`, `rows` (each with
 /// its critical `path`), `costs`, `checks`, `other_reading`, `parts`, `absolute`,
-/// `assumptions`.
+/// `poll_before_tick_stop` (the other placement of the 2017 poll: its `rows`, `absolute`,
+/// `checks`, `parts`), `assumptions`.
 pub fn json(r: &Results) -> serde_json::Result<serde_json::Value> {
     let mut v = serde_json::to_value(r)?;
     v["schema_version"] = REPORT_SCHEMA_VERSION.into();
@@ -322,24 +413,44 @@ pub(crate) mod tests {
             row(Config::HaltpollTeo, 2600.0, 1.0),
             row(Config::HltHostPollOff, 5000.0, 1.0),
         ];
+        let poll_before_tick_stop = {
+            let polls = vec![row(Config::GuestPoll { ns: 10_000 }, 1200.0, 0.0)];
+            PlacementReading {
+                absolute: Results::absolute_checks(&polls),
+                checks: Results::difference_checks_between(&rows[0], &polls),
+                parts: vec![DiffParts {
+                    baseline: Config::Hlt,
+                    poll: Config::GuestPoll { ns: 10_000 },
+                    parts: vec![DiffPart {
+                        name: "target still entering idle (tick stop) [tick_stop_ns 500 (E)]"
+                            .into(),
+                        ns: 1800.0,
+                    }],
+                }],
+                rows: polls,
+            }
+        };
         let checks: Vec<BandCheck> = Results::difference_checks(&rows);
         let other_reading = Results::difference_checks_from(&rows, Config::HltHostPollOff);
         let absolute = Results::absolute_checks(&rows);
         let parts = vec![DiffParts {
             baseline: Config::Hlt,
+            poll: Config::GuestPoll { ns: 10_000 },
             parts: vec![
                 DiffPart {
-                    name: "ICR write exit until the IPI is pending (D)".into(),
-                    ns: 428,
+                    name: "ICR write exit until the IPI is pending [icr_delivery_ns 428 (D)]"
+                        .into(),
+                    ns: 213.9,
                 },
                 DiffPart {
-                    name: "less: guest poller notices (E)".into(),
-                    ns: -40,
+                    name: "guest poller notices NEED_RESCHED [cacheline_local_ns 40 (M)]".into(),
+                    ns: -20.0,
                 },
             ],
         }];
         Results {
             switches: 2000,
+            switches_per_round_trip: 4,
             rows,
             costs: vec![CostRow {
                 name: "vm exit + entry (bare)".into(),
@@ -349,6 +460,7 @@ pub(crate) mod tests {
             other_reading,
             parts,
             absolute,
+            poll_before_tick_stop,
             assumptions: vec!["2-vCPU guest.".into()],
         }
     }

@@ -345,38 +345,15 @@ pub fn e3_html(r: &e3::Results) -> Result<String, PlotError> {
             "the 2017 guest-polling proposal's later revision (docs/costs.md §3b)".into(),
         ),
     ]);
-    let rows: Vec<Vec<Cell>> = r
-        .rows
-        .iter()
-        .map(|row| {
-            vec![
-                Cell::Text(row.label.clone()),
-                Cell::Num(fixed(row.ns_per_switch, 1)),
-                Cell::Pub(opt_fixed(row.published_ns, 1)),
-                Cell::Num(fixed(row.hlt_exits, 2)),
-                Cell::Num(fixed(row.ipi_skipped_pct, 1)),
-                Cell::Num(fixed(row.host_cpu_pct, 1)),
-                Cell::Pub(row.published_cpu.clone().unwrap_or_else(|| "-".into())),
-            ]
-        })
-        .collect();
-    let main = table(
-        &[
-            "configuration",
-            "ns/switch",
-            "published",
-            "HLT exits/switch",
-            "IPIs skipped %",
-            "host CPU %",
-            "published CPU",
-        ],
-        &rows,
-    );
+    let main = e3_rows_table(&r.rows);
     let costs: Vec<Vec<Cell>> = r
         .costs
         .iter()
         .map(|c| vec![Cell::Text(c.name.clone()), Cell::Num(c.ns.to_string())])
         .collect();
+    let reading = &r.poll_before_tick_stop;
+    let other_placement =
+        e3_rows_table(&reading.rows) + &bands(&reading.absolute, 1) + &bands(&reading.checks, 1);
     let mut assumptions = String::from("<ul>\n");
     for a in &r.assumptions {
         let _ = writeln!(assumptions, "<li>{}</li>", escape(a));
@@ -394,11 +371,45 @@ pub fn e3_html(r: &e3::Results) -> Result<String, PlotError> {
                 figures_with_tables(&plot::e3::figures(r)?, &[main]),
             ),
             (
+                "Other reading of the 2017 poll's placement (before the tick stop), not the verdict",
+                other_placement,
+            ),
+            (
                 "Costs and assumptions",
                 table(&["cost", "ns"], &costs) + &assumptions,
             ),
         ],
     ))
+}
+
+/// E3 rows beside their published figures, one line each.
+fn e3_rows_table(rows: &[e3::Row]) -> String {
+    let cells: Vec<Vec<Cell>> = rows
+        .iter()
+        .map(|row| {
+            vec![
+                Cell::Text(row.label.clone()),
+                Cell::Num(fixed(row.ns_per_switch, 1)),
+                Cell::Pub(opt_fixed(row.published_ns, 1)),
+                Cell::Num(fixed(row.hlt_exits, 2)),
+                Cell::Num(fixed(row.ipi_skipped_pct, 1)),
+                Cell::Num(fixed(row.host_cpu_pct, 1)),
+                Cell::Pub(row.published_cpu.clone().unwrap_or_else(|| "-".into())),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "configuration",
+            "ns/switch",
+            "published",
+            "HLT exits/switch",
+            "IPIs skipped %",
+            "host CPU %",
+            "published CPU",
+        ],
+        &cells,
+    )
 }
 
 /// The E4 page: scenario, ns per call of every point with its change against case 1, the
@@ -517,6 +528,7 @@ mod tests {
             "17 µs × 2 is over budget"
         );
         let e3 = e3_html(&crate::e3::tests::results()).unwrap();
+        assert!(e3.contains("<h2>Other reading of the 2017 poll&#39;s placement"));
         let e4 = e4_html(&crate::e4::tests::results()).unwrap();
         let rows = crate::plot::sweep::tests::rows();
         let points = SweepSummary::of_rows(&rows);

@@ -13,7 +13,7 @@ use crate::kernel::cpuidle::guest_idle::GuestIdlePath;
 use crate::kernel::idle::IdleEntryTick;
 use crate::kernel::idle::NoDriverTick;
 use crate::kernel::kvm::{HostHaltPollParams, HostIdleParams, KvmCosts};
-use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongOutcome};
+use crate::workloads::pingpong::{GuestPingPong, GuestSetup, PingPongLoop, PingPongOutcome};
 use ticklab_schema::report::{PingPongReport, Report, Source, WorkloadResult};
 use ticklab_schema::scenario::Scenario;
 use ticklab_schema::workload::TaskGroup;
@@ -74,6 +74,8 @@ impl GuestHost {
     /// The ping-pong setup of a guest with `costs` on this host.
     pub fn setup(self, costs: Costs, idle: GuestIdlePath, tick_period_ns: u64) -> GuestSetup {
         GuestSetup {
+            // The host lab's harness (and `sim`'s ping-pong spec): a strict alternation.
+            benchmark: PingPongLoop::Blocking,
             costs,
             kvm: self.kvm,
             host_poll: self.host_poll,
@@ -289,9 +291,9 @@ pub fn report(scenario: &ticklab_schema::scenario::Scenario, o: &PingPongOutcome
         PingPongReport {
             method,
             cpus,
-            round_trips: o.switches / 2,
+            round_trips: o.round_trips,
             ns_per_switch: o.ns_per_switch(),
-            ns_per_round_trip: 2.0 * o.ns_per_switch(),
+            ns_per_round_trip: o.ns_per_round_trip(),
         },
         o.elapsed_ns,
     )

@@ -1,6 +1,7 @@
-//! E3's figure: ns per context switch against the polling threshold, guest polling (the
-//! 2017 proposal) and host `halt_poll_ns`, the twin (solid) beside the published figures
-//! (dashed), with the HLT baseline as a flat line, from the typed [`Results`].
+//! E3's figure: ns per switch (as `timectxsw` counts them) against the polling threshold,
+//! guest polling (the 2017 proposal) and host `halt_poll_ns`, the twin (solid) beside the
+//! published figures (dashed), with the HLT baseline as a flat line, from the typed
+//! [`Results`].
 //!
 //! x is the threshold in µs (log scale: 10, 20, 30, 500); the other configurations
 //! (`idle=poll`, cpuidle-haltpoll, ...) have no threshold on this axis and stay in the
@@ -51,7 +52,7 @@ pub fn figures(r: &Results) -> Result<Vec<Figure>, PlotError> {
     let chart = Chart {
         title: "E3: futex ping-pong in a KVM guest against the polling threshold".into(),
         x_label: "poll threshold (µs)".into(),
-        y_label: "ns per context switch".into(),
+        y_label: "ns per switch (timectxsw: a quarter round trip)".into(),
         x_axis: Axis::Log10,
         y_axis: Axis::Linear,
         y_max: None,

@@ -5,15 +5,21 @@
 //! ([`CONFIGS`]), the published figures of the later revision ([`published`], docs/costs.md
 //! §3b) — and what a run yields: one [`Row`] per configuration, the cost table the rows were
 //! computed from ([`CostRow`]), and the [`BandCheck`]s of the HLT-versus-polling difference,
-//! gathered in [`Results`]. The twin runs it (`ticklab_twin::experiments::e3`); the renderer
+//! gathered in [`Results`], with the guest-poll rows under the other reading of where the 2017
+//! patch polled beside them ([`PlacementReading`]). The twin runs it (`ticklab_twin::experiments::e3`); the renderer
 //! is `ticklab_report::e3`.
 
 use super::BandCheck;
 use serde::{Deserialize, Serialize};
 
-/// Context switches per configuration in the published benchmark (`contextswitch`, 2 000 000
-/// switches, docs/experiments.md E3).
+/// Context switches per configuration in the published benchmark (`contextswitch`'s
+/// `timectxsw`: 500 000 iterations counted as 2 000 000 switches, docs/experiments.md E3).
 pub const SWITCHES: u64 = 2_000_000;
+
+/// Switches per round trip as the published benchmark counts them: `timectxsw` divides its
+/// run by `iterations << 2` (docs/costs.md §12), so one of its switches is a quarter of a
+/// round trip, half of one wake. Every E3 row is given in this unit.
+pub const SWITCHES_PER_ROUND_TRIP: u64 = 4;
 
 /// Published ns per switch of the baseline (HLT), docs/costs.md §3b.
 pub const PUBLISHED_HLT_NS: f64 = 2493.14;
@@ -53,7 +59,8 @@ pub enum Config {
     HaltpollTeo,
     /// HLT, both tasks on one vCPU (no idle, no exits on the switch path).
     HltOneCpu,
-    /// HLT, the pipe variant of the ping-pong.
+    /// HLT, a blocking pipe ping-pong (no spinning: each task reads as soon as it has
+    /// written), in the table's unit.
     HltPipe,
     /// HLT with host `halt_poll_ns=0`, host CPU idle under the 4.x menu governor (the other
     /// reading of the published baseline).
@@ -96,7 +103,7 @@ impl Config {
             Config::Haltpoll { ns } => format!("cpuidle-haltpoll guest_halt_poll_ns={ns}"),
             Config::HaltpollTeo => "cpuidle-haltpoll + teo".into(),
             Config::HltOneCpu => "HLT, both tasks on one vCPU".into(),
-            Config::HltPipe => "HLT, pipe ping-pong".into(),
+            Config::HltPipe => "HLT, blocking pipe ping-pong".into(),
             Config::HltHostPollOff => "HLT, host halt_poll_ns=0 (4.x host menu)".into(),
             Config::HltHostPollOffCurrentMenu => {
                 "HLT, host halt_poll_ns=0 (current host menu)".into()
@@ -123,7 +130,8 @@ pub fn published(c: Config) -> Option<(f64, &'static str)> {
     }
 }
 
-/// One configuration's modelled result.
+/// One configuration's modelled result; "per switch" is per switch as the published
+/// benchmark counts them ([`SWITCHES_PER_ROUND_TRIP`] per round trip).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The configuration.
@@ -140,7 +148,7 @@ pub struct Row {
     pub icr_exits: f64,
     /// External-interrupt exits per switch.
     pub ext_int_exits: f64,
-    /// Wakes that skipped the IPI because the target polled, % of switches.
+    /// Wakes that skipped the IPI because the target's polling flag was up, % of wakes.
     pub ipi_skipped_pct: f64,
     /// Guest busy time, % of one CPU summed over the vCPUs.
     pub guest_busy_pct: f64,
@@ -182,14 +190,14 @@ pub struct CostRow {
     pub ns: u64,
 }
 
-/// One term of a modelled HLT − guest-poll difference: a cost on the critical path of the
-/// HLT row that the poll row does not pay (negative: paid only by the poll row).
+/// One term of a modelled HLT − guest-poll difference: a term of the two rows' critical
+/// paths, the HLT row's less the poll row's (negative: the poll row pays more of it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffPart {
-    /// What it is, with its source tag.
+    /// What it is, with its source.
     pub name: String,
     /// Nanoseconds per switch.
-    pub ns: i64,
+    pub ns: f64,
 }
 
 /// The parts of one baseline's HLT − guest-poll difference.
@@ -197,13 +205,15 @@ pub struct DiffPart {
 pub struct DiffParts {
     /// The HLT row these parts belong to.
     pub baseline: Config,
+    /// The guest-poll row it is taken against.
+    pub poll: Config,
     /// The terms, in path order.
     pub parts: Vec<DiffPart>,
 }
 
 impl DiffParts {
     /// The sum of the terms.
-    pub fn total(&self) -> i64 {
+    pub fn total(&self) -> f64 {
         self.parts.iter().map(|p| p.ns).sum()
     }
 }
@@ -211,8 +221,10 @@ impl DiffParts {
 /// A run of E3.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
-    /// Switches per configuration.
+    /// Switches per configuration, as the published benchmark counts them.
     pub switches: u64,
+    /// How many of them make a round trip ([`SWITCHES_PER_ROUND_TRIP`]).
+    pub switches_per_round_trip: u64,
     /// One row per configuration, in [`CONFIGS`] order.
     pub rows: Vec<Row>,
     /// The costs the rows come from.
@@ -222,13 +234,35 @@ pub struct Results {
     /// The same differences with the other reading of the baseline (host `halt_poll_ns=0`),
     /// per host menu rule: shown, not the verdict (see docs/model.md).
     pub other_reading: Vec<BandCheck>,
-    /// The critical-path parts of each baseline's difference.
+    /// The critical path of each baseline's difference from the guest-poll row, term by term.
     pub parts: Vec<DiffParts>,
     /// Every row with a published figure, its ns per switch against the published one
     /// ([`ABSOLUTE_BAND`]).
     pub absolute: Vec<BandCheck>,
+    /// The guest-poll rows under the other reading of where the 2017 patch polled (before the
+    /// tick stop): shown, not the verdict.
+    pub poll_before_tick_stop: PlacementReading,
     /// The assumptions, one sentence each.
     pub assumptions: Vec<String>,
+}
+
+/// E3's guest-poll rows under a reading of where the 2017 patch ran its poll relative to the
+/// idle loop's tick stop (`tick_nohz_idle_enter()`, docs/kernel-behaviour.md §9.7), with the
+/// checks that reading gives. The verdict ([`Results::rows`], [`Results::checks`]) keeps the
+/// documented assumption, the poll after the stop, until the patch text is found; the other
+/// reading (the poll before the stop: a wake landing in the poll skips the stop and the
+/// restart) is carried here and shown beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementReading {
+    /// The guest-poll rows ([`Config::GuestPoll`], in [`CONFIGS`] order) under this reading.
+    pub rows: Vec<Row>,
+    /// Each of them against its published figure ([`ABSOLUTE_BAND`]).
+    pub absolute: Vec<BandCheck>,
+    /// The verdict's HLT row less each of them, against the published difference
+    /// ([`DIFF_BAND`]).
+    pub checks: Vec<BandCheck>,
+    /// The critical path of the verdict's HLT row less the first of them, term by term.
+    pub parts: Vec<DiffParts>,
 }
 
 impl Results {
@@ -256,10 +290,17 @@ impl Results {
     /// The band checks of `baseline` (an HLT row) minus each guest-poll row with a published
     /// figure, against the published baseline minus that row.
     pub fn difference_checks_from(rows: &[Row], baseline: Config) -> Vec<BandCheck> {
-        let Some(hlt) = rows.iter().find(|r| r.config == baseline) else {
-            return Vec::new();
-        };
-        rows.iter()
+        match rows.iter().find(|r| r.config == baseline) {
+            Some(hlt) => Self::difference_checks_between(hlt, rows),
+            None => Vec::new(),
+        }
+    }
+
+    /// The band checks of `hlt` (an HLT row) minus each guest-poll row of `polls` with a
+    /// published figure, against the published baseline minus that row.
+    pub fn difference_checks_between(hlt: &Row, polls: &[Row]) -> Vec<BandCheck> {
+        polls
+            .iter()
             .filter(|r| matches!(r.config, Config::GuestPoll { .. }))
             .filter_map(|r| {
                 let published = r.published_ns?;

@@ -35,6 +35,10 @@
 //! `can_stop_idle_tick()` allows); the 4.17+ order in 5.x `idle.c`, whose poll branch calls
 //! `tick_nohz_idle_restart_tick()` before `cpu_idle_poll()` (docs/costs.md §12).
 //!
+//! Where the 2017 guest-polling patch ran its poll in the pre-4.17 loop, before or after
+//! `tick_nohz_idle_enter()`, is not known (its text was not found): [`GuestPollPlacement`]
+//! models both readings, and says which step of that path reaches the loop's tick stop.
+//!
 //! The rule was found by the QEMU validation (docs/vm-validation.md): a function-graph trace
 //! of `do_idle` in a Debian 6.1.192 guest shows the first entry after a task calling
 //! `tick_nohz_tick_stopped()` then `tick_nohz_idle_retain_tick()`, and the entry after the
@@ -112,14 +116,61 @@ impl IdleEntryTick {
         }
     }
 
-    /// Whether an idle step stops a running tick: `first_step` is the first step of this
-    /// idle entry (not a re-select after a poll ran out), `path_stops` what the path or its
-    /// governor asks for.
+    /// Whether an idle step stops a running tick: `at_idle_enter` is whether the step starts
+    /// where the pre-4.17 `do_idle()` calls `tick_nohz_idle_enter()` (the first step of an
+    /// idle entry, unless the 2017 guest poll ran before it: [`GuestPollPlacement`]),
+    /// `path_stops` what the path or its governor asks for.
     #[inline]
-    pub fn stops_tick(self, first_step: bool, path_stops: bool) -> bool {
+    pub fn stops_tick(self, at_idle_enter: bool, path_stops: bool) -> bool {
         match self {
-            IdleEntryTick::LoopEntry => first_step || path_stops,
+            IdleEntryTick::LoopEntry => at_idle_enter || path_stops,
             IdleEntryTick::PerPath => path_stops,
+        }
+    }
+}
+
+/// Where the 2017 guest-polling patch (Yang Zhang, RFC v2, patch 3/7 "sched/idle: Add poll
+/// before enter real idle path", lkml 2017-08-29) ran its poll relative to the pre-4.17 idle
+/// loop's tick stop, `tick_nohz_idle_enter()` (docs/kernel-behaviour.md §9.7). The patch
+/// text was not found (three searches, docs/costs.md §12.2), so both readings are modelled:
+/// E3's verdict keeps the documented assumption ([`GuestPollPlacement::AfterTickStop`]) and
+/// shows the other beside it.
+///
+/// Either way the idle task's polling flag is up during the poll (`do_idle()` raises it
+/// before `tick_nohz_idle_enter()`), so a wake during the poll needs no IPI; what differs is
+/// whether that wake has paid for a tick stop, and so for a restart at the idle exit.
+#[doc(alias = "tick_nohz_idle_enter")]
+#[doc(alias = "poll_threshold_ns")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuestPollPlacement {
+    /// The poll ran after `tick_nohz_idle_enter()`: every idle entry stops the tick before
+    /// polling, and the idle exit restarts it, wherever the wake lands. The documented
+    /// assumption (§9.7), E3's verdict.
+    AfterTickStop,
+    /// The poll ran before `tick_nohz_idle_enter()`, with the tick still running: a wake
+    /// landing in the poll skips both the stop and the restart; a poll that runs out goes on
+    /// into the idle loop proper, which stops the tick before HLT. The other reading.
+    BeforeTickStop,
+}
+
+impl GuestPollPlacement {
+    /// Whether the poll step at the idle entry asks for the tick to be stopped first.
+    #[inline]
+    pub fn stops_tick_before_poll(self) -> bool {
+        match self {
+            GuestPollPlacement::AfterTickStop => true,
+            GuestPollPlacement::BeforeTickStop => false,
+        }
+    }
+
+    /// Whether a step of the 2017 path starts at the idle loop's `tick_nohz_idle_enter()`
+    /// ([`IdleEntryTick::stops_tick`]): the poll at the idle entry when the poll comes after
+    /// the stop; the halt after the poll ran out (`after_poll_timeout`) when it comes before.
+    #[inline]
+    pub fn at_idle_enter(self, after_poll_timeout: bool) -> bool {
+        match self {
+            GuestPollPlacement::AfterTickStop => !after_poll_timeout,
+            GuestPollPlacement::BeforeTickStop => after_poll_timeout,
         }
     }
 }
@@ -195,7 +246,7 @@ mod tests {
         ] {
             assert_eq!(IdleEntryTick::for_kernel(version), want, "{version:?}");
         }
-        // (rule, first step of the entry, path asks to stop) -> stops
+        // (rule, step at tick_nohz_idle_enter(), path asks to stop) -> stops
         for (rule, first, path, want) in [
             (LoopEntry, true, false, true), // idle=poll before 4.17: stopped anyway
             (LoopEntry, true, true, true),
@@ -210,6 +261,39 @@ mod tests {
                 want,
                 "{rule:?} first={first} path={path}"
             );
+        }
+    }
+
+    #[test]
+    fn guest_poll_placement_decides_where_the_loop_entry_stop_runs() {
+        use GuestPollPlacement::{AfterTickStop, BeforeTickStop};
+        use IdleEntryTick::LoopEntry;
+        // (placement, after a poll ran out) -> the poll step asks for the stop, the step is
+        // at tick_nohz_idle_enter(), a pre-4.17 loop stops a running tick there
+        for (placement, after_timeout, poll_stops, at_enter) in [
+            (AfterTickStop, false, true, true),    // the poll, after the stop
+            (AfterTickStop, true, true, false),    // the halt: tick already stopped
+            (BeforeTickStop, false, false, false), // the poll, tick running
+            (BeforeTickStop, true, false, true),   // the halt: the loop's stop runs now
+        ] {
+            assert_eq!(
+                placement.stops_tick_before_poll(),
+                poll_stops,
+                "{placement:?}"
+            );
+            assert_eq!(
+                placement.at_idle_enter(after_timeout),
+                at_enter,
+                "{placement:?} after_timeout={after_timeout}"
+            );
+            // The poll step: what LoopEntry does with it.
+            if !after_timeout {
+                assert_eq!(
+                    LoopEntry.stops_tick(placement.at_idle_enter(false), poll_stops),
+                    placement == AfterTickStop,
+                    "{placement:?}"
+                );
+            }
         }
     }
 }

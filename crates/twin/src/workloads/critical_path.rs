@@ -18,6 +18,15 @@
 /// One kind of time on the ping-pong's critical path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathTerm {
+    /// `timectxsw`: the spinner's next `FUTEX_WAIT` sees the word changed and queues it (half
+    /// its spin pass, the mean over the pass's phase).
+    SleeperNotice,
+    /// `timectxsw`: the writer's `FUTEX_WAKE` retry (after a `sched_yield`) finds the spinner
+    /// queued.
+    WakerRetry,
+    /// `timectxsw`: `try_to_wake_up` waits for the queued task to finish switching out
+    /// (`p->on_cpu`, 4.x).
+    OnCpuWait,
     /// The woken task was not asleep yet: its wait found the word changed (the target's
     /// previous step had not reached its idle entry).
     NotYetIdle,
@@ -60,10 +69,13 @@ pub enum PathTerm {
 
 impl PathTerm {
     /// Number of terms.
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 20;
 
     /// Every term, in path order.
     pub const ALL: [PathTerm; PathTerm::COUNT] = [
+        PathTerm::SleeperNotice,
+        PathTerm::WakerRetry,
+        PathTerm::OnCpuWait,
         PathTerm::NotYetIdle,
         PathTerm::IdleEntryWait,
         PathTerm::GuestPollNotice,

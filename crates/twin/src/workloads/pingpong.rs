@@ -5,11 +5,27 @@
 //!
 //! # Design note
 //!
-//! The two tasks strictly alternate: task A reaches its wake call (the *wake point*), wakes
-//! B, finishes its syscall, waits and its vCPU goes idle; B's vCPU leaves its idle state, B
-//! is switched in, returns to user space and reaches its own wake point, and so on. One
-//! switch is the time from one wake point to the next, so the run is a chain of such steps
-//! and the model walks it in order ([`GuestPingPong::run`]) instead of queuing events: each
+//! The run is a chain of steps, each from one task's *wake point* (where it wakes the other)
+//! to the other's, and the model walks it in order ([`GuestPingPong::run`]) instead of
+//! queuing events. What a step holds is the loop the tasks run ([`PingPongLoop`]):
+//!
+//! * [`PingPongLoop::Blocking`] (the host lab's harness, `perf bench sched pipe`): a strict
+//!   alternation. Task A wakes B, finishes its syscall, waits, and its vCPU goes idle; B's
+//!   vCPU leaves its idle state, B is switched in, returns to user space and reaches its own
+//!   wake point. Two switches per round trip.
+//! * [`PingPongLoop::Timectxsw`] (the `contextswitch` benchmark's `timectxsw`, E3's published
+//!   figures, docs/costs.md §12.2): after waking the other, a task does not sleep; it spins
+//!   (`sched_yield`, and a `FUTEX_WAIT` that fails while the word still holds its own value)
+//!   until the other task has written the word, then queues itself and switches out. The
+//!   writer retries `FUTEX_WAKE` (with a `sched_yield` between tries) until it finds the
+//!   spinner queued, so the wake lands a retry pass after the queueing, while the sleeper is
+//!   still switching out; `try_to_wake_up` (4.x) then waits for the switch-out to finish
+//!   (`p->on_cpu`), and NEED_RESCHED reaches the sleeper's idle task after it has begun its
+//!   idle entry (its polling flag set first thing, the tick-stop decision next), so no IPI is
+//!   needed. The benchmark counts four switches per round trip (it divides by
+//!   `iterations << 2`), so its "switch" is half of one wake.
+//!
+//! In both, each
 //! vCPU's idle loop, governor and host halt-polling window is advanced to the moment it is
 //! woken. This is a dedicated model of the two vCPUs, not the general event loop of
 //! `crate::sim`; it models no other timers and no other tasks. The guest tick does land: at
@@ -36,7 +52,10 @@
 //!
 //! Critical path: only what happens between the waker's wake point and the woken task's
 //! next wake point counts. The waker's ICR exit after the IPI is pending, and the sleeper's
-//! HLT exit (long before it is woken), run in parallel with the other vCPU.
+//! HLT exit (long before it is woken), run in parallel with the other vCPU. In `timectxsw`
+//! the path also holds the spinner's notice of the word (half its spin pass, the mean over
+//! the pass's phase), the writer's retry until the spinner is queued, and the wait for the
+//! spinner's switch-out.
 //!
 //! On every idle exit a stopped tick is restarted, and every tick stop or restart programs the
 //! TSC deadline: an MSR-write exit each. The time around the wake point splits the guest's
@@ -47,7 +66,11 @@
 //!
 //! Where the tick stops is the kernel's rule ([`IdleEntryTick`]): before 4.17 every idle
 //! entry stopped it at the top of the idle loop, `idle=poll` included; from 4.17 the path (or
-//! its governor) decides and `idle=poll` keeps it.
+//! its governor) decides and `idle=poll` keeps it. On the 2017 guest-polling path, whether
+//! its poll comes before or after that stop is an unverified reading of the patch
+//! ([`GuestPollPlacement`](crate::kernel::idle::GuestPollPlacement)): before it, a wake
+//! landing in the poll skips the stop and the restart, and the wake's path is the one today's
+//! haltpoll driver walks.
 //!
 //! Every cost on the critical path is added to its [`PathTerm`] as the walk takes it
 //! ([`CriticalPath`]), so that a run's terms add up to its elapsed time and a report can print
@@ -71,10 +94,69 @@ use crate::kernel::kvm::{
 use crate::kernel::sched::wake_needs_ipi;
 use crate::workloads::critical_path::{CriticalPath, PathTerm};
 
+/// The syscalls of `timectxsw`'s spin and retry passes (docs/costs.md §12.2: **M** on this
+/// project's host, a KVM guest, used as the estimate for the 2017 guest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpinCosts {
+    /// `sched_yield()` with no other task runnable on the CPU.
+    pub sched_yield_ns: u64,
+    /// `FUTEX_WAIT` on a shared word that no longer holds the expected value (EAGAIN).
+    pub futex_wait_fail_ns: u64,
+    /// `FUTEX_WAKE` on a shared word with no waiter queued.
+    pub futex_wake_none_ns: u64,
+}
+
+impl SpinCosts {
+    /// The figures measured on this project's host, medians of nine runs of
+    /// `scripts/timectxsw-probe.sh` (docs/costs.md §12.2).
+    pub const fn measured_here() -> SpinCosts {
+        SpinCosts {
+            sched_yield_ns: 154,
+            futex_wait_fail_ns: 162,
+            futex_wake_none_ns: 119,
+        }
+    }
+
+    /// One pass of the spinner's loop: `sched_yield` and a failing `FUTEX_WAIT`.
+    pub fn spin_pass_ns(&self) -> u64 {
+        self.sched_yield_ns + self.futex_wait_fail_ns
+    }
+
+    /// One pass of the writer's retry loop: a `FUTEX_WAKE` that finds no waiter and
+    /// `sched_yield`.
+    pub fn retry_pass_ns(&self) -> u64 {
+        self.futex_wake_none_ns + self.sched_yield_ns
+    }
+}
+
+/// The loop the two tasks run (see the module's design note).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PingPongLoop {
+    /// Each task waits as soon as it has woken the other: a strict alternation (the host
+    /// lab's harness, `perf bench sched pipe`).
+    Blocking,
+    /// The `contextswitch` benchmark's `timectxsw`: spin until the word changes, retry the
+    /// wake until the other is queued.
+    Timectxsw(SpinCosts),
+}
+
+impl PingPongLoop {
+    /// Switches per round trip as the loop's benchmark counts them: two for a blocking
+    /// ping-pong, four for `timectxsw` (`iterations << 2`).
+    pub fn switches_per_round_trip(self) -> u64 {
+        match self {
+            PingPongLoop::Blocking => 2,
+            PingPongLoop::Timectxsw(_) => 4,
+        }
+    }
+}
+
 /// A KVM guest of two vCPUs, each pinned 1:1 on an otherwise idle host CPU (an assumption:
 /// the publication gives neither the vCPU count nor the placement).
 #[derive(Debug, Clone)]
 pub struct GuestSetup {
+    /// The loop the two tasks run.
+    pub benchmark: PingPongLoop,
     /// The guest's own (native) code costs.
     pub costs: Costs,
     /// The host's exit and wake-up costs.
@@ -101,7 +183,10 @@ pub struct GuestSetup {
 /// What a ping-pong run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PingPongOutcome {
-    /// Context switches (two per round trip).
+    /// Round trips run.
+    pub round_trips: u64,
+    /// Context switches as the loop's benchmark counts them
+    /// ([`PingPongLoop::switches_per_round_trip`] per round trip).
     pub switches: u64,
     /// From the first to the last wake point.
     pub elapsed_ns: u64,
@@ -130,6 +215,11 @@ impl PingPongOutcome {
     /// Nanoseconds per context switch.
     pub fn ns_per_switch(&self) -> f64 {
         self.elapsed_ns as f64 / self.switches.max(1) as f64
+    }
+
+    /// Nanoseconds per round trip.
+    pub fn ns_per_round_trip(&self) -> f64 {
+        self.elapsed_ns as f64 / self.round_trips.max(1) as f64
     }
 
     /// VM exits of one reason per switch.
@@ -187,6 +277,8 @@ struct Vcpu {
     blocked_ns: u64,
     /// Exit time inside the current busy period (not guest busy time).
     busy_exits_ns: u64,
+    /// When its task last reached its wake point (a `timectxsw` task spins from there).
+    wake_point: u64,
 }
 
 /// The two-vCPU guest running one ping-pong.
@@ -220,6 +312,7 @@ impl GuestPingPong {
                 },
                 blocked_ns: 0,
                 busy_exits_ns: 0,
+                wake_point: 0,
             })
         };
         let host_polling = !setup.idle.disables_host_polling();
@@ -299,10 +392,10 @@ impl GuestPingPong {
             }
         };
         let stop = !cpu.tick_stopped
-            && self
-                .setup
-                .idle_entry_tick
-                .stops_tick(!after_poll_timeout, path_stops);
+            && self.setup.idle_entry_tick.stops_tick(
+                self.setup.idle.at_idle_enter(after_poll_timeout),
+                path_stops,
+            );
         let mut now = t;
         if stop {
             cpu.tick_stopped = true;
@@ -407,18 +500,11 @@ impl GuestPingPong {
         r
     }
 
-    /// The waker on `w` reaches its wake point at `t`. Returns when the woken task on the
-    /// other vCPU reaches its own wake point.
-    fn wake(&mut self, w: usize, t: u64) -> u64 {
-        let x = 1 - w;
-        self.advance(x, t);
-        let kvm = self.setup.kvm;
-        let c = &self.setup.costs;
-        let (notice, restart, half) = (
-            c.cacheline_local_ns,
-            c.tick_restart_ns,
-            c.context_switch_ns / 2,
-        );
+    /// Where a wake issued at `t` finds vCPU `x` (already advanced to `t`): whether the waker
+    /// must send an IPI, and when the woken task is back in the guest, out of its idle state.
+    /// Adds the target's side of the critical path.
+    fn reach(&mut self, x: usize, t: u64) -> (bool, u64) {
+        let notice = self.setup.costs.cacheline_local_ns;
         // The waker sets NEED_RESCHED; it writes the ICR only if the target's idle task has
         // cleared its polling flag, i.e. HLT has executed (the kernel's rule).
         let ipi = match self.vcpus[x].phase {
@@ -465,18 +551,45 @@ impl GuestPingPong {
             }
             Phase::Halt { step_at, hlt_at } => self.wake_from_halt(x, t, step_at, hlt_at),
         };
-        // Idle exit on the target: restart a stopped tick, switch the task in.
+        (ipi, resume)
+    }
+
+    /// The idle exit of `x` at `resume`: a stopped tick is restarted, the woken task is
+    /// switched in and runs to its own wake point, which is returned.
+    fn switch_in(&mut self, x: usize, resume: u64) -> u64 {
+        let (restart, exit) = (
+            self.setup.costs.tick_restart_ns,
+            self.setup.kvm.msr_write_exit_ns,
+        );
+        let half = self.setup.costs.context_switch_ns / 2;
         let mut run_from = resume;
         if self.vcpus[x].tick_stopped {
             self.vcpus[x].tick_stopped = false;
-            run_from += restart + kvm.msr_write_exit_ns;
+            run_from += restart + exit;
             self.path.add(PathTerm::TickRestart, restart);
-            self.path
-                .add(PathTerm::TickRestartExit, kvm.msr_write_exit_ns);
-            self.exit(x, ExitReason::MsrTscDeadline, kvm.msr_write_exit_ns);
+            self.path.add(PathTerm::TickRestartExit, exit);
+            self.exit(x, ExitReason::MsrTscDeadline, exit);
         }
+        self.vcpus[x].phase = Phase::Running {
+            since: run_from,
+            idle_at: u64::MAX,
+        };
+        let next = self.busy_until(x, run_from, run_from + half);
+        self.path.add(PathTerm::HalfSwitch, half);
+        self.path.add(PathTerm::BusyTicks, next - run_from - half);
+        self.vcpus[x].wake_point = next;
+        next
+    }
+
+    /// The waker on `w` reaches its wake point at `t` ([`PingPongLoop::Blocking`]). Returns
+    /// when the woken task on the other vCPU reaches its own wake point.
+    fn wake(&mut self, w: usize, t: u64) -> u64 {
+        let x = 1 - w;
+        self.advance(x, t);
+        let (ipi, resume) = self.reach(x, t);
+        let kvm = self.setup.kvm;
         // The waker finishes its syscall (with the ICR exit if it sent an IPI) and waits.
-        let mut idle_at = t + half;
+        let mut idle_at = t + self.setup.costs.context_switch_ns / 2;
         if ipi {
             idle_at += kvm.msr_write_exit_ns;
             self.exit(w, ExitReason::MsrIcr, kvm.msr_write_exit_ns);
@@ -490,14 +603,7 @@ impl GuestPingPong {
         {
             *at = idle_at;
         }
-        self.vcpus[x].phase = Phase::Running {
-            since: run_from,
-            idle_at: u64::MAX,
-        };
-        let next = self.busy_until(x, run_from, run_from + half);
-        self.path.add(PathTerm::HalfSwitch, half);
-        self.path.add(PathTerm::BusyTicks, next - run_from - half);
-        next
+        self.switch_in(x, resume)
     }
 
     /// Runs a workload group of the spec `pingpong:futex|pipe@A,B:n=ROUNDS` (the definition
@@ -526,9 +632,12 @@ impl GuestPingPong {
     /// Runs `round_trips` round trips between vCPU 0 and vCPU 1 (or on vCPU 0 alone when
     /// `same_cpu`), and returns what was measured.
     pub fn run(mut self, round_trips: u64, same_cpu: bool) -> PingPongOutcome {
-        let switches = 2 * round_trips;
+        let benchmark = self.setup.benchmark;
+        let switches = round_trips * benchmark.switches_per_round_trip();
         if same_cpu {
-            // One vCPU switches between the tasks directly; the other idles throughout.
+            // One vCPU switches between the tasks directly (in `timectxsw`, four real
+            // switches per round trip: the yields hand the CPU over); the other idles
+            // throughout.
             let switching = switches * self.setup.costs.context_switch_ns;
             let elapsed = self.busy_until(0, 0, switching);
             self.path.add(PathTerm::SameCpuSwitch, switching);
@@ -546,7 +655,7 @@ impl GuestPingPong {
                 Phase::Running { .. } => 0,
             };
             self.vcpus[1].time.guest_idle_ns = idle_host;
-            return self.outcome(switches, elapsed);
+            return self.outcome(round_trips, switches, elapsed);
         }
         // vCPU 1's task starts asleep; vCPU 0's task reaches its first wake point at 0.
         self.vcpus[1].phase = Phase::Running {
@@ -560,13 +669,29 @@ impl GuestPingPong {
         };
         let mut t = 0;
         let mut w = 0;
-        for _ in 0..switches {
-            t = self.wake(w, t);
+        for _ in 0..2 * round_trips {
+            t = match benchmark {
+                PingPongLoop::Blocking => self.wake(w, t),
+                PingPongLoop::Timectxsw(spin) => self.handshake(w, t, spin),
+            };
             w = 1 - w;
         }
-        // Close the busy period of the task that holds the last wake point.
-        if let Phase::Running { since, .. } = self.vcpus[w].phase {
-            self.vcpus[w].time.guest_busy_ns += t.saturating_sub(since);
+        match benchmark {
+            // Close the busy period of the task that holds the last wake point.
+            PingPongLoop::Blocking => {
+                if let Phase::Running { since, .. } = self.vcpus[w].phase {
+                    self.vcpus[w].time.guest_busy_ns += t.saturating_sub(since);
+                }
+            }
+            // Both tasks are running: one holds the last wake point, the other spins.
+            PingPongLoop::Timectxsw(_) => {
+                for cpu in &mut self.vcpus {
+                    if let Phase::Running { since, .. } = cpu.phase {
+                        cpu.time.guest_busy_ns += t.saturating_sub(since)
+                            - std::mem::take(&mut cpu.busy_exits_ns).min(t.saturating_sub(since));
+                    }
+                }
+            }
         }
         // Guest idle time is what remains of each vCPU's time once busy, exits, host work
         // and blocked time are taken out.
@@ -576,7 +701,7 @@ impl GuestPingPong {
                 time.guest_busy_ns + time.exits_ns + time.host_poll_ns + time.host_sched_ns;
             time.guest_idle_ns = t.saturating_sub(accounted + cpu.blocked_ns);
         }
-        self.outcome(switches, t)
+        self.outcome(round_trips, switches, t)
     }
 
     fn host_idle_usage(&self) -> Vec<(String, u64)> {
@@ -592,11 +717,12 @@ impl GuestPingPong {
             .collect()
     }
 
-    fn outcome(&self, switches: u64, elapsed_ns: u64) -> PingPongOutcome {
+    fn outcome(&self, round_trips: u64, switches: u64, elapsed_ns: u64) -> PingPongOutcome {
         // Invariant: the critical path is the whole run.
         debug_assert_eq!(self.path.total_ns(), elapsed_ns, "{:?}", self.path);
         let spinning = matches!(self.setup.idle, GuestIdlePath::IdlePoll);
         PingPongOutcome {
+            round_trips,
             switches,
             elapsed_ns,
             exits: self.exits,
@@ -634,5 +760,6 @@ pub enum PingPongGroupError {
     },
 }
 
+mod handshake;
 #[cfg(test)]
 mod tests;

@@ -11,10 +11,11 @@
 //!   guest is assumed quiet: no timer within a tick) and HLT executes, every time.
 //! * [`GuestIdlePath::IdlePoll`] — `idle=poll`: spin forever with the flag set; the tick is
 //!   never stopped.
-//! * [`GuestIdlePath::PollThenHlt`] — the 2017 proposal (`poll_threshold_ns`, §9.7): the tick
-//!   stops first as in that era's idle entry, then the vCPU polls for the threshold with the
-//!   flag set, then executes HLT. The fixed-window variant, which is what the published
-//!   figures tried; the adaptive v2 is the haltpoll rule below.
+//! * [`GuestIdlePath::PollThenHlt`] — the 2017 proposal (`poll_threshold_ns`, §9.7): the vCPU
+//!   polls for the threshold with the flag set, then executes HLT. Whether the tick stops
+//!   before the poll (that era's idle entry stopping it first) or only after a poll that ran
+//!   out is the unverified [`GuestPollPlacement`] the path carries. The fixed-window variant,
+//!   which is what the published figures tried; the adaptive v2 is the haltpoll rule below.
 //! * [`GuestIdlePath::Cpuidle`] — the cpuidle-haltpoll driver (POLL, then HLT with 1 µs
 //!   exit latency and target residency) with a governor: `haltpoll` (the driver's choice, with
 //!   its adaptive window), or `teo` / `menu` / `ladder` when `cpuidle.governor=` says so. The
@@ -25,6 +26,8 @@
 //! [`GuestIdle::reflect`] reports what happened to the governor.
 
 use ticklab_cmdline::HaltpollParams;
+
+use crate::kernel::idle::GuestPollPlacement;
 
 use super::{
     AnyGovernor, Governor, IdleStateParams, Reflect, SelectInput, governor_by_name,
@@ -38,10 +41,13 @@ pub enum GuestIdlePath {
     Hlt,
     /// `idle=poll`.
     IdlePoll,
-    /// The 2017 proposal: stop the tick, poll `threshold_ns`, HLT.
+    /// The 2017 proposal: poll `threshold_ns`, then HLT; the tick stopped before the poll or
+    /// only before the HLT, as `placement` says.
     PollThenHlt {
         /// `poll_threshold_ns`.
         threshold_ns: u64,
+        /// Where the poll sat relative to the idle loop's tick stop.
+        placement: GuestPollPlacement,
     },
     /// The cpuidle-haltpoll driver with a governor.
     Cpuidle {
@@ -64,6 +70,20 @@ impl GuestIdlePath {
     /// Whether the guest switches host halt polling off (the cpuidle-haltpoll driver does).
     pub fn disables_host_polling(&self) -> bool {
         matches!(self, GuestIdlePath::Cpuidle { .. })
+    }
+
+    /// Whether the step that starts now (at the idle entry, or after a poll that ran out) is
+    /// where the pre-4.17 idle loop calls `tick_nohz_idle_enter()`
+    /// ([`IdleEntryTick::LoopEntry`](crate::kernel::idle::IdleEntryTick::LoopEntry)): the
+    /// first step of the entry, except on the 2017 path with its poll before the tick stop
+    /// ([`GuestPollPlacement::at_idle_enter`]).
+    pub fn at_idle_enter(&self, after_poll_timeout: bool) -> bool {
+        match self {
+            GuestIdlePath::PollThenHlt { placement, .. } => {
+                placement.at_idle_enter(after_poll_timeout)
+            }
+            _ => !after_poll_timeout,
+        }
     }
 }
 
@@ -126,13 +146,16 @@ impl GuestIdle {
                 limit_ns: u64::MAX,
                 stop_tick: false,
             },
-            GuestIdlePath::PollThenHlt { threshold_ns } => {
+            GuestIdlePath::PollThenHlt {
+                threshold_ns,
+                placement,
+            } => {
                 if after_poll_timeout {
                     IdleStep::Halt { stop_tick: true }
                 } else {
                     IdleStep::Poll {
                         limit_ns: *threshold_ns,
-                        stop_tick: true,
+                        stop_tick: placement.stops_tick_before_poll(),
                     }
                 }
             }
@@ -209,18 +232,33 @@ mod tests {
                 stop_tick: false
             }
         );
-        let mut p17 = GuestIdle::new(GuestIdlePath::PollThenHlt {
-            threshold_ns: 10_000,
-        })
-        .unwrap();
-        assert_eq!(
-            p17.step(&input(), false),
-            IdleStep::Poll {
-                limit_ns: 10_000,
-                stop_tick: true
-            }
-        );
-        assert_eq!(p17.step(&input(), true), IdleStep::Halt { stop_tick: true });
+        for (placement, poll_stops, at_enter) in [
+            (GuestPollPlacement::AfterTickStop, true, [true, false]),
+            (GuestPollPlacement::BeforeTickStop, false, [false, true]),
+        ] {
+            let path = GuestIdlePath::PollThenHlt {
+                threshold_ns: 10_000,
+                placement,
+            };
+            // (at the entry, after the poll ran out): where tick_nohz_idle_enter() runs
+            assert_eq!(
+                [path.at_idle_enter(false), path.at_idle_enter(true)],
+                at_enter,
+                "{placement:?}"
+            );
+            let mut p17 = GuestIdle::new(path).unwrap();
+            assert_eq!(
+                p17.step(&input(), false),
+                IdleStep::Poll {
+                    limit_ns: 10_000,
+                    stop_tick: poll_stops
+                },
+                "{placement:?}"
+            );
+            assert_eq!(p17.step(&input(), true), IdleStep::Halt { stop_tick: true });
+        }
+        assert!(GuestIdlePath::Hlt.at_idle_enter(false));
+        assert!(!GuestIdlePath::IdlePoll.at_idle_enter(true));
         // haltpoll: window 0 → HALT; after a short halt the window is 50 µs → POLL, tick kept.
         let mut hp = GuestIdle::new(GuestIdlePath::haltpoll(HaltpollParams::default())).unwrap();
         assert_eq!(hp.step(&input(), false), IdleStep::Halt { stop_tick: true });

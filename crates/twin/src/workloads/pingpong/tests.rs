@@ -1,10 +1,12 @@
 //! The ping-pong model's tests: wake paths, the host's halt polling, the guest idle paths.
 
 use super::*;
+use crate::kernel::idle::GuestPollPlacement;
 use ticklab_schema::machine::xps13_7390;
 
 fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
     GuestPingPong::new(GuestSetup {
+        benchmark: PingPongLoop::Blocking,
         costs: xps13_7390().costs,
         kvm: KvmCosts::skylake_2017(),
         host_poll,
@@ -18,20 +20,30 @@ fn guest(idle: GuestIdlePath, host_poll: HostHaltPollParams) -> GuestPingPong {
     .unwrap()
 }
 
-/// vCPU 1 goes idle at 0 through the 2017 path with a 10 µs threshold; vCPU 0 wakes it
-/// at `t`. Returns (ICR exits, HLT exits, IPIs skipped).
-fn wake_threshold_guest_at(t: u64) -> (u64, u64, u64) {
+/// vCPU 1 goes idle at 0 through the 2017 path with a 10 µs threshold, its poll placed as
+/// given, under the idle loop's tick rule `rule`; vCPU 0 wakes it at `t`. Returns the guest
+/// after that one wake.
+fn wake_2017_guest_at(placement: GuestPollPlacement, rule: IdleEntryTick, t: u64) -> GuestPingPong {
     let mut g = guest(
         GuestIdlePath::PollThenHlt {
             threshold_ns: 10_000,
+            placement,
         },
         HostHaltPollParams::off(),
     );
+    g.setup.idle_entry_tick = rule;
     g.vcpus[1].phase = Phase::Running {
         since: 0,
         idle_at: 0,
     };
     g.wake(0, t);
+    g
+}
+
+/// [`wake_2017_guest_at`] with the poll after the stop (from 4.17's rule: the path asks for
+/// it). Returns (ICR exits, HLT exits, IPIs skipped).
+fn wake_threshold_guest_at(t: u64) -> (u64, u64, u64) {
+    let g = wake_2017_guest_at(GuestPollPlacement::AfterTickStop, IdleEntryTick::PerPath, t);
     (
         g.exits[ExitReason::MsrIcr.index()],
         g.exits[ExitReason::Hlt.index()],
@@ -162,16 +174,28 @@ fn accounting_adds_up() {
         GuestIdlePath::IdlePoll,
         GuestIdlePath::PollThenHlt {
             threshold_ns: 1_000,
+            placement: GuestPollPlacement::AfterTickStop,
+        },
+        GuestIdlePath::PollThenHlt {
+            threshold_ns: 1_000,
+            placement: GuestPollPlacement::BeforeTickStop,
         },
     ] {
-        let o = guest(idle.clone(), HostHaltPollParams::with_max(20_000)).run(2_000, false);
-        for h in &o.host {
-            assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+        for benchmark in [
+            PingPongLoop::Blocking,
+            PingPongLoop::Timectxsw(SpinCosts::measured_here()),
+        ] {
+            let mut g = guest(idle.clone(), HostHaltPollParams::with_max(20_000));
+            g.setup.benchmark = benchmark;
+            let o = g.run(2_000, false);
+            for h in &o.host {
+                assert!(h.host_cpu_ns() <= o.elapsed_ns, "{idle:?}: {h:?}");
+            }
+            assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
+            assert!(o.guest_busy_pct() <= o.host_cpu_pct());
+            // The critical path is the whole run.
+            assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
         }
-        assert!(o.host_cpu_pct() <= 200.0 + 1e-9);
-        assert!(o.guest_busy_pct() <= o.host_cpu_pct());
-        // The critical path is the whole run.
-        assert_eq!(o.critical_path.total_ns(), o.elapsed_ns, "{idle:?}");
     }
 }
 
@@ -207,4 +231,197 @@ fn idle_poll_stops_the_tick_only_before_4_17() {
         "{}",
         old.host_cpu_pct()
     );
+}
+
+/// The 2017 HLT guest running `timectxsw` with the given spin costs, vCPU 1's task spinning
+/// since 0; vCPU 0's task writes the word at 0. Returns (ICR exits, HLT exits, IPIs
+/// skipped) after that one wake.
+fn handshake_once(spin: SpinCosts) -> (u64, u64, u64) {
+    let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+    g.setup.benchmark = PingPongLoop::Timectxsw(spin);
+    g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+    g.vcpus[1].phase = Phase::Running {
+        since: 0,
+        idle_at: u64::MAX,
+    };
+    g.handshake(0, 0, spin);
+    (
+        g.exits[ExitReason::MsrIcr.index()],
+        g.exits[ExitReason::Hlt.index()],
+        g.ipis_skipped,
+    )
+}
+
+#[test]
+fn the_retried_wake_needs_no_ipi_until_the_spinner_has_halted() {
+    let c = xps13_7390().costs;
+    // The spinner notices 1 ns after the write (a 2 ns pass), switches out (half a switch),
+    // stops the tick (work + TSC-deadline exit), then executes HLT.
+    let hlt_at = 1 + c.context_switch_ns / 2 + c.tick_stop_ns + 700;
+    let spin = |retry_pass: u64| SpinCosts {
+        sched_yield_ns: 1,
+        futex_wait_fail_ns: 1,
+        futex_wake_none_ns: retry_pass - 1,
+    };
+    // (writer's retry pass, ICR exits, HLT exits, skipped)
+    let table = [
+        (2, 0, 0, 1),                   // lands in the switch-out: waits (on_cpu)
+        (c.context_switch_ns, 0, 0, 1), // lands in the tick stop: flag up
+        (hlt_at - 1, 0, 0, 1),          // last instant before HLT
+        (hlt_at, 1, 1, 0),              // HLT executed: the IPI, an HLT exit
+        (hlt_at + 20_000, 1, 1, 0),     // long halted
+    ];
+    for (pass, icr, hlt, skipped) in table {
+        assert_eq!(
+            handshake_once(spin(pass)),
+            (icr, hlt, skipped),
+            "retry pass {pass} ns"
+        );
+    }
+}
+
+#[test]
+fn timectxsw_wakes_land_in_the_switch_out_where_a_blocking_ping_pong_halts() {
+    let n = 2_000;
+    let run = |benchmark: PingPongLoop| {
+        let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+        g.setup.benchmark = benchmark;
+        g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+        // No ticks: one landing in a spinner's notice would move its queueing, and with it
+        // the split between the retry and the wait for the switch-out.
+        g.setup.tick_period_ns = 1 << 62;
+        g.run(n, false)
+    };
+    let spin = SpinCosts::measured_here();
+    let blocking = run(PingPongLoop::Blocking);
+    let timectxsw = run(PingPongLoop::Timectxsw(spin));
+    let exits = |o: &PingPongOutcome, r: ExitReason| o.exits[r.index()];
+    // The strict alternation halts on every wake (the first target is already on its way).
+    assert!(exits(&blocking, ExitReason::Hlt) >= 2 * n - 1);
+    // timectxsw's retried wake lands while the spinner switches out: never a halt, never an
+    // IPI, but every wake waits for the switch-out and the tick stop, then the restart.
+    assert_eq!(exits(&timectxsw, ExitReason::Hlt), 0);
+    assert_eq!(exits(&timectxsw, ExitReason::MsrIcr), 0);
+    assert_eq!(timectxsw.ipis_skipped, 2 * n);
+    let path = &timectxsw.critical_path;
+    let wakes = 2 * n - 1; // every wake but the first, whose target started asleep
+    let notice = spin.spin_pass_ns() / 2;
+    let retry = spin.retry_pass_ns() - notice;
+    let xps = xps13_7390().costs;
+    assert_eq!(path.ns(PathTerm::SleeperNotice), wakes * notice);
+    assert_eq!(path.ns(PathTerm::WakerRetry), wakes * retry);
+    assert_eq!(
+        path.ns(PathTerm::OnCpuWait),
+        wakes * (xps.context_switch_ns / 2 - retry)
+    );
+    assert_eq!(
+        path.ns(PathTerm::TickRestartExit),
+        2 * n * KvmCosts::skylake_2017().msr_write_exit_ns
+    );
+    // The benchmark's count: four switches per round trip, against two.
+    assert_eq!((blocking.switches, timectxsw.switches), (2 * n, 4 * n));
+    assert_eq!(timectxsw.critical_path.total_ns(), timectxsw.elapsed_ns);
+}
+
+#[test]
+fn timectxsw_on_one_cpu_counts_four_real_switches_per_round_trip() {
+    let mut g = guest(GuestIdlePath::Hlt, HostHaltPollParams::off());
+    g.setup.benchmark = PingPongLoop::Timectxsw(SpinCosts::measured_here());
+    g.setup.tick_period_ns = 1 << 62;
+    let o = g.run(1_000, true);
+    let c = xps13_7390().costs;
+    assert_eq!(o.elapsed_ns, 4 * 1_000 * c.context_switch_ns);
+    assert_eq!(o.ns_per_switch(), c.context_switch_ns as f64);
+}
+
+/// The 2017 guest (pre-4.17 loop) with a 10 µs poll placed as given, running `timectxsw`
+/// without ticks.
+fn poll_2017_timectxsw(placement: GuestPollPlacement, n: u64) -> PingPongOutcome {
+    let mut g = guest(
+        GuestIdlePath::PollThenHlt {
+            threshold_ns: 10_000,
+            placement,
+        },
+        HostHaltPollParams::off(),
+    );
+    g.setup.benchmark = PingPongLoop::Timectxsw(SpinCosts::measured_here());
+    g.setup.idle_entry_tick = IdleEntryTick::LoopEntry;
+    g.setup.tick_period_ns = 1 << 62;
+    g.run(n, false)
+}
+
+#[test]
+fn the_2017_poll_placement_decides_the_tick_stop_and_restart() {
+    let n = 2_000;
+    let after = poll_2017_timectxsw(GuestPollPlacement::AfterTickStop, n);
+    let before = poll_2017_timectxsw(GuestPollPlacement::BeforeTickStop, n);
+    let c = xps13_7390().costs;
+    let msr = KvmCosts::skylake_2017().msr_write_exit_ns;
+    let terms = |o: &PingPongOutcome| {
+        [
+            o.critical_path.ns(PathTerm::IdleEntryWait),
+            o.critical_path.ns(PathTerm::TickRestart),
+            o.critical_path.ns(PathTerm::TickRestartExit),
+        ]
+    };
+    // After the stop: every wake lands while its target stops the tick (the first one too:
+    // its target entered idle at the same instant) and every idle exit restarts it.
+    let wakes = 2 * n;
+    assert_eq!(
+        terms(&after),
+        [
+            wakes * (c.tick_stop_ns + msr),
+            wakes * c.tick_restart_ns,
+            wakes * msr
+        ]
+    );
+    assert_eq!(after.exits[ExitReason::MsrTscDeadline.index()], 4 * n);
+    // Before the stop: the wake lands in the poll with the tick running; no stop, no restart,
+    // no TSC-deadline write at all (the first entry's stop only after a poll that ran out).
+    assert_eq!(terms(&before), [0, 0, 0]);
+    assert_eq!(before.exits[ExitReason::MsrTscDeadline.index()], 0);
+    // Neither sends an IPI or halts: the flag is up in the poll either way.
+    for o in [&after, &before] {
+        assert_eq!(o.exits[ExitReason::MsrIcr.index()], 0);
+        assert_eq!(o.exits[ExitReason::Hlt.index()], 0);
+        assert_eq!(o.critical_path.total_ns(), o.elapsed_ns);
+    }
+    // The difference is the stop and the restart of every wake, nothing else.
+    assert_eq!(
+        after.elapsed_ns - before.elapsed_ns,
+        wakes * (c.tick_stop_ns + msr + c.tick_restart_ns + msr)
+    );
+}
+
+#[test]
+fn a_poll_before_the_tick_stop_that_runs_out_stops_the_tick_before_hlt() {
+    // vCPU 1 goes idle at 0 through the 2017 path, poll before the stop; vCPU 0 wakes it at
+    // `t`. Returns (TSC-deadline exits, ICR exits, HLT exits).
+    let wake_at = |t: u64| {
+        let g = wake_2017_guest_at(
+            GuestPollPlacement::BeforeTickStop,
+            IdleEntryTick::LoopEntry,
+            t,
+        );
+        (
+            g.exits[ExitReason::MsrTscDeadline.index()],
+            g.exits[ExitReason::MsrIcr.index()],
+            g.exits[ExitReason::Hlt.index()],
+        )
+    };
+    let c = xps13_7390().costs;
+    let stop = c.tick_stop_ns + KvmCosts::skylake_2017().msr_write_exit_ns;
+    // (wake time) -> (TSC-deadline, ICR, HLT exits)
+    for (t, want) in [
+        (0, (0, 0, 0)),     // first instant of the poll: tick kept, nothing to restart
+        (9_999, (0, 0, 0)), // last instant of the poll
+        // The poll ran out: the loop's stop runs (flag still up), the idle exit restarts.
+        (10_000, (2, 0, 0)),
+        (10_000 + stop - 1, (2, 0, 0)),
+        // HLT executed: the IPI (ICR exit), the HLT exit, the stop and the restart.
+        (10_000 + stop, (2, 1, 1)),
+        (10_000 + stop + 50_000, (2, 1, 1)),
+    ] {
+        assert_eq!(wake_at(t), want, "wake at {t} ns");
+    }
 }
