@@ -25,19 +25,28 @@ for _ in $(seq "$rounds"); do
     for side in A B; do
         bin=$a extra=${A_ARGS:-}
         [ "$side" = B ] && bin=$b extra=${B_ARGS:-}
-        # Rows end with: <wall best> / <wall median> <cpu best> / <cpu median>.
+        # Rows end with: <events> <x real> <wall best> / <wall median> <cpu best> / <cpu median>.
         # shellcheck disable=SC2086 # extra holds zero or more flags
         "$bin" bench --duration "$duration" --repeat 1 $extra |
-            awk -v side="$side" 'NR > 2 { name = $1; for (i = 2; i <= NF - 8; i++) name = name " " $i; print side "\t" name "\t" $(NF - 2) }'
+            awk -v side="$side" 'NR > 2 { name = $1; for (i = 2; i <= NF - 8; i++) name = name " " $i; print side "\t" name "\t" $(NF - 2) "\t" $(NF - 7) }'
     done
 done | {
-    printf "%-20s %22s %22s %8s\n" "point" "A best / mean" "B best / mean" "B/A best"
+    # M events/s of thread CPU time, best and mean; then the ratio of the bests, and the same
+    # in simulated seconds per second (the issue's measure: it differs from the events ratio
+    # only when a build takes fewer events for the same run). A point one build lacks shows
+    # "-".
+    printf "%-24s %22s %22s %9s %9s\n" "point" "A best / mean" "B best / mean" "B/A ev/s" "B/A sim"
     awk -F'\t' '
-    { k = $2 "\t" $1; if (!(k in best) || $3 > best[k]) best[k] = $3; sum[k] += $3; n[k]++; names[$2] = 1 }
+    { k = $2 "\t" $1; if (!(k in best) || $3 > best[k]) best[k] = $3; sum[k] += $3; n[k]++; ev[k] = $4; names[$2] = 1 }
     END {
         for (p in names) {
             a = p "\tA"; b = p "\tB"
-            printf "%-20s %10.2f / %-9.2f %10.2f / %-9.2f %7.2fx\n", p, best[a], sum[a] / n[a], best[b], sum[b] / n[b], best[b] / best[a]
+            if (!(a in best) || !(b in best)) {
+                s = (a in best) ? a : b
+                printf "%-24s %22s %22s %9s %9s\n", p, (a in best) ? sprintf("%.2f / %.2f", best[a], sum[a] / n[a]) : "-", (b in best) ? sprintf("%.2f / %.2f", best[b], sum[b] / n[b]) : "-", "-", "-"
+                continue
+            }
+            printf "%-24s %10.2f / %-9.2f %10.2f / %-9.2f %8.2fx %8.2fx\n", p, best[a], sum[a] / n[a], best[b], sum[b] / n[b], best[b] / best[a], (best[b] / ev[b]) / (best[a] / ev[a])
         }
     }' | sort
 }

@@ -32,13 +32,22 @@ pub(crate) struct BenchArgs {
 type Build = Box<dyn Fn() -> Result<Sim, SimError>>;
 
 /// The points: E1 integrates power, E2 does not (it reports frame tables); the last point
-/// shows what power would cost E2.
+/// shows what power would cost E2, and `e1 nohz_full 8+noise` what the OS-noise accounting
+/// (`sim --noise`) costs E1's eight hogs, whose every interrupt is a detour.
 fn points(run: Run) -> Vec<(&'static str, Build)> {
     let flier = ticklab_twin::workloads::frames::DEFAULT_FLIER_NS;
     let e1 = |mode, hogs| -> Build { Box::new(move || Sim::new(&e1::scenario(mode, hogs, run))) };
     vec![
         ("e1 nohz_full idle", e1(e1::Mode::NohzFull, 0)),
         ("e1 nohz_full 8", e1(e1::Mode::NohzFull, 8)),
+        (
+            "e1 nohz_full 8+noise",
+            Box::new(move || {
+                let mut sim = Sim::new(&e1::scenario(e1::Mode::NohzFull, 8, run))?;
+                sim.set_noise();
+                Ok(sim)
+            }),
+        ),
         ("e2 no-skew", Box::new(move || e2::sim(false, run, flier))),
         ("e2 skew", Box::new(move || e2::sim(true, run, flier))),
         (

@@ -234,11 +234,14 @@ impl NoiseStats {
         c.charge(at);
         c.in_detour = false;
         let len = at.saturating_sub(c.start);
+        // The part that took the most, for the BSP job's blame (only it asks).
         let mut top = (LOCAL_TIMER, 0u64);
-        for &(part, ns) in &c.touched[..c.ntouched] {
-            let ns = ns.max(0) as u64;
-            if ns > top.1 {
-                top = (part, ns);
+        if self.bsp.is_some() {
+            for &(part, ns) in &c.touched[..c.ntouched] {
+                let ns = ns.max(0) as u64;
+                if ns > top.1 {
+                    top = (part, ns);
+                }
             }
         }
         if self.open && len > self.threshold_ns {
