@@ -1074,14 +1074,22 @@ mod tests {
         }
     }
 
+    /// An idle 8-vCPU guest of the tiny build, every CPU housekeeping: (all CPUs, none busy,
+    /// the guest's timers with the coordinator on CPU 6).
+    fn idle_eight_cpus() -> (CpuSet, CpuSet, Vec<BackgroundSource>) {
+        let w = Workload::parse("idle", 8).unwrap();
+        let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
+        (
+            all,
+            CpuSet::new(),
+            guest_background(&w, 1000, 6, &tiny_config().timers),
+        )
+    }
+
     #[test]
     fn the_guests_kernel_threads_become_one_source_per_cpu() {
         const S5: u64 = 5_000_000_000;
-        let tiny = tiny_config();
-        let w = Workload::parse("idle", 8).unwrap();
-        let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
-        let none = CpuSet::new();
-        let background = guest_background(&w, 1000, 6, &tiny.timers);
+        let (all, none, background) = idle_eight_cpus();
         let mut g = guest_report(&[]);
         g.kthread_runs = vec![
             kt("rcu_sched", 0, 13, Some(448_092)),
@@ -1141,11 +1149,7 @@ mod tests {
     #[test]
     fn on_preempt_rt_the_softirq_threads_are_the_twins_own() {
         const S5: u64 = 5_000_000_000;
-        let tiny = tiny_config();
-        let w = Workload::parse("idle", 8).unwrap();
-        let all = ticklab_cmdline::parse_cpulist("0-7", 8).unwrap();
-        let none = CpuSet::new();
-        let background = guest_background(&w, 1000, 6, &tiny.timers);
+        let (all, none, background) = idle_eight_cpus();
         let mut g = guest_report(&[]);
         g.kthread_runs = vec![
             kt("rcuc/0", 0, 20, Some(600_000)),
