@@ -54,3 +54,37 @@ fn every_hogged_cpu_ticks_on_the_scale_machine() {
         "{events} events for {ticks} ticks"
     );
 }
+
+/// Prefetching the next event's CPU is a hint to the processor: on (the default at 4096 CPUs)
+/// or off (the default at 64), the run's report is the same, byte for byte.
+#[test]
+fn prefetching_the_next_cpu_changes_no_output() {
+    // (CPUs, workload, ms): hogs and an idle machine (idle entry and exit, IPIs).
+    for (nr, workload, ms) in [
+        (64, "hogs:64", 200),
+        (64, "idle", 500),
+        (4096, "hogs:4096", 5),
+    ] {
+        let mut s = scale_scenario(nr, ms * 1_000_000);
+        s.workload = Workload::parse(workload, nr).unwrap();
+        let report = |on: Option<bool>| {
+            let mut sim = Sim::new(&s).unwrap();
+            if let Some(on) = on {
+                sim.set_prefetch(on);
+            }
+            sim.run(|_| {});
+            serde_json::to_string(&sim.report()).unwrap()
+        };
+        let default = report(None);
+        assert_eq!(
+            default,
+            report(Some(true)),
+            "{nr} CPUs, {workload}, prefetch on"
+        );
+        assert_eq!(
+            default,
+            report(Some(false)),
+            "{nr} CPUs, {workload}, prefetch off"
+        );
+    }
+}

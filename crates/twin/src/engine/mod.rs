@@ -13,6 +13,7 @@
 //!
 //! Ties are broken by CPU number, so the order of simultaneous events is deterministic.
 
+pub(crate) mod prefetch;
 pub(crate) mod rng;
 
 /// Simulated time in nanoseconds since the start of the run.
@@ -115,6 +116,31 @@ impl EventQueue for TournamentTree {
     #[inline]
     fn peek(&mut self) -> Option<(Time, usize)> {
         unpack(self.nodes[1])
+    }
+}
+
+impl TournamentTree {
+    /// The CPU of the second-earliest pending event (the earliest is [`EventQueue::peek`]'s),
+    /// `None` when fewer than two CPUs have one. It is the next event's CPU unless handling the
+    /// earliest one schedules something earlier still: a guess to prefetch by
+    /// (the `prefetch` module), not an order to rely on.
+    ///
+    /// The runner-up lost to the winner somewhere on the winner's path to the root, so it is
+    /// the smallest of that path's siblings: one compare per level, on nodes the last update
+    /// has just walked.
+    #[inline]
+    pub fn runner_up(&self) -> Option<usize> {
+        let root = self.nodes[1];
+        if root == u64::MAX {
+            return None;
+        }
+        let mut i = (root & ((1 << CPU_BITS) - 1)) as usize + self.size;
+        let mut best = u64::MAX;
+        while i > 1 {
+            best = best.min(self.nodes[i ^ 1]);
+            i /= 2;
+        }
+        unpack(best).map(|(_, cpu)| cpu)
     }
 }
 
@@ -272,6 +298,28 @@ mod tests {
     }
 
     #[test]
+    fn runner_up_table() {
+        // (CPUs, keys set in order, expected runner-up): none pending, one, a tie, the last
+        // CPU of a full power-of-two tree and of a padded one.
+        type Case = (usize, &'static [(usize, Time)], Option<usize>);
+        let cases: [Case; 6] = [
+            (4, &[], None),
+            (4, &[(2, 5)], None),
+            (4, &[(2, 5), (1, 5)], Some(2)),
+            (4, &[(0, 1), (3, 2), (2, 3)], Some(3)),
+            (5, &[(4, 1), (0, 9)], Some(0)),
+            (4096, &[(4095, 7), (0, 7), (17, 6)], Some(0)),
+        ];
+        for (n, sets, want) in cases {
+            let mut t = TournamentTree::new(n);
+            for &(cpu, at) in sets {
+                t.set(cpu, at);
+            }
+            assert_eq!(t.runner_up(), want, "{n} CPUs, {sets:?}");
+        }
+    }
+
+    #[test]
     fn dary_tree_sizes() {
         // (CPUs, levels): every boundary of the 8-ary layout up to the 4096-CPU limit.
         let cases = [
@@ -317,6 +365,13 @@ mod tests {
                 prop_assert_eq!(tree.peek(), brute(&keys));
                 prop_assert_eq!(dary.peek(), brute(&keys));
                 prop_assert_eq!(heap.peek(), brute(&keys));
+                // The runner-up: the earliest once the winner is taken away.
+                let second = brute(&keys).and_then(|(_, w)| {
+                    let mut rest = keys.clone();
+                    rest[w] = NEVER;
+                    brute(&rest).map(|(_, c)| c)
+                });
+                prop_assert_eq!(tree.runner_up(), second);
             }
         }
     }

@@ -178,6 +178,16 @@ impl<F: Copy> HrtimerCpuBase<F> {
         }
     }
 
+    /// Where the timer slab lies in memory, as (address, bytes), for a prefetch hint
+    /// (`engine::prefetch`). It does not move once set up: [`HrtimerCpuBase::init`] never
+    /// grows the slab past the capacity it was allocated with.
+    pub(crate) fn slab_span(&self) -> (usize, usize) {
+        (
+            self.timers.as_ptr() as usize,
+            std::mem::size_of_val(self.timers.as_slice()),
+        )
+    }
+
     /// The expiry the device is programmed for (`cpu_base->expires_next`; `NEVER` when none).
     pub(crate) fn expires_next(&self) -> Time {
         self.expires_next

@@ -20,7 +20,7 @@ pub(super) struct StateCounters {
 ///
 /// `repr(C)`: what every interrupt updates comes first (one cache line).
 #[derive(Debug, Clone, Default)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub(super) struct CpuStats {
     /// Local timer interrupts (LOC).
     pub(super) loc: u64,
@@ -93,6 +93,19 @@ impl LockCounters {
         self.acquisitions += 1;
         self.contended += u64::from(contended);
         self.wait_ns += wait_ns;
+    }
+}
+
+impl WindowStats {
+    /// Hints the processor to fetch the line of `cpu`'s counters every interrupt updates
+    /// (`engine::prefetch`).
+    #[inline]
+    pub(super) fn prefetch_cpu(&self, cpu: usize) {
+        let c = &self.cpus[cpu];
+        crate::engine::prefetch::prefetch_bytes(
+            c as *const CpuStats as usize,
+            std::mem::offset_of!(CpuStats, idle),
+        );
     }
 }
 

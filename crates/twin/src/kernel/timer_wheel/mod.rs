@@ -164,6 +164,13 @@ impl fmt::Debug for TimerWheel {
 }
 
 impl TimerWheel {
+    /// Hints the processor to fetch what a tick asks of the wheel (the memo of
+    /// [`TimerWheel::next_expiry`]) ahead of use (`engine::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_hot(&self) {
+        crate::engine::prefetch::prefetch(&self.next_memo);
+    }
+
     /// An empty wheel for a kernel built with `hz`, with room for timer ids `0..capacity`.
     /// The clock starts at 0; use [`TimerWheel::with_clk`] to start elsewhere (e.g. the
     /// kernel's `INITIAL_JIFFIES`).

@@ -133,6 +133,7 @@ impl<O: Observer> Sim<O> {
             window_start: warmup,
             end: warmup + scenario.run.duration_ns,
             queue: TournamentTree::new(nr as usize),
+            prefetch_slabs: Vec::new(),
             cpus,
             tk,
             // No meter where the machine has no power model: "not modelled", not 0 W.
@@ -172,6 +173,7 @@ impl<O: Observer> Sim<O> {
             halt_wake: m.halt_wake.clone(),
         };
         sim.boot();
+        sim.plan_prefetch();
         if let Some(b) = workload.bsp {
             sim.attach_bsp(b);
         }
