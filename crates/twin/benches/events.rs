@@ -91,6 +91,23 @@ fn queues(c: &mut Criterion) {
     g.bench_function("binary-heap", |b| {
         b.iter(|| hold(&mut BinaryHeapQueue::new(64), steps))
     });
+    // The runner-up the twin prefetches by on thousands of CPUs (`Sim::set_prefetch`), asked
+    // once per step of a 4096-CPU hold.
+    g.bench_function("binary-tree-runner-up-4096", |b| {
+        b.iter(|| {
+            let mut q = TournamentTree::new(4096);
+            for cpu in 0..4096 {
+                q.set(cpu, cpu as u64 * 997);
+            }
+            let mut sum = 0;
+            for _ in 0..steps {
+                let (t, cpu) = q.peek().expect("4096 CPUs are always pending");
+                sum += q.runner_up().unwrap_or(0);
+                q.set(cpu, t + 1_000_000);
+            }
+            sum
+        })
+    });
     g.finish();
 }
 
