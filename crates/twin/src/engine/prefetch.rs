@@ -26,12 +26,6 @@ pub(crate) fn prefetch_bytes(addr: usize, len: usize) {
     }
 }
 
-/// Hints the processor to bring the cache lines of `v` into its caches.
-#[inline(always)]
-pub(crate) fn prefetch<T>(v: &T) {
-    prefetch_bytes(v as *const T as usize, size_of::<T>());
-}
-
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 #[allow(unsafe_code)]
@@ -53,7 +47,6 @@ mod tests {
     #[test]
     fn hints_change_nothing_and_accept_any_address() {
         let v = vec![7u64; 1000];
-        prefetch(&v[10]);
         prefetch_bytes(v.as_ptr() as usize, 8000);
         // Unmapped and odd addresses: a prefetch never faults.
         prefetch_bytes(0, 4096);

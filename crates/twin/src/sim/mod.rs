@@ -273,8 +273,9 @@ struct Cpu {
     delivery: Stream,
     dev: ClockEventDevice,
     hrt: HrtimerCpuBase<TimerFn>,
-    gov: AnyGovernor,
+    /// Right after the hrtimer base: the wheel's first line (its memo) shares the base's.
     wheel: TimerWheel,
+    gov: AnyGovernor,
     // ---- cold: background sources, auto-demotion ----
     /// Run time left of a background task preempted by the frame worker (0 = none).
     bg_remaining: u64,
@@ -618,9 +619,11 @@ impl<O: Observer> Sim<O> {
         if let Some(r) = self.queue.runner_up() {
             let cpu = &self.cpus[r];
             // The lines of `Cpu` every interrupt reads (dispatch and flags, tick state, run
-            // queue, device, hrtimer base), not the governor and what follows it.
-            prefetch::prefetch_bytes(cpu as *const Cpu as usize, std::mem::offset_of!(Cpu, gov));
-            cpu.wheel.prefetch_hot();
+            // queue, device, hrtimer base, the wheel's memo), not the rest of the wheel.
+            prefetch::prefetch_bytes(
+                cpu as *const Cpu as usize,
+                std::mem::offset_of!(Cpu, wheel) + TimerWheel::HOT_BYTES,
+            );
             let (addr, len) = self.prefetch_slabs[r];
             prefetch::prefetch_bytes(addr, len);
             self.stats.prefetch_cpu(r);

@@ -133,7 +133,15 @@ impl Entry {
 }
 
 /// A per-CPU timer wheel over jiffies. See the [module documentation](self) for the design.
+///
+/// Layout: `repr(C)` with the memo first, the one field every tick reads: the twin's `Cpu`
+/// record places the wheel right after its hrtimer base so that the memo shares that line
+/// (docs/model.md, "Speed of the event loop").
+#[repr(C)]
 pub struct TimerWheel {
+    /// Memo of [`TimerWheel::next_expiry`] (index: `include_deferrable`), asked on every tick.
+    /// Invariant: cleared by every change of a bucket list or of the clock.
+    next_memo: [std::cell::Cell<Option<Option<u64>>>; 2],
     hz: u32,
     depth: usize,
     /// The wheel clock (jiffies): every pending timer's effective expiry is at or after it.
@@ -146,9 +154,6 @@ pub struct TimerWheel {
     heads: Vec<u32>,
     /// Per base and level: bit `b` set ⇔ bucket `b` is non-empty.
     occupied: [[u64; MAX_DEPTH]; BASES],
-    /// Memo of [`TimerWheel::next_expiry`] (index: `include_deferrable`), asked on every tick.
-    /// Invariant: cleared by every change of a bucket list or of the clock.
-    next_memo: [std::cell::Cell<Option<Option<u64>>>; 2],
 }
 
 impl fmt::Debug for TimerWheel {
@@ -164,12 +169,10 @@ impl fmt::Debug for TimerWheel {
 }
 
 impl TimerWheel {
-    /// Hints the processor to fetch what a tick asks of the wheel (the memo of
-    /// [`TimerWheel::next_expiry`]) ahead of use (`engine::prefetch`).
-    #[inline]
-    pub(crate) fn prefetch_hot(&self) {
-        crate::engine::prefetch::prefetch(&self.next_memo);
-    }
+    /// Bytes at the start of the wheel that a tick reads (the memo of
+    /// [`TimerWheel::next_expiry`]): what a prefetch of the next event's CPU covers.
+    pub(crate) const HOT_BYTES: usize =
+        std::mem::size_of::<[std::cell::Cell<Option<Option<u64>>>; 2]>();
 
     /// An empty wheel for a kernel built with `hz`, with room for timer ids `0..capacity`.
     /// The clock starts at 0; use [`TimerWheel::with_clk`] to start elsewhere (e.g. the
