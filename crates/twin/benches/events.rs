@@ -99,7 +99,8 @@ fn queues(c: &mut Criterion) {
 /// * a ticket and a queued spinlock taken by 64 CPUs of four sockets arriving together (E2's
 ///   cpupri vectors and seqlock: the ticket lock's spin through its pending releases);
 /// * hrtimer start and expiry passes with two active clock bases (a tick and one more timer);
-/// * the menu governor's select and reflect around one idle stay.
+/// * the menu governor's select and reflect around one idle stay;
+/// * the frame histogram's recorder (E2 counts each frame's jitter and wake-up latency).
 fn hot(c: &mut Criterion) {
     use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
     use ticklab_twin::hw::spinlock::Spinlock;
@@ -160,6 +161,16 @@ fn hot(c: &mut Criterion) {
                 );
             }
             picked
+        })
+    });
+    let mut hist = ticklab_schema::hdr::HdrRecorder::new(60_000_000_000, 3).unwrap();
+    g.throughput(Throughput::Elements(1_000));
+    g.bench_function("hdr-record", |b| {
+        b.iter(|| {
+            // E2's jitters: a few µs, with a tail to hundreds.
+            for i in 0..1_000u64 {
+                hist.record(1_000 + (i * 7_919) % 300_000);
+            }
         })
     });
     g.finish();
