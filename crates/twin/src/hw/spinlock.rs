@@ -205,6 +205,13 @@ impl TicketQueue {
         }
     }
 
+    /// The lock's socket-to-socket transfer table, when it has one for `cost` (built at the
+    /// first arrival that found a release pending).
+    #[inline]
+    pub(crate) fn table(&self, cost: TransferCost) -> Option<&TransferTable> {
+        self.table.as_ref().filter(|t| t.cost() == cost)
+    }
+
     /// When the last pending release happens, if any.
     #[inline]
     pub(crate) fn last_release(&self) -> Option<Time> {
