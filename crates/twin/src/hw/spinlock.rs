@@ -185,7 +185,9 @@ impl TicketQueue {
     /// shifts the later ones by what it adds to each hand-off; returns when its read after the
     /// last release completes (`None` if none is pending). With `stay`, the CPU is also
     /// registered at the last release (a reader; a lock waiter instead queues a release of
-    /// its own).
+    /// its own). Inlined into its two callers (a call and its register saves were about a
+    /// tenth of the instructions of a short walk).
+    #[inline(always)]
     fn spin_through(
         &mut self,
         cpu: u32,
