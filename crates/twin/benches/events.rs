@@ -98,6 +98,8 @@ fn queues(c: &mut Criterion) {
 /// in one shows without the rest of the event loop around it:
 /// * a ticket and a queued spinlock taken by 64 CPUs of four sockets arriving together (E2's
 ///   cpupri vectors and seqlock: the ticket lock's spin through its pending releases);
+/// * `cpupri_set` by 64 CPUs waking together and sleeping together, on ticket and queued
+///   vector locks (E2 (a)'s burst, the ticket walk and the vectors' hand-off transfers);
 /// * hrtimer start and expiry passes with two active clock bases (a tick and one more timer);
 /// * the menu governor's select and reflect around one idle stay;
 /// * the frame histogram's recorder (E2 counts each frame's jitter and wake-up latency).
@@ -105,6 +107,7 @@ fn hot(c: &mut Criterion) {
     use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
     use ticklab_twin::hw::spinlock::Spinlock;
     use ticklab_twin::kernel::cpuidle::{Governor, IdleStateParams, Menu, Reflect, SelectInput};
+    use ticklab_twin::kernel::cpupri_bench;
     use ticklab_twin::kernel::hrtimer_bench::{Layout, Op, run};
     let mut g = c.benchmark_group("hot");
     let cost = TransferCost::new(45, 150, 4);
@@ -121,6 +124,14 @@ fn hot(c: &mut Criterion) {
                     .sum::<u64>()
             })
         });
+    }
+    for (name, spinlock) in [
+        ("cpupri-set-ticket-64", Spinlock::Ticket),
+        ("cpupri-set-queued-64", Spinlock::Queued),
+    ] {
+        // One wake-and-sleep burst: 128 calls, 256 vector-lock acquisitions.
+        g.throughput(Throughput::Elements(2 * u64::from(cpupri_bench::CPUS)));
+        g.bench_function(name, |b| b.iter(|| cpupri_bench::bursts(spinlock, 1)));
     }
     for (name, op) in [("hrtimer-start", Op::Start), ("hrtimer-expire", Op::Expire)] {
         g.throughput(Throughput::Elements(1_000));
