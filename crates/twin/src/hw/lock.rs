@@ -32,7 +32,7 @@
 //! `remote_ns`, a two-hop one `far_ns` (docs/costs.md §5a).
 
 pub use super::cacheline::TransferCost;
-use super::cacheline::TransferFrom;
+use super::cacheline::{TransferFrom, TransferTable};
 use super::spinlock::{Spinlock, TicketQueue};
 use crate::engine::Time;
 
@@ -197,6 +197,17 @@ impl ContendedLock {
         }
     }
 
+    /// [`ContendedLock::transfer_to`] from a transfer table the caller keeps for the machine
+    /// (the same number, without [`TransferCost::between`]'s branches on sockets).
+    #[inline]
+    pub(crate) fn transfer_from_table(&self, table: &TransferTable, cpu: u32, socket: u32) -> u64 {
+        if self.last_cpu == NOBODY {
+            0
+        } else {
+            TransferFrom::from(&table.to(cpu, socket), self.last_cpu, self.last_socket)
+        }
+    }
+
     /// Cost of moving this lock's line (or a line that travels with it, written by the same
     /// holders) from the last holder to `cpu` (0 for the last holder or an untouched line).
     #[inline]
@@ -273,6 +284,27 @@ impl SeqLock {
     }
 
     /// The wait a writer arriving at `arrival` would have ([`ContendedLock::wait_for`]).
+    /// [`SeqLock::write`] with the transfer to the writer read from `table` when the caller
+    /// has one for `cost` (a line every idle entry and exit writes: the nohz masks).
+    #[inline]
+    pub(crate) fn write_with_table(
+        &mut self,
+        arrival: Time,
+        hold_ns: u64,
+        cpu: u32,
+        socket: u32,
+        cost: TransferCost,
+        table: Option<&TransferTable>,
+    ) -> Acquired {
+        self.writes += 1;
+        let transfer = match table {
+            Some(t) => self.writer.transfer_from_table(t, cpu, socket),
+            None => self.writer.transfer_to(cpu, socket, cost),
+        };
+        self.writer
+            .acquire_after_transfer(arrival, hold_ns, transfer, cpu, socket, cost)
+    }
+
     #[inline]
     pub(crate) fn write_wait(
         &self,
