@@ -14,7 +14,9 @@
 //! * [`experiment`] defines the published experiments (E1, E2) and the typed results a run
 //!   of one produces, for the twin to fill and `ticklab-report` to render.
 //! * [`histogram::LatencyHistogram`] is the `cyclictest -h` style latency histogram of a
-//!   frame worker, for the twin and the host lab alike.
+//!   frame worker, for the twin and the host lab alike; [`hdr::HdrRecorder`] counts values
+//!   by an HdrHistogram's buckets at a shift and an increment each, for the twin's per-frame
+//!   path.
 //! * [`comparison`] sets a measured report beside the twin's prediction, figure by figure
 //!   (measured, predicted, ratio, verdict): the one comparison `host run --twin`,
 //!   `host calibrate` and `vm compare` share.
@@ -45,6 +47,7 @@ pub mod bsp;
 pub mod comparison;
 pub mod experiment;
 pub mod frames;
+pub mod hdr;
 pub mod histogram;
 pub mod host_noise;
 pub mod lines;

@@ -115,13 +115,18 @@ fn queues(c: &mut Criterion) {
 /// in one shows without the rest of the event loop around it:
 /// * a ticket and a queued spinlock taken by 64 CPUs of four sockets arriving together (E2's
 ///   cpupri vectors and seqlock: the ticket lock's spin through its pending releases);
+/// * `cpupri_set` by 64 CPUs waking together and sleeping together, on ticket and queued
+///   vector locks (E2 (a)'s burst, the ticket walk and the vectors' hand-off transfers);
+/// * 64 CPUs entering and leaving nohz idle together (the two nohz masks' bit flips);
 /// * hrtimer start and expiry passes with two active clock bases (a tick and one more timer);
-/// * the menu governor's select and reflect around one idle stay.
+/// * the menu governor's select and reflect around one idle stay;
+/// * the frame histogram's recorder (E2 counts each frame's jitter and wake-up latency).
 fn hot(c: &mut Criterion) {
     use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
     use ticklab_twin::hw::spinlock::Spinlock;
     use ticklab_twin::kernel::cpuidle::{Governor, IdleStateParams, Menu, Reflect, SelectInput};
     use ticklab_twin::kernel::hrtimer_bench::{Layout, Op, run};
+    use ticklab_twin::kernel::{cpupri_bench, nohz_balance_bench};
     let mut g = c.benchmark_group("hot");
     let cost = TransferCost::new(45, 150, 4);
     for (name, spinlock) in [
@@ -138,6 +143,21 @@ fn hot(c: &mut Criterion) {
             })
         });
     }
+    for (name, spinlock) in [
+        ("cpupri-set-ticket-64", Spinlock::Ticket),
+        ("cpupri-set-queued-64", Spinlock::Queued),
+    ] {
+        // One wake-and-sleep burst: 128 calls, 256 vector-lock acquisitions.
+        g.throughput(Throughput::Elements(2 * u64::from(cpupri_bench::CPUS)));
+        g.bench_function(name, |b| b.iter(|| cpupri_bench::bursts(spinlock, 1)));
+    }
+    // 64 idle entries and 64 exits, each flipping two nohz mask bits.
+    g.throughput(Throughput::Elements(
+        2 * u64::from(nohz_balance_bench::CPUS),
+    ));
+    g.bench_function("nohz-flip-masks-64", |b| {
+        b.iter(|| nohz_balance_bench::bursts(1))
+    });
     for (name, op) in [("hrtimer-start", Op::Start), ("hrtimer-expire", Op::Expire)] {
         g.throughput(Throughput::Elements(1_000));
         g.bench_function(name, |b| b.iter(|| run(op, Layout::ActiveBases(2), 1_000)));
@@ -177,6 +197,16 @@ fn hot(c: &mut Criterion) {
                 );
             }
             picked
+        })
+    });
+    let mut hist = ticklab_schema::hdr::HdrRecorder::new(60_000_000_000, 3).unwrap();
+    g.throughput(Throughput::Elements(1_000));
+    g.bench_function("hdr-record", |b| {
+        b.iter(|| {
+            // E2's jitters: a few µs, with a tail to hundreds.
+            for i in 0..1_000u64 {
+                hist.record(1_000 + (i * 7_919) % 300_000);
+            }
         })
     });
     g.finish();

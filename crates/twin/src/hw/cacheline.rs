@@ -124,6 +124,94 @@ impl TransferTo {
     }
 }
 
+/// The cost of a transfer between every pair of sockets of a machine of up to
+/// [`TransferTo::SOCKETS`] sockets, built once per lock instead of once per arrival: a ticket
+/// lock's arrival used to build its [`TransferTo`] row first, about half of the instructions
+/// of its spin when one or two releases are pending, which is most arrivals in E2
+/// (docs/model.md, "Speed of the event loop").
+///
+/// Invariant: `to(cpu, socket).from(c, s) == cost.between(c, s, cpu, socket)` for every `c`
+/// and every socket `s < cost.sockets` (the test `a_socket_table_agrees_with_between`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TransferTable {
+    cost: TransferCost,
+    /// `rows[to][from]`: the transfer from socket `from` to a CPU of socket `to`.
+    rows: [[u64; TransferTo::SOCKETS]; TransferTo::SOCKETS],
+}
+
+impl TransferTable {
+    /// The table of `cost`'s machine, or `None` when it has more sockets than the table holds.
+    pub(crate) fn new(cost: TransferCost) -> Option<TransferTable> {
+        if cost.sockets as usize > TransferTo::SOCKETS {
+            return None;
+        }
+        let mut rows = [[0; TransferTo::SOCKETS]; TransferTo::SOCKETS];
+        for (to, row) in rows.iter_mut().enumerate() {
+            for (from, c) in row.iter_mut().enumerate() {
+                *c = cost.between(u32::MAX, from as u32, 0, to as u32);
+            }
+        }
+        Some(TransferTable { cost, rows })
+    }
+
+    /// The costs the table was built from.
+    #[inline]
+    pub(crate) fn cost(&self) -> TransferCost {
+        self.cost
+    }
+
+    /// The transfers to (`cpu`, `socket`): a row of the table, nothing computed.
+    #[inline(always)]
+    pub(crate) fn to(&self, cpu: u32, socket: u32) -> TransferRow<'_> {
+        debug_assert!(socket < self.cost.sockets);
+        TransferRow {
+            cpu,
+            socket,
+            row: &self.rows[socket as usize % TransferTo::SOCKETS],
+            cost: self.cost,
+        }
+    }
+}
+
+/// One destination's row of a [`TransferTable`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TransferRow<'a> {
+    cpu: u32,
+    socket: u32,
+    row: &'a [u64; TransferTo::SOCKETS],
+    cost: TransferCost,
+}
+
+/// The cost of moving a line to a fixed destination from each previous holder:
+/// [`TransferTo`] (any machine) or [`TransferRow`] (a prebuilt table).
+pub(crate) trait TransferFrom {
+    /// Cost of moving the line from (`from_cpu`, `from_socket`) to the destination.
+    fn from(&self, from_cpu: u32, from_socket: u32) -> u64;
+}
+
+impl TransferFrom for TransferTo {
+    #[inline(always)]
+    fn from(&self, from_cpu: u32, from_socket: u32) -> u64 {
+        TransferTo::from(self, from_cpu, from_socket)
+    }
+}
+
+impl TransferFrom for TransferRow<'_> {
+    #[inline(always)]
+    fn from(&self, from_cpu: u32, from_socket: u32) -> u64 {
+        debug_assert!(from_socket < self.cost.sockets);
+        let c = self.row[from_socket as usize % TransferTo::SOCKETS];
+        // A select, as in `TransferTo::from`: the destination's own line moves nowhere.
+        let c = if from_cpu == self.cpu { 0 } else { c };
+        debug_assert_eq!(
+            c,
+            self.cost
+                .between(from_cpu, from_socket, self.cpu, self.socket)
+        );
+        c
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +233,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_socket_table_agrees_with_between() {
+        for sockets in [1, 2, 3, 4, 8] {
+            let cost = TransferCost::new(45, 150, sockets);
+            let table = TransferTable::new(cost).expect("up to eight sockets");
+            assert_eq!(table.cost(), cost);
+            for socket in 0..sockets {
+                for cpu in [0, 5, 17] {
+                    let row = table.to(cpu, socket);
+                    for from_socket in 0..sockets {
+                        for from_cpu in [0, 5, 17, 99] {
+                            assert_eq!(
+                                TransferFrom::from(&row, from_cpu, from_socket),
+                                cost.between(from_cpu, from_socket, cpu, socket),
+                                "{sockets} sockets: ({from_cpu}, {from_socket}) -> ({cpu}, {socket})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(TransferTable::new(TransferCost::new(45, 150, 9)), None);
     }
 
     #[test]

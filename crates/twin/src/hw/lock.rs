@@ -32,6 +32,7 @@
 //! `remote_ns`, a two-hop one `far_ns` (docs/costs.md §5a).
 
 pub use super::cacheline::TransferCost;
+use super::cacheline::{TransferFrom, TransferTable};
 use super::spinlock::{Spinlock, TicketQueue};
 use crate::engine::Time;
 
@@ -115,6 +116,24 @@ impl ContendedLock {
         cost: TransferCost,
     ) -> Acquired {
         let transfer = self.transfer_to(cpu, socket, cost);
+        self.acquire_after_transfer(arrival, hold_ns, transfer, cpu, socket, cost)
+    }
+
+    /// [`ContendedLock::acquire`] with the line's transfer to `cpu` already known
+    /// ([`ContendedLock::ticket_transfer_to`]): for a caller that prices a critical section
+    /// by that transfer before it takes the lock (`cpupri_set`'s vectors), so it is looked
+    /// up once.
+    #[inline]
+    pub(crate) fn acquire_after_transfer(
+        &mut self,
+        arrival: Time,
+        hold_ns: u64,
+        transfer: u64,
+        cpu: u32,
+        socket: u32,
+        cost: TransferCost,
+    ) -> Acquired {
+        debug_assert_eq!(transfer, self.transfer_to(cpu, socket, cost));
         let contended = self.free_at > arrival;
         let free_grant = arrival.max(self.free_at) + transfer;
         let start = match self.ticket.as_deref_mut() {
@@ -160,6 +179,33 @@ impl ContendedLock {
             return Err(cost.between(self.last_cpu, self.last_socket, cpu, socket));
         }
         Ok(self.acquire(arrival, hold_ns, cpu, socket, cost))
+    }
+
+    /// [`ContendedLock::transfer_to`], read from a ticket lock's transfer table when it has
+    /// one (`hw::cacheline::TransferTable`): a row look-up instead of
+    /// [`TransferCost::between`]'s branches on sockets, which mispredict when a burst's CPUs
+    /// come from mixed sockets (E2's cpupri vectors). Kept apart from `transfer_to`, which
+    /// every lock calls: the larger body took [`ContendedLock::acquire`] out of line there
+    /// (docs/model.md, "Speed of the event loop").
+    #[inline]
+    pub(crate) fn ticket_transfer_to(&self, cpu: u32, socket: u32, cost: TransferCost) -> u64 {
+        match self.ticket.as_deref().and_then(|q| q.table(cost)) {
+            Some(table) if self.last_cpu != NOBODY => {
+                TransferFrom::from(&table.to(cpu, socket), self.last_cpu, self.last_socket)
+            }
+            _ => self.transfer_to(cpu, socket, cost),
+        }
+    }
+
+    /// [`ContendedLock::transfer_to`] from a transfer table the caller keeps for the machine
+    /// (the same number, without [`TransferCost::between`]'s branches on sockets).
+    #[inline]
+    pub(crate) fn transfer_from_table(&self, table: &TransferTable, cpu: u32, socket: u32) -> u64 {
+        if self.last_cpu == NOBODY {
+            0
+        } else {
+            TransferFrom::from(&table.to(cpu, socket), self.last_cpu, self.last_socket)
+        }
     }
 
     /// Cost of moving this lock's line (or a line that travels with it, written by the same
@@ -238,6 +284,27 @@ impl SeqLock {
     }
 
     /// The wait a writer arriving at `arrival` would have ([`ContendedLock::wait_for`]).
+    /// [`SeqLock::write`] with the transfer to the writer read from `table` when the caller
+    /// has one for `cost` (a line every idle entry and exit writes: the nohz masks).
+    #[inline]
+    pub(crate) fn write_with_table(
+        &mut self,
+        arrival: Time,
+        hold_ns: u64,
+        cpu: u32,
+        socket: u32,
+        cost: TransferCost,
+        table: Option<&TransferTable>,
+    ) -> Acquired {
+        self.writes += 1;
+        let transfer = match table {
+            Some(t) => self.writer.transfer_from_table(t, cpu, socket),
+            None => self.writer.transfer_to(cpu, socket, cost),
+        };
+        self.writer
+            .acquire_after_transfer(arrival, hold_ns, transfer, cpu, socket, cost)
+    }
+
     #[inline]
     pub(crate) fn write_wait(
         &self,

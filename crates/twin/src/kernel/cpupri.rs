@@ -103,7 +103,8 @@ impl CpuPri {
             // was written by the previous holder, so it travels like the lock line; then the
             // locked bit operation and the count.
             let lock = &mut self.vecs[v];
-            let mut hold = lock.transfer_to(cpu, socket, cost) + LOCKED_OP_NS;
+            let transfer = lock.ticket_transfer_to(cpu, socket, cost);
+            let mut hold = transfer + LOCKED_OP_NS;
             let count = &mut self.counts[v];
             let flips = if delta > 0 { *count == 0 } else { *count == 1 };
             *count = count.wrapping_add_signed(delta);
@@ -112,7 +113,7 @@ impl CpuPri {
                 let got = self.pri_active.write(now, LOCKED_OP_NS, cpu, socket, cost);
                 hold += got.wait_ns + LOCKED_OP_NS;
             }
-            let got = lock.acquire(now, hold, cpu, socket, cost);
+            let got = lock.acquire_after_transfer(now, hold, transfer, cpu, socket, cost);
             if got.wait_ns >= worst.wait_ns {
                 worst = got;
             }

@@ -25,7 +25,9 @@
 //! * `sched` — run queues, the SCHED tick dependency and the busy tick's deferment limit;
 //!   `context_tracking` — the cost of user/kernel transitions, by CPU and kernel version.
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
-//!   instruction-count benchmark (`scripts/hrtimer-callgrind.sh`).
+//!   instruction-count benchmark (`scripts/hrtimer-callgrind.sh`); [`cpupri_bench`] — a
+//!   burst of `cpupri_set` calls on 64 CPUs for the criterion `hot` group, and
+//!   [`nohz_balance_bench`] one of nohz idle entries and exits.
 //! * Shared lines of the 3.0 era (docs/model.md "E2 mechanisms"): `rcu` — grace periods on
 //!   the leaf `rcu_node` lock; `cpupri` — the RT priority vectors and the overload count;
 //!   `loadavg` — the `LOAD_FREQ` fold; `nohz_balance` — the nohz masks, the idle-balance
@@ -34,12 +36,14 @@
 pub(crate) mod context_tracking;
 pub mod cpuidle;
 pub(crate) mod cpupri;
+pub mod cpupri_bench;
 pub(crate) mod hrtimer;
 pub mod hrtimer_bench;
 pub mod idle;
 pub mod kvm;
 pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;
+pub mod nohz_balance_bench;
 pub(crate) mod rcu;
 pub(crate) mod sched;
 pub mod sched_balance;

@@ -20,6 +20,7 @@
 //! moves that deadline for them and the model takes it as passed.
 
 use crate::engine::Time;
+use crate::hw::cacheline::TransferTable;
 use crate::hw::lock::{AtomicLine, LOCKED_OP_NS, TransferCost};
 
 /// `rcu_enter_nohz` / `rcu_exit_nohz`: one atomic increment of the per-CPU dynticks counter
@@ -40,6 +41,10 @@ pub(crate) struct NohzBalance {
     second: Option<u32>,
     /// Per CPU: last-seen write number of the pick line.
     seen: Vec<u64>,
+    /// The machine's socket-to-socket transfers for the mask writes, built at the first one
+    /// (`None` past eight sockets): a row look-up instead of branches on sockets, which
+    /// mispredict when a burst's CPUs come from mixed sockets.
+    table: Option<TransferTable>,
 }
 
 impl NohzBalance {
@@ -52,6 +57,7 @@ impl NohzBalance {
             first: None,
             second: None,
             seen: vec![0; nr_cpus],
+            table: None,
         }
     }
 
@@ -95,10 +101,14 @@ impl NohzBalance {
     /// The locked bit operations on `nohz_cpu_mask` then `nohz.idle_cpus_mask` from `at`:
     /// returns when they are done and the longest wait.
     fn flip_masks(&mut self, cpu: u32, socket: u32, at: Time, cost: TransferCost) -> (Time, u64) {
+        if self.table.as_ref().is_none_or(|t| t.cost() != cost) {
+            self.table = TransferTable::new(cost);
+        }
+        let table = self.table.as_ref();
         let mut now = at;
         let mut worst = 0;
         for line in [&mut self.nohz_cpu_mask, &mut self.idle_cpus_mask] {
-            let got = line.write(now, LOCKED_OP_NS, cpu, socket, cost);
+            let got = line.write_with_table(now, LOCKED_OP_NS, cpu, socket, cost, table);
             worst = worst.max(got.wait_ns);
             now += got.wait_ns + LOCKED_OP_NS;
         }

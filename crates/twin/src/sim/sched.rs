@@ -140,8 +140,8 @@ impl<O: Observer> Sim<O> {
             if let Some(h) = &mut worker.histograms {
                 h.record(k, jitter as i64, wakeup as i64);
             }
-            g.hist.saturating_record(jitter.max(1));
-            g.wake_hist.saturating_record(wakeup.max(1));
+            g.hist.record(jitter.max(1));
+            g.wake_hist.record(wakeup.max(1));
         }
         worker.k = next;
         self.emit(

@@ -17,8 +17,8 @@
 
 use crate::engine::Time;
 use crate::kernel::hrtimer::TimerId;
-use hdrhistogram::Histogram;
 use ticklab_schema::frames::FrameClock;
+use ticklab_schema::hdr::HdrRecorder;
 use ticklab_schema::histogram::CpuHistograms;
 use ticklab_schema::report::WakeupRowStats;
 use ticklab_schema::report::{FrameGroupReport, FrameRow, Percentiles, jitter_histogram};
@@ -49,10 +49,10 @@ pub(crate) struct FrameGroup {
     pub t0: Time,
     /// Frames to run.
     pub n_frames: u64,
-    /// Jitter of every frame of every worker (ns).
-    pub hist: Histogram<u64>,
-    /// Wake-up latency of every frame of every worker (ns).
-    pub wake_hist: Histogram<u64>,
+    /// Jitter of every frame of every worker (ns), by HdrHistogram bucket (3 digits).
+    pub hist: HdrRecorder,
+    /// Wake-up latency of every frame of every worker (ns), likewise.
+    pub wake_hist: HdrRecorder,
     /// Indices of the group's workers, in CPU order.
     pub workers: Vec<usize>,
 }
@@ -78,9 +78,9 @@ impl FrameGroup {
             work_ns: (loop_units as f64 * work_unit_ns).round() as u64,
             t0,
             n_frames,
-            hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+            hist: HdrRecorder::new(HIST_MAX_NS, 3)
                 .expect("1..60 s at 3 significant digits is a valid histogram"),
-            wake_hist: Histogram::new_with_bounds(1, HIST_MAX_NS, 3)
+            wake_hist: HdrRecorder::new(HIST_MAX_NS, 3)
                 .expect("1..60 s at 3 significant digits is a valid histogram"),
             workers: Vec::new(),
         }
@@ -160,12 +160,12 @@ pub(crate) fn group_report(
     flier_ns: u64,
     max_lock_wait_ns: impl Fn(u32) -> u64,
 ) -> FrameGroupReport {
-    let q = |p: f64| g.hist.value_at_quantile(p) as f64 / 1e3;
-    let w = |p: f64| g.wake_hist.value_at_quantile(p) as f64 / 1e3;
+    let (hist, wake_hist) = (g.hist.histogram(), g.wake_hist.histogram());
+    let q = |p: f64| hist.value_at_quantile(p) as f64 / 1e3;
+    let w = |p: f64| wake_hist.value_at_quantile(p) as f64 / 1e3;
     let mut report = FrameGroupReport {
         jitter_histogram: Some(jitter_histogram(
-            g.hist
-                .iter_recorded()
+            hist.iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value())),
         )),
         group: g.name.clone(),
@@ -188,7 +188,7 @@ pub(crate) fn group_report(
         p99_us: q(0.99),
         p999_us: q(0.999),
         policy: None,
-        wakeup: (!g.wake_hist.is_empty()).then(|| Percentiles {
+        wakeup: (!wake_hist.is_empty()).then(|| Percentiles {
             p50_us: w(0.5),
             p99_us: w(0.99),
             p999_us: w(0.999),
