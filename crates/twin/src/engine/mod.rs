@@ -130,11 +130,8 @@ impl TournamentTree {
     /// has just walked.
     #[inline]
     pub fn runner_up(&self) -> Option<usize> {
-        let root = self.nodes[1];
-        if root == u64::MAX {
-            return None;
-        }
-        let mut i = (root & ((1 << CPU_BITS) - 1)) as usize + self.size;
+        let (_, winner) = unpack(self.nodes[1])?;
+        let mut i = winner + self.size;
         let mut best = u64::MAX;
         while i > 1 {
             best = best.min(self.nodes[i ^ 1]);

@@ -190,10 +190,8 @@ impl ContendedLock {
     #[inline]
     pub(crate) fn ticket_transfer_to(&self, cpu: u32, socket: u32, cost: TransferCost) -> u64 {
         match self.ticket.as_deref().and_then(|q| q.table(cost)) {
-            Some(table) if self.last_cpu != NOBODY => {
-                TransferFrom::from(&table.to(cpu, socket), self.last_cpu, self.last_socket)
-            }
-            _ => self.transfer_to(cpu, socket, cost),
+            Some(table) => self.transfer_from_table(table, cpu, socket),
+            None => self.transfer_to(cpu, socket, cost),
         }
     }
 
@@ -279,11 +277,9 @@ impl SeqLock {
         socket: u32,
         cost: TransferCost,
     ) -> Acquired {
-        self.writes += 1;
-        self.writer.acquire(arrival, hold_ns, cpu, socket, cost)
+        self.write_with_table(arrival, hold_ns, cpu, socket, cost, None)
     }
 
-    /// The wait a writer arriving at `arrival` would have ([`ContendedLock::wait_for`]).
     /// [`SeqLock::write`] with the transfer to the writer read from `table` when the caller
     /// has one for `cost` (a line every idle entry and exit writes: the nohz masks).
     #[inline]
@@ -305,6 +301,7 @@ impl SeqLock {
             .acquire_after_transfer(arrival, hold_ns, transfer, cpu, socket, cost)
     }
 
+    /// The wait a writer arriving at `arrival` would have ([`ContendedLock::wait_for`]).
     #[inline]
     pub(crate) fn write_wait(
         &self,
