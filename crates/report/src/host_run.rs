@@ -6,7 +6,7 @@
 //! ```text
 //! host run: <label> on <machine> (<s> s[, INTERRUPTED by <signal>: partial])
 //!
-//! hogs on CPUs [1, 2]                                (per hog group)
+//! hogs on CPUs 1-2                                   (per hog group)
 //!
 //! <frame_table>                                      (per frame group, then its wake-ups:)
 //! wakeup <group>: min <us> us  p50 <us> us  p99 <us> us  max <us> us

@@ -4,7 +4,7 @@
 //! Layout of [`workload_section`] (one per group, in workload order):
 //!
 //! ```text
-//! hogs on CPUs [1, 2]
+//! hogs on CPUs 1-2                  (a cpulist, as sysfs prints one)
 //!
 //! <frame_table>                      (frames: the jitter table, the wake-up table, and with
 //! <wakeup_table>                      --histogram both histograms in cyclictest -h layout,
@@ -40,7 +40,10 @@ pub fn workload_section(
     let mut s = String::new();
     match w {
         WorkloadResult::Hogs { cpus } => {
-            let _ = writeln!(s, "hogs on CPUs {cpus:?}");
+            // A cpulist (`0-4095`), not one number per CPU: the kernel's own notation, and a
+            // line that stays short on a large machine.
+            let set: ticklab_cmdline::CpuSet = cpus.iter().copied().collect();
+            let _ = writeln!(s, "hogs on CPUs {}", set.to_cpulist());
         }
         WorkloadResult::Frames(g) => {
             s += &frame_table(g);
@@ -143,6 +146,21 @@ mod tests {
     use ticklab_schema::histogram::CpuHistograms;
     use ticklab_schema::report::WakeupRow;
     use ticklab_schema::report::{FrameGroupReport, FrameRow, SyscallBreakdown};
+
+    #[test]
+    fn hog_cpus_print_as_a_cpulist() {
+        // (the group's CPUs, the line): one CPU, a run, runs and singles, a whole large machine.
+        let table: [(Vec<u32>, &str); 4] = [
+            (vec![1], "hogs on CPUs 1\n"),
+            (vec![0, 1, 2, 3], "hogs on CPUs 0-3\n"),
+            (vec![1, 2, 5, 7, 8], "hogs on CPUs 1-2,5,7-8\n"),
+            ((0..4096).collect(), "hogs on CPUs 0-4095\n"),
+        ];
+        for (cpus, want) in table {
+            let w = WorkloadResult::Hogs { cpus: cpus.clone() };
+            assert_eq!(workload_section(&w, None, None), want, "{cpus:?}");
+        }
+    }
 
     /// A guest's twin report (no power model) with a frame group that kept 12-bucket
     /// histograms, a ping-pong and a syscall loop.
