@@ -4,7 +4,7 @@
 //! Layout of [`workload_section`] (one per group, in workload order):
 //!
 //! ```text
-//! hogs on CPUs 1-2                  (a cpulist, as sysfs prints one)
+//! hogs on CPUs 1-2                  (a cpulist; `4 hogs on CPUs 0-1 (2 each on 0-1)` when shared)
 //!
 //! <frame_table>                      (frames: the jitter table, the wake-up table, and with
 //! <wakeup_table>                      --histogram both histograms in cyclictest -h layout,
@@ -40,10 +40,7 @@ pub fn workload_section(
     let mut s = String::new();
     match w {
         WorkloadResult::Hogs { cpus } => {
-            // A cpulist (`0-4095`), not one number per CPU: the kernel's own notation, and a
-            // line that stays short on a large machine.
-            let set: ticklab_cmdline::CpuSet = cpus.iter().copied().collect();
-            let _ = writeln!(s, "hogs on CPUs {}", set.to_cpulist());
+            let _ = writeln!(s, "{}", hogs_line(cpus));
         }
         WorkloadResult::Frames(g) => {
             s += &frame_table(g);
@@ -55,6 +52,42 @@ pub fn workload_section(
         WorkloadResult::Bsp(b) => s += &crate::noise_table::bsp_lines(b),
     }
     s
+}
+
+/// `hogs on CPUs 0-3`: where a hog group ran, as a cpulist (the kernel's own notation, and a
+/// line that stays short on a large machine), one entry per hog in `cpus`. Where some CPU
+/// runs more than one hog (the host lab wraps a group larger than its CPUs), the line says
+/// how many hogs and which CPUs share: `4 hogs on CPUs 0-2 (2 each on 0-1)`.
+fn hogs_line(cpus: &[u32]) -> String {
+    use ticklab_cmdline::CpuSet;
+    let mut per_cpu = std::collections::BTreeMap::<u32, u32>::new();
+    for &c in cpus {
+        *per_cpu.entry(c).or_default() += 1;
+    }
+    let all: CpuSet = per_cpu.keys().copied().collect();
+    let mut shared: Vec<u32> = per_cpu.values().copied().filter(|&n| n > 1).collect();
+    if shared.is_empty() {
+        return format!("hogs on CPUs {}", all.to_cpulist());
+    }
+    shared.sort_unstable_by(|a, b| b.cmp(a));
+    shared.dedup();
+    let parts: Vec<String> = shared
+        .iter()
+        .map(|&n| {
+            let on: CpuSet = per_cpu
+                .iter()
+                .filter(|&(_, &k)| k == n)
+                .map(|(&c, _)| c)
+                .collect();
+            format!("{n} each on {}", on.to_cpulist())
+        })
+        .collect();
+    format!(
+        "{} hogs on CPUs {} ({})",
+        cpus.len(),
+        all.to_cpulist(),
+        parts.join("; ")
+    )
 }
 
 /// `ticklab sim` of a ping-pong workload, which runs in the guest ping-pong model: `title`,
@@ -149,12 +182,20 @@ mod tests {
 
     #[test]
     fn hog_cpus_print_as_a_cpulist() {
-        // (the group's CPUs, the line): one CPU, a run, runs and singles, a whole large machine.
-        let table: [(Vec<u32>, &str); 4] = [
+        // (the group's CPUs, the line): one CPU, a run, runs and singles, out of order, a
+        // whole large machine, CPUs shared by several hogs.
+        let table: [(Vec<u32>, &str); 7] = [
             (vec![1], "hogs on CPUs 1\n"),
             (vec![0, 1, 2, 3], "hogs on CPUs 0-3\n"),
             (vec![1, 2, 5, 7, 8], "hogs on CPUs 1-2,5,7-8\n"),
+            (vec![3, 1, 2], "hogs on CPUs 1-3\n"),
             ((0..4096).collect(), "hogs on CPUs 0-4095\n"),
+            // A host group larger than its CPUs wraps: the sharing is said, not hidden.
+            (vec![0, 1, 0, 1], "4 hogs on CPUs 0-1 (2 each on 0-1)\n"),
+            (
+                vec![0, 1, 2, 0, 1, 0],
+                "6 hogs on CPUs 0-2 (3 each on 0; 2 each on 1)\n",
+            ),
         ];
         for (cpus, want) in table {
             let w = WorkloadResult::Hogs { cpus: cpus.clone() };
