@@ -21,11 +21,34 @@
 # 4. the optimised binary's outputs against the plain release build's
 #    (`scripts/outputs-cmp.sh`): the profile moves code, never a number.
 #
-# PGO_QUICK=1 trains on two simulated seconds of E1 and skips step 4 (the CI smoke). Exits 2
-# on bad arguments or a missing tool, 1 when the outputs differ.
+# PGO_QUICK=1 trains on two simulated seconds of E1 and skips step 4 (the CI smoke).
+# `scripts/pgo-build.sh --profdata` only finds (or adds) llvm-profdata and prints its path.
+# Exits 2 on bad arguments or a missing tool, 1 when the outputs differ.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+# llvm-profdata of rustc's own LLVM (rustup's llvm-tools, added if missing); exits 2 without it.
+find_profdata() {
+    local sysroot host profdata
+    sysroot=$(rustc --print sysroot)
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
+    if [ ! -x "$profdata" ] && command -v rustup >/dev/null; then
+        echo "pgo-build: adding rustup's llvm-tools (for llvm-profdata)" >&2
+        rustup component add llvm-tools >&2 || true
+    fi
+    if [ ! -x "$profdata" ]; then
+        echo "pgo-build: $profdata not found: 'rustup component add llvm-tools' installs the" \
+            "llvm-profdata of rustc's LLVM ($(rustc -vV | sed -n 's/^LLVM version: //p'))" >&2
+        exit 2
+    fi
+    echo "$profdata"
+}
+if [ "${1:-}" = --profdata ]; then
+    find_profdata
+    exit 0
+fi
 
 out=target/pgo/ticklab
 if [ $# -gt 0 ] && [ "$1" != -- ]; then
@@ -42,18 +65,7 @@ if [ $# -gt 0 ]; then
     train=("$@")
 fi
 
-sysroot=$(rustc --print sysroot)
-host=$(rustc -vV | sed -n 's/^host: //p')
-profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
-if [ ! -x "$profdata" ] && command -v rustup >/dev/null; then
-    echo "pgo-build: adding rustup's llvm-tools (for llvm-profdata)" >&2
-    rustup component add llvm-tools >&2 || true
-fi
-if [ ! -x "$profdata" ]; then
-    echo "pgo-build: $profdata not found: 'rustup component add llvm-tools' installs the" \
-        "llvm-profdata of rustc's LLVM ($(rustc -vV | sed -n 's/^LLVM version: //p'))" >&2
-    exit 2
-fi
+profdata=$(find_profdata)
 
 data=$root/target/pgo-data
 rm -rf "$data"

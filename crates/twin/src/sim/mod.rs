@@ -411,7 +411,9 @@ pub struct Sim<O: Observer = NoTimeline> {
     end: Time,
     queue: TournamentTree,
     /// Per CPU, its hrtimer slab's (address, bytes) when the next event's CPU is prefetched
-    /// ([`Sim::prefetch_next`]); empty on machines small enough for the caches.
+    /// ([`Sim::prefetch_next`]); empty on machines small enough for the caches. Copied out of
+    /// the records at setup (the slab never moves) because reading the address from the next
+    /// CPU's record would itself be the miss the hint is there to hide.
     prefetch_slabs: Vec<(usize, usize)>,
     cpus: Vec<Cpu>,
     tk: Timekeeping,
