@@ -117,7 +117,12 @@ fn queues(c: &mut Criterion) {
 ///   cpupri vectors and seqlock: the ticket lock's spin through its pending releases);
 /// * `cpupri_set` by 64 CPUs waking together and sleeping together, on ticket and queued
 ///   vector locks (E2 (a)'s burst, the ticket walk and the vectors' hand-off transfers);
-/// * 64 CPUs entering and leaving nohz idle together (the two nohz masks' bit flips);
+/// * 64 CPUs entering and leaving nohz idle together (the two nohz masks' bit flips), and 64
+///   busy ticks checking whether to kick the idle load balancer (the pick slots' line);
+/// * 64 CPUs' ticks through RCU's grace-period work on four leaf locks (notice, report,
+///   grace-period start), on ticket leaf locks;
+/// * 64 CPUs' ticks through the jiffies update: one writer in `xtime_lock`, 63 readers of
+///   its sequence count, on a ticket and on a queued write side;
 /// * hrtimer start and expiry passes with two active clock bases (a tick and one more timer);
 /// * the menu governor's select and reflect around one idle stay;
 /// * the frame histogram's recorder (E2 counts each frame's jitter and wake-up latency).
@@ -126,7 +131,7 @@ fn hot(c: &mut Criterion) {
     use ticklab_twin::hw::spinlock::Spinlock;
     use ticklab_twin::kernel::cpuidle::{Governor, IdleStateParams, Menu, Reflect, SelectInput};
     use ticklab_twin::kernel::hrtimer_bench::{Layout, Op, run};
-    use ticklab_twin::kernel::{cpupri_bench, nohz_balance_bench};
+    use ticklab_twin::kernel::{cpupri_bench, nohz_balance_bench, rcu_bench, timekeeping_bench};
     let mut g = c.benchmark_group("hot");
     let cost = TransferCost::new(45, 150, 4);
     for (name, spinlock) in [
@@ -158,6 +163,26 @@ fn hot(c: &mut Criterion) {
     g.bench_function("nohz-flip-masks-64", |b| {
         b.iter(|| nohz_balance_bench::bursts(1))
     });
+    // 64 busy ticks' kick checks.
+    g.throughput(Throughput::Elements(u64::from(nohz_balance_bench::CPUS)));
+    g.bench_function("nohz-kick-needed-64", |b| {
+        b.iter(|| nohz_balance_bench::kicks(1))
+    });
+    // 20 ticks of 64 CPUs through RCU's work: 1 280 calls of check_callbacks.
+    g.throughput(Throughput::Elements(20 * rcu_bench::CPUS as u64));
+    g.bench_function("rcu-check-callbacks-64", |b| {
+        b.iter(|| rcu_bench::ticks(Spinlock::Ticket, 20).spent_ns)
+    });
+    for (name, spinlock) in [
+        ("jiffies-seqlock-ticket-64", Spinlock::Ticket),
+        ("jiffies-seqlock-queued-64", Spinlock::Queued),
+    ] {
+        // 20 ticks: 20 writes and 1 260 reads.
+        g.throughput(Throughput::Elements(
+            20 * u64::from(timekeeping_bench::CPUS),
+        ));
+        g.bench_function(name, |b| b.iter(|| timekeeping_bench::ticks(spinlock, 20)));
+    }
     for (name, op) in [("hrtimer-start", Op::Start), ("hrtimer-expire", Op::Expire)] {
         g.throughput(Throughput::Elements(1_000));
         g.bench_function(name, |b| b.iter(|| run(op, Layout::ActiveBases(2), 1_000)));

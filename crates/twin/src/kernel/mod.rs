@@ -27,7 +27,9 @@
 //! * [`hrtimer_bench`] — start / cancel / expire cycles on the hrtimer bases for the
 //!   instruction-count benchmark (`scripts/hrtimer-callgrind.sh`); [`cpupri_bench`] — a
 //!   burst of `cpupri_set` calls on 64 CPUs for the criterion `hot` group, and
-//!   [`nohz_balance_bench`] one of nohz idle entries and exits.
+//!   [`nohz_balance_bench`] one of nohz idle entries and exits and one of busy ticks' kick
+//!   checks; [`rcu_bench`] a run of 64 CPUs' ticks through RCU's grace-period work;
+//!   [`timekeeping_bench`] one through the jiffies update and its seqlock.
 //! * Shared lines of the 3.0 era (docs/model.md "E2 mechanisms"): `rcu` — grace periods on
 //!   the leaf `rcu_node` lock; `cpupri` — the RT priority vectors and the overload count;
 //!   `loadavg` — the `LOAD_FREQ` fold; `nohz_balance` — the nohz masks, the idle-balance
@@ -45,10 +47,12 @@ pub(crate) mod loadavg;
 pub(crate) mod nohz_balance;
 pub mod nohz_balance_bench;
 pub(crate) mod rcu;
+pub mod rcu_bench;
 pub(crate) mod sched;
 pub mod sched_balance;
 pub mod softirq;
 pub mod tick_sched;
 pub mod timekeeping;
+pub mod timekeeping_bench;
 pub(crate) mod timer_migration;
 pub mod timer_wheel;
