@@ -197,6 +197,12 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// a model-construction bug, never an input error.
     pub(crate) fn init(&mut self, base: ClockBase, func: F) -> TimerId {
         assert!(self.timers.len() < self.capacity, "hrtimer slab full");
+        // The slab never moves once set up (`slab_span`): a timer registered after the slab
+        // was packed to its length (`Sim::pack_hrtimer_slabs`) would reallocate it.
+        debug_assert!(
+            self.timers.len() < self.timers.capacity(),
+            "a timer registered after the slab was packed"
+        );
         assert!(
             self.timers.len() < usize::from(u16::MAX),
             "timer ids end below u16::MAX"
