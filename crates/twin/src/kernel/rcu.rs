@@ -196,6 +196,18 @@ impl RcuState {
         }
     }
 
+    /// Hints the processor to fetch `cpu`'s `rcu_data`, which its next tick reads first
+    /// ([`RcuState::work`]); see `engine::prefetch`.
+    #[inline]
+    pub(crate) fn prefetch_cpu(&self, cpu: usize) {
+        if let Some(r) = self.rdp.get(cpu) {
+            crate::engine::prefetch::prefetch_bytes(
+                r as *const RcuData as usize,
+                size_of::<RcuData>(),
+            );
+        }
+    }
+
     /// `cpu` noticed the current GP (its trylock succeeded).
     #[inline]
     pub(crate) fn noticed(&mut self, cpu: usize) {

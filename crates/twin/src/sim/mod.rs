@@ -635,8 +635,9 @@ impl<O: Observer> Sim<O> {
 
     /// Starts bringing the state of the CPU whose event probably comes next (the queue's
     /// runner-up) into the cache while this event is handled: its `Cpu` record and its hrtimer
-    /// slab, the two first touches that miss on thousands of CPUs. A hint: what runs is the
-    /// same whatever it fetches.
+    /// slab, the two first touches that miss on thousands of CPUs, its statistics' counters
+    /// and its `rcu_data` (with the slabs packed, fetching that too gained 3-4 % at 2048 and
+    /// 4096 CPUs; before, it cost 3-7 %). A hint: what runs is the same whatever it fetches.
     #[inline]
     fn prefetch_next(&self) {
         if let Some(r) = self.queue.runner_up() {
@@ -650,6 +651,7 @@ impl<O: Observer> Sim<O> {
             let (addr, len) = self.prefetch_slabs[r];
             prefetch::prefetch_bytes(addr, len);
             self.stats.prefetch_cpu(r);
+            self.rcu.prefetch_cpu(r);
         }
     }
 
