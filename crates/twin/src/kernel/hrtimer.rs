@@ -161,7 +161,6 @@ pub(crate) struct HrtimerCpuBase<F> {
     in_hrtirq: bool,
     /// The last interrupt gave up re-arming; earlier re-arms are suppressed until the next one.
     hang_detected: bool,
-    capacity: usize,
 }
 
 impl<F: Copy> HrtimerCpuBase<F> {
@@ -174,7 +173,6 @@ impl<F: Copy> HrtimerCpuBase<F> {
             expires_next: NEVER,
             in_hrtirq: false,
             hang_detected: false,
-            capacity,
         }
     }
 
@@ -196,12 +194,13 @@ impl<F: Copy> HrtimerCpuBase<F> {
     /// Registers a timer (setup time only; `hrtimer_init`). Panics past the capacity, which is
     /// a model-construction bug, never an input error.
     pub(crate) fn init(&mut self, base: ClockBase, func: F) -> TimerId {
-        assert!(self.timers.len() < self.capacity, "hrtimer slab full");
-        // The slab never moves once set up (`slab_span`): a timer registered after the slab
-        // was packed to its length (`Sim::pack_hrtimer_slabs`) would reallocate it.
-        debug_assert!(
+        // The slab never moves once set up (`slab_span`): full is a model-construction bug,
+        // and so is a timer registered after the slab was packed to its length
+        // (`Sim::pack_hrtimer_slabs`). The slab's own capacity is the limit, so the base
+        // keeps no copy of it (eight bytes of the `Cpu` record's hot lines).
+        assert!(
             self.timers.len() < self.timers.capacity(),
-            "a timer registered after the slab was packed"
+            "hrtimer slab full (or packed)"
         );
         assert!(
             self.timers.len() < usize::from(u16::MAX),

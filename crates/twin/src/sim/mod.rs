@@ -275,6 +275,10 @@ struct Cpu {
     delivery: Stream,
     dev: ClockEventDevice,
     hrt: HrtimerCpuBase<TimerFn>,
+    /// When this CPU last ran the scheduler tick (`rq->last_sched_tick`, for the pre-4.17
+    /// deferment limit of a busy nohz_full CPU). Every tick writes it, so it sits in the hot
+    /// lines (in the cold part it made every tick touch one more line).
+    last_sched_tick: Time,
     /// Right after the hrtimer base: the wheel's first line (its memo) shares the base's.
     wheel: TimerWheel,
     gov: AnyGovernor,
@@ -290,9 +294,6 @@ struct Cpu {
     expired: Vec<WheelTimerId>,
     /// The syscall loop runs here and is runnable (running or preempted).
     syscall_runnable: bool,
-    /// When this CPU last ran the scheduler tick (`rq->last_sched_tick`, for the pre-4.17
-    /// deferment limit of a busy nohz_full CPU).
-    last_sched_tick: Time,
     /// User tasks may run here (not taken out of the scheduler domains by `isolcpus=`).
     user_tasks: bool,
     /// Timers of background sources that follow their task, one per instance that may come
