@@ -68,7 +68,7 @@ impl<O: Observer> Sim<O> {
         let callback = match func {
             TimerFn::Tick => Callback::Tick,
             TimerFn::Background(s) => Callback::Source(s),
-            TimerFn::Sleeper(i) => Callback::Source(self.sleepers[i as usize].source),
+            TimerFn::Sleeper(i) => Callback::Source(self.sleepers[i.get()].source),
             TimerFn::FrameWake(_) => Callback::FrameWake,
         };
         self.emit(
@@ -80,10 +80,10 @@ impl<O: Observer> Sim<O> {
         );
         match func {
             TimerFn::Tick => now = self.tick_sched_timer(c, id, now),
-            TimerFn::FrameWake(w) if self.cpus[c].frame != w => {
+            TimerFn::FrameWake(w) if self.cpus[c].frame as usize != w.get() => {
                 // The sleeper was queued here by timer migration; the worker runs elsewhere.
                 now += self.costs.hrtimer_callback_ns;
-                now = self.wake_frame_remote(c, w as usize, now);
+                now = self.wake_frame_remote(c, w.get(), now);
             }
             TimerFn::FrameWake(w) => {
                 now += self.costs.hrtimer_callback_ns;
@@ -92,7 +92,7 @@ impl<O: Observer> Sim<O> {
                     cpu.frame_runnable = true;
                     cpu.rq.enqueue(SchedClass::Fifo);
                     now = self.enqueue_rt(c, now);
-                    let frame = self.workers[w as usize].k;
+                    let frame = self.workers[w.get()].k;
                     self.emit(
                         now,
                         Event::FrameStarted {
@@ -102,7 +102,7 @@ impl<O: Observer> Sim<O> {
                     );
                 }
             }
-            TimerFn::Sleeper(i) => now = self.sleeper_expired(c, id, i as usize, now),
+            TimerFn::Sleeper(i) => now = self.sleeper_expired(c, id, i.get(), now),
             TimerFn::Background(s) => {
                 now += self.costs.hrtimer_callback_ns;
                 self.emit(now, Event::SourceExpired { source: s });

@@ -120,6 +120,10 @@ pub(crate) const SLOT_IPI: usize = 3;
 const NSLOTS: usize = 4;
 
 /// What an hrtimer does when it expires.
+///
+/// Six bytes (its indices are [`Index32`]s), so that an hrtimer with its two expiries, base
+/// and flag is 24 bytes: a CPU's three timers then fit two cache lines wherever its slab
+/// starts (docs/model.md, "The fifth round of issue 34").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TimerFn {
     /// The tick (`sched_timer`).
@@ -127,10 +131,29 @@ pub(crate) enum TimerFn {
     /// A background source (index into the scenario's sources).
     Background(u16),
     /// A frame worker's wake-up (`clock_nanosleep` to the frame start; index into the workers).
-    FrameWake(u32),
+    FrameWake(Index32),
     /// The sleep of a pinned task whose timer migrates (a `timer_migrates` source's
     /// instance; index into the run's [`Sleeper`]s).
-    Sleeper(u32),
+    Sleeper(Index32),
+}
+
+/// A 32-bit index stored as two 16-bit halves: aligned to two bytes rather than four, so that
+/// [`TimerFn`] needs six bytes, not eight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Index32([u16; 2]);
+
+impl Index32 {
+    /// The index `i`.
+    pub(crate) fn new(i: usize) -> Index32 {
+        let i = u32::try_from(i).expect("an index below 2^32");
+        Index32([(i >> 16) as u16, i as u16])
+    }
+
+    /// The index.
+    #[inline]
+    pub(crate) fn get(self) -> usize {
+        (u32::from(self.0[0]) << 16 | u32::from(self.0[1])) as usize
+    }
 }
 
 /// The inputs of [`crate::kernel::timer_migration::TimerMigration`], owned by the run.
@@ -757,5 +780,21 @@ impl<O: Observer> Sim<O> {
     /// Number of modelled CPUs.
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index32_round_trips_and_an_hrtimer_takes_24_bytes() {
+        for i in [0, 1, 0xffff, 0x1_0000, 0x1234_5678, u32::MAX as usize] {
+            assert_eq!(Index32::new(i).get(), i, "{i:#x}");
+        }
+        assert_eq!(size_of::<TimerFn>(), 6);
+        let mut hrt = HrtimerCpuBase::<TimerFn>::new(1);
+        hrt.init(ClockBase::Monotonic, TimerFn::Tick);
+        assert_eq!(hrt.slab_span().1, 24, "one timer of a slab");
     }
 }

@@ -1,7 +1,7 @@
 //! The background sources armed at boot (hrtimer or timer-wheel, periodic or Poisson, on the
 //! CPUs their placement names), and the remote scheduler tick of 4.17 on.
 
-use super::super::{Cpu, Sleeper, SourceRt, TimerFn, TimerMigrationState};
+use super::super::{Cpu, Index32, Sleeper, SourceRt, TimerFn, TimerMigrationState};
 use crate::engine::NEVER;
 use crate::engine::rng::Stream;
 use crate::error::{ConfigError, SimError};
@@ -158,7 +158,7 @@ pub(super) fn remote_sleeper_timers(
     cpus: &mut [Cpu],
 ) {
     for (i, sl) in sleepers.iter_mut().enumerate() {
-        let spare = tm.spare_timers(sl.home as usize, cpus, TimerFn::Sleeper(i as u32));
+        let spare = tm.spare_timers(sl.home as usize, cpus, TimerFn::Sleeper(Index32::new(i)));
         for (t, s) in sl.timers.iter_mut().zip(spare) {
             *t = t.or(s);
         }
@@ -189,7 +189,7 @@ fn arm_first(
             } else if src.timer_migrates {
                 let id = cpu.hrt.init(
                     ClockBase::Monotonic,
-                    TimerFn::Sleeper(sleepers.len() as u32),
+                    TimerFn::Sleeper(Index32::new(sleepers.len())),
                 );
                 let mut timers = vec![None; scenario.machine.topology.nr_cpus() as usize];
                 timers[cpu.id as usize] = Some(id);

@@ -2,7 +2,7 @@
 //! each checked against what the twin runs on one CPU; frame workers' sleeper timers on the
 //! timer-housekeeping CPUs where `kernel::timer_migration` may queue them.
 
-use super::super::{Cpu, NO_FRAME, Running, SLOT_TASK, TimerFn, TimerMigrationState};
+use super::super::{Cpu, Index32, NO_FRAME, Running, SLOT_TASK, TimerFn, TimerMigrationState};
 use crate::error::{ConfigError, SimError};
 use crate::kernel::context_tracking::ContextTracking;
 use crate::kernel::hrtimer::ClockBase;
@@ -218,7 +218,7 @@ fn place_frames(
         let w = workers.len();
         let timer = cpu
             .hrt
-            .init(ClockBase::Monotonic, TimerFn::FrameWake(w as u32));
+            .init(ClockBase::Monotonic, TimerFn::FrameWake(Index32::new(w)));
         if g.n_frames > 0 {
             cpu.hrt.start(timer, g.start(0), 0);
         }
@@ -283,7 +283,10 @@ pub(super) fn remote_frame_timers(
     cpus: &mut [Cpu],
 ) {
     for (w, worker) in workers.iter_mut().enumerate() {
-        worker.remote_timers =
-            tm.spare_timers(worker.cpu as usize, cpus, TimerFn::FrameWake(w as u32));
+        worker.remote_timers = tm.spare_timers(
+            worker.cpu as usize,
+            cpus,
+            TimerFn::FrameWake(Index32::new(w)),
+        );
     }
 }
