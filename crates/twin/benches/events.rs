@@ -127,62 +127,10 @@ fn queues(c: &mut Criterion) {
 /// * the menu governor's select and reflect around one idle stay;
 /// * the frame histogram's recorder (E2 counts each frame's jitter and wake-up latency).
 fn hot(c: &mut Criterion) {
-    use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
-    use ticklab_twin::hw::spinlock::Spinlock;
     use ticklab_twin::kernel::cpuidle::{Governor, IdleStateParams, Menu, Reflect, SelectInput};
     use ticklab_twin::kernel::hrtimer_bench::{Layout, Op, run};
-    use ticklab_twin::kernel::{cpupri_bench, nohz_balance_bench, rcu_bench, timekeeping_bench};
     let mut g = c.benchmark_group("hot");
-    let cost = TransferCost::new(45, 150, 4);
-    for (name, spinlock) in [
-        ("spinlock-ticket-64", Spinlock::Ticket),
-        ("spinlock-queued-64", Spinlock::Queued),
-    ] {
-        g.throughput(Throughput::Elements(64));
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                let mut lock = ContendedLock::with_spinlock(spinlock, 64);
-                (0..64u32)
-                    .map(|cpu| lock.acquire(1_000, 200, cpu, cpu / 16, cost).wait_ns)
-                    .sum::<u64>()
-            })
-        });
-    }
-    for (name, spinlock) in [
-        ("cpupri-set-ticket-64", Spinlock::Ticket),
-        ("cpupri-set-queued-64", Spinlock::Queued),
-    ] {
-        // One wake-and-sleep burst: 128 calls, 256 vector-lock acquisitions.
-        g.throughput(Throughput::Elements(2 * u64::from(cpupri_bench::CPUS)));
-        g.bench_function(name, |b| b.iter(|| cpupri_bench::bursts(spinlock, 1)));
-    }
-    // 64 idle entries and 64 exits, each flipping two nohz mask bits.
-    g.throughput(Throughput::Elements(
-        2 * u64::from(nohz_balance_bench::CPUS),
-    ));
-    g.bench_function("nohz-flip-masks-64", |b| {
-        b.iter(|| nohz_balance_bench::bursts(1))
-    });
-    // 64 busy ticks' kick checks.
-    g.throughput(Throughput::Elements(u64::from(nohz_balance_bench::CPUS)));
-    g.bench_function("nohz-kick-needed-64", |b| {
-        b.iter(|| nohz_balance_bench::kicks(1))
-    });
-    // 20 ticks of 64 CPUs through RCU's work: 1 280 calls of check_callbacks.
-    g.throughput(Throughput::Elements(20 * rcu_bench::CPUS as u64));
-    g.bench_function("rcu-check-callbacks-64", |b| {
-        b.iter(|| rcu_bench::ticks(Spinlock::Ticket, 20).spent_ns)
-    });
-    for (name, spinlock) in [
-        ("jiffies-seqlock-ticket-64", Spinlock::Ticket),
-        ("jiffies-seqlock-queued-64", Spinlock::Queued),
-    ] {
-        // 20 ticks: 20 writes and 1 260 reads.
-        g.throughput(Throughput::Elements(
-            20 * u64::from(timekeeping_bench::CPUS),
-        ));
-        g.bench_function(name, |b| b.iter(|| timekeeping_bench::ticks(spinlock, 20)));
-    }
+    shared_lines(&mut g);
     for (name, op) in [("hrtimer-start", Op::Start), ("hrtimer-expire", Op::Expire)] {
         g.throughput(Throughput::Elements(1_000));
         g.bench_function(name, |b| b.iter(|| run(op, Layout::ActiveBases(2), 1_000)));
@@ -235,6 +183,65 @@ fn hot(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// The `hot` group's functions of the shared lines and locks (the first five items of
+/// [`hot`]'s list): what E2's 64 CPUs contend for when their ticks, wake-ups and idle
+/// entries come together.
+fn shared_lines(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    use ticklab_twin::hw::lock::{ContendedLock, TransferCost};
+    use ticklab_twin::hw::spinlock::Spinlock;
+    use ticklab_twin::kernel::{cpupri_bench, nohz_balance_bench, rcu_bench, timekeeping_bench};
+    let cost = TransferCost::new(45, 150, 4);
+    for (name, spinlock) in [
+        ("spinlock-ticket-64", Spinlock::Ticket),
+        ("spinlock-queued-64", Spinlock::Queued),
+    ] {
+        g.throughput(Throughput::Elements(64));
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut lock = ContendedLock::with_spinlock(spinlock, 64);
+                (0..64u32)
+                    .map(|cpu| lock.acquire(1_000, 200, cpu, cpu / 16, cost).wait_ns)
+                    .sum::<u64>()
+            })
+        });
+    }
+    for (name, spinlock) in [
+        ("cpupri-set-ticket-64", Spinlock::Ticket),
+        ("cpupri-set-queued-64", Spinlock::Queued),
+    ] {
+        // One wake-and-sleep burst: 128 calls, 256 vector-lock acquisitions.
+        g.throughput(Throughput::Elements(2 * u64::from(cpupri_bench::CPUS)));
+        g.bench_function(name, |b| b.iter(|| cpupri_bench::bursts(spinlock, 1)));
+    }
+    // 64 idle entries and 64 exits, each flipping two nohz mask bits.
+    g.throughput(Throughput::Elements(
+        2 * u64::from(nohz_balance_bench::CPUS),
+    ));
+    g.bench_function("nohz-flip-masks-64", |b| {
+        b.iter(|| nohz_balance_bench::bursts(1))
+    });
+    // 64 busy ticks' kick checks.
+    g.throughput(Throughput::Elements(u64::from(nohz_balance_bench::CPUS)));
+    g.bench_function("nohz-kick-needed-64", |b| {
+        b.iter(|| nohz_balance_bench::kicks(1))
+    });
+    // 20 ticks of 64 CPUs through RCU's work: 1 280 calls of check_callbacks.
+    g.throughput(Throughput::Elements(20 * rcu_bench::CPUS as u64));
+    g.bench_function("rcu-check-callbacks-64", |b| {
+        b.iter(|| rcu_bench::ticks(Spinlock::Ticket, 20).spent_ns)
+    });
+    for (name, spinlock) in [
+        ("jiffies-seqlock-ticket-64", Spinlock::Ticket),
+        ("jiffies-seqlock-queued-64", Spinlock::Queued),
+    ] {
+        // 20 ticks: 20 writes and 1 260 reads.
+        g.throughput(Throughput::Elements(
+            20 * u64::from(timekeeping_bench::CPUS),
+        ));
+        g.bench_function(name, |b| b.iter(|| timekeeping_bench::ticks(spinlock, 20)));
+    }
 }
 
 criterion_group!(benches, events, queues, hot);
