@@ -636,9 +636,10 @@ impl<O: Observer> Sim<O> {
     /// order after all the others: the slabs then lie side by side (80 bytes apart at 4096
     /// CPUs, where each sat among its CPU's other setup allocations, about 5.8 KB apart), so
     /// at thousands of CPUs the timers the ticks read fill fewer cache lines and pages. A
-    /// layout only: what the run computes is the same. The default on machines whose CPU records outgrow [`PREFETCH_ABOVE_BYTES`];
-    /// call before the first [`Sim::step`] (every timer is registered while the `Sim` is
-    /// built, and none after, so the slabs do not move again).
+    /// layout only: what the run computes is the same. The default on machines whose CPU
+    /// records outgrow 2 MB (the L2 cache), with the prefetch; call before the first
+    /// [`Sim::step`] (every timer is registered while the `Sim` is built, and none after, so
+    /// the slabs do not move again).
     pub fn pack_hrtimer_slabs(&mut self) {
         let packed: Vec<_> = self.cpus.iter().map(|c| c.hrt.clone()).collect();
         for (cpu, hrt) in self.cpus.iter_mut().zip(packed) {
