@@ -186,6 +186,23 @@ impl<F: Copy> HrtimerCpuBase<F> {
         )
     }
 
+    /// This base with its slab moved to a new allocation of exactly its registered timers
+    /// (no room left: [`HrtimerCpuBase::init`] then refuses more). Made for every CPU in turn
+    /// once all timers are registered, the slabs come out side by side
+    /// (`Sim::pack_hrtimer_slabs`).
+    pub(crate) fn packed(&self) -> Self {
+        let mut timers = Vec::with_capacity(self.timers.len());
+        timers.extend_from_slice(&self.timers);
+        HrtimerCpuBase {
+            expires_next: self.expires_next,
+            timers,
+            firsts: self.firsts,
+            active_bases: self.active_bases,
+            in_hrtirq: self.in_hrtirq,
+            hang_detected: self.hang_detected,
+        }
+    }
+
     /// The expiry the device is programmed for (`cpu_base->expires_next`; `NEVER` when none).
     pub(crate) fn expires_next(&self) -> Time {
         self.expires_next

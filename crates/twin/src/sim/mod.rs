@@ -618,6 +618,7 @@ impl<O: Observer> Sim<O> {
     /// The default of [`Sim::set_prefetch`]: on when the CPUs' records outgrow
     /// [`PREFETCH_ABOVE_BYTES`], unless `TICKLAB_PREFETCH` is `0` or `1` (for A/B timing of
     /// one binary).
+    ///
     /// The slabs are packed by the same measure, whatever `TICKLAB_PREFETCH` says.
     fn plan_prefetch(&mut self) {
         let large = self.cpus.len() * size_of::<Cpu>() > PREFETCH_ABOVE_BYTES;
@@ -641,7 +642,7 @@ impl<O: Observer> Sim<O> {
     /// [`Sim::step`] (every timer is registered while the `Sim` is built, and none after, so
     /// the slabs do not move again).
     pub fn pack_hrtimer_slabs(&mut self) {
-        let packed: Vec<_> = self.cpus.iter().map(|c| c.hrt.clone()).collect();
+        let packed: Vec<_> = self.cpus.iter().map(|c| c.hrt.packed()).collect();
         for (cpu, hrt) in self.cpus.iter_mut().zip(packed) {
             cpu.hrt = hrt;
         }
