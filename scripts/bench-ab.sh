@@ -45,7 +45,6 @@ done | {
         for (p in names) {
             a = p "\tA"; b = p "\tB"
             if (!(a in best) || !(b in best)) {
-                s = (a in best) ? a : b
                 printf "%-24s %22s %22s %9s %9s %13s\n", p, (a in best) ? sprintf("%.2f / %.2f", best[a], sum[a] / n[a]) : "-", (b in best) ? sprintf("%.2f / %.2f", best[b], sum[b] / n[b]) : "-", "-", "-", "-"
                 continue
             }
