@@ -39,8 +39,13 @@ pub enum CalibrateError {
     /// A phase ran on a host busy with other work (or stolen from by the hypervisor), so a
     /// fit from it would describe the load, not the host: refused unless forced.
     #[error(
-        "refusing to fit from a contaminated measurement ({}); rerun on a quiet host, or pass --force to fit anyway",
-        .0.iter().map(|c| format!("{}: {}", c.phase, c.why)).collect::<Vec<_>>().join("; ")
+        "refusing to fit from a contaminated measurement ({}); rerun on a quiet host, or pass --force to fit anyway{}",
+        .0.iter().map(|c| format!("{}: {}", c.phase, c.why)).collect::<Vec<_>>().join("; "),
+        if self.steal_only() {
+            " (steal time only: forced, the interrupt counts are still the host's, the fitted costs include what the hypervisor took)"
+        } else {
+            ""
+        }
     )]
     Contaminated(Vec<ContaminatedPhase>),
 }
@@ -50,8 +55,22 @@ pub enum CalibrateError {
 pub struct ContaminatedPhase {
     /// The phase (`idle`, `hog`, `syscall`, ...).
     pub phase: String,
+    /// What contaminated it.
+    pub by: Contaminant,
     /// What was seen (`CPU 0 was 99.8 % busy where the workload explains 0.0 %`).
     pub why: String,
+}
+
+/// What contaminated a calibration phase ([`ContaminatedPhase::by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contaminant {
+    /// Work the phase does not explain ran on a measured CPU (another process, a kernel
+    /// thread): it brings timers and wake-ups of its own, so counts and costs both move.
+    OtherLoad,
+    /// The hypervisor ran something else while this guest wanted the CPU (steal above
+    /// [`ticklab_schema::report::STEAL_THRESHOLD_PCT`] of the window): the phase's threads
+    /// wait, so its costs grow by the stolen time, but no interrupt is added.
+    Steal,
 }
 
 /// Why the twin behind a seam gave no report: its own error, whole. The host crate does not
@@ -105,11 +124,56 @@ impl CalibrateError {
         }
     }
 
+    /// A refusal whose every contaminated phase was stolen from by the hypervisor and
+    /// none busied by other work ([`Contaminant::Steal`]): the state of the machine this
+    /// guest shares, which no rerun on the guest itself can change. False for every
+    /// other error, and for a refusal with no phase.
+    pub fn steal_only(&self) -> bool {
+        match self {
+            CalibrateError::Contaminated(phases) => {
+                !phases.is_empty() && phases.iter().all(|p| p.by == Contaminant::Steal)
+            }
+            _ => false,
+        }
+    }
+
     /// A harness error in `phase`.
     pub(crate) fn harness(phase: &str, source: HarnessError) -> CalibrateError {
         CalibrateError::Harness {
             phase: phase.to_string(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(by: Contaminant) -> ContaminatedPhase {
+        ContaminatedPhase {
+            phase: "hog".into(),
+            by,
+            why: "CPU 0: seen".into(),
+        }
+    }
+
+    #[test]
+    fn steal_only_is_a_refusal_by_the_hypervisor_alone() {
+        use Contaminant::{OtherLoad, Steal};
+        let table: &[(&[Contaminant], bool)] = &[
+            (&[Steal], true),
+            (&[Steal, Steal], true),
+            (&[OtherLoad], false),
+            (&[Steal, OtherLoad], false),
+            (&[], false),
+        ];
+        for (by, want) in table {
+            let e = CalibrateError::Contaminated(by.iter().map(|&b| phase(b)).collect());
+            assert_eq!(e.steal_only(), *want, "{by:?}");
+            // The refusal says so only when it is steal alone.
+            assert_eq!(e.to_string().contains("steal time only"), *want, "{e}");
+        }
+        assert!(!CalibrateError::Interrupted.steal_only());
     }
 }

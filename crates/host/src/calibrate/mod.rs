@@ -69,7 +69,7 @@ pub(crate) mod specs;
 pub(crate) mod timer_tracepoints;
 pub(crate) mod wakeup_fit;
 
-pub use error::{CalibrateError, ContaminatedPhase, SimulatorError, TwinRunError};
+pub use error::{CalibrateError, Contaminant, ContaminatedPhase, SimulatorError, TwinRunError};
 pub use fit_quality::{FitCheck, twin_checks};
 pub use fitting::{infer_nohz, inspected_scenario, kernel_version, major_minor};
 pub use kvm::{

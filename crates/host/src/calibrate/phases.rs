@@ -33,10 +33,10 @@
 
 use std::time::Duration;
 
-use ticklab_schema::report::WorkloadResult;
+use ticklab_schema::report::{Contamination, WorkloadResult};
 use ticklab_schema::workload::Workload;
 
-use super::error::CalibrateError;
+use super::error::{CalibrateError, Contaminant};
 use super::measurements::HostFacts;
 use super::specs::{OTHER_WORK_BUSY, loc_per_s};
 use crate::harness::report::WarningTopic;
@@ -93,11 +93,12 @@ impl<'a> Phases<'a> {
         self.contaminated.take()
     }
 
-    fn contaminated_phase(&self, phase: &str, why: String) {
+    fn contaminated_phase(&self, phase: &str, by: Contaminant, why: String) {
         self.contaminated
             .borrow_mut()
             .push(super::error::ContaminatedPhase {
                 phase: phase.to_string(),
+                by,
                 why,
             });
     }
@@ -127,11 +128,12 @@ impl<'a> Phases<'a> {
                 .filter(|w| !matches!(w.topic, WarningTopic::Energy | WarningTopic::CountsDone))
                 .map(|w| format!("{what}: {}", w.text)),
         );
-        for w in run_warnings
-            .iter()
-            .filter(|w| w.topic == WarningTopic::Contamination)
-        {
-            self.contaminated_phase(what, w.text.clone());
+        for c in &r.report.contamination {
+            let by = match c {
+                Contamination::OtherLoad { .. } => Contaminant::OtherLoad,
+                Contamination::Steal { .. } => Contaminant::Steal,
+            };
+            self.contaminated_phase(what, by, c.text());
         }
         Ok(r)
     }
@@ -179,6 +181,7 @@ impl<'a> Phases<'a> {
                 ));
                 self.contaminated_phase(
                     "idle",
+                    Contaminant::OtherLoad,
                     format!(
                         "CPU {c} was {:.1} % busy where an idle host is at most {:.0} %",
                         b * 100.0,
