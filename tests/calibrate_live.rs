@@ -5,9 +5,9 @@
 //! Bounded: a 20 s calibration budget, a 5 s measurement, simulations of a few seconds of
 //! machine time. It is `#[ignore]`d (run it with `cargo test --release --test calibrate_live
 //! -- --ignored`) because it needs Linux with a `LOC` row in `/proc/interrupts`, and fails
-//! saying so where that is missing. The ±20 % band is the only assertion on numbers. A
-//! calibration refused for steal time alone is retried forced (the comment at the retry
-//! loop says why); one refused for other load is retried as it is.
+//! saying so where that is missing. The ±20 % band is the only assertion on numbers. Steal
+//! time in the calibration is tolerated, other load is retried (the comment at the retry
+//! loop says why).
 
 use std::time::{Duration, Instant};
 
@@ -44,45 +44,43 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
         ticklab_twin::simulate(s, |_| {}).map_err(ticklab_host::calibrate::SimulatorError::new)
     };
     let mut progress = |line: &str| eprintln!("[{:5.1} s] {line}", started.elapsed().as_secs_f64());
-    // A phase that other load contaminated (a kernel thread, a package's post-install work
-    // on a freshly set-up CI machine) makes calibrate refuse, as it should; that is the
-    // host's state, not the code's, so the calibration is retried up to three times, each
-    // refusal printed. The third refusal fails the test.
+    // Contamination is the host's state, not the code's, and the two kinds are treated
+    // apart (docs/host-lab.md, "Contaminated phases"):
     //
-    // Steal time is different: the hypervisor's other guests take it, a rerun on this guest
-    // cannot wait it out (CI on a shared host met 6-9 % in three attempts in a row), and it
-    // moves no interrupt count, which is all this test judges. A refusal for steal alone is
-    // printed and the next attempt is forced; that attempt must then have been contaminated
-    // by steal and nothing else, or the test fails.
+    // * other load (a kernel thread, writeback after the builds before this test, a
+    //   package's post-install work) brings interrupts of its own, so an attempt that met it
+    //   is set aside and the calibration retried, up to three attempts, each printed; the
+    //   third such attempt fails the test.
+    // * steal time is taken by the hypervisor's other guests: no rerun on this guest can
+    //   wait it out (CI on a shared host met 5-11 % in single phases of every attempt, three
+    //   in a row), and it moves no interrupt count, which is all this test judges. It is
+    //   tolerated and printed.
+    //
+    // So every attempt is forced and then judged by what contaminated it.
     let mut attempt = 1;
-    let mut force = false;
     let cal = loop {
-        match calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, force) {
-            Err(e @ calibrate::CalibrateError::Contaminated(_)) if attempt < 3 => {
-                eprintln!("calibration attempt {attempt} refused: {e}");
-                force = e.steal_only();
-                if force {
-                    eprintln!("steal time only: attempt {} is forced", attempt + 1);
-                }
-                attempt += 1;
-                std::thread::sleep(Duration::from_secs(5));
-            }
-            other => break other.expect("calibration"),
+        let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, true)
+            .expect("calibration");
+        for c in &cal.measurements.contaminated {
+            eprintln!("attempt {attempt}: contaminated: {}: {}", c.phase, c.why);
         }
+        let other_load: Vec<_> = cal
+            .measurements
+            .contaminated
+            .iter()
+            .filter(|c| c.by == calibrate::Contaminant::OtherLoad)
+            .collect();
+        if other_load.is_empty() {
+            break cal;
+        }
+        assert!(
+            attempt < 3,
+            "three calibrations in a row met other load, the last: {other_load:?}"
+        );
+        eprintln!("calibration attempt {attempt} set aside: other load");
+        attempt += 1;
+        std::thread::sleep(Duration::from_secs(5));
     };
-    for c in &cal.measurements.contaminated {
-        eprintln!("fitted although contaminated: {}: {}", c.phase, c.why);
-    }
-    let other_load: Vec<_> = cal
-        .measurements
-        .contaminated
-        .iter()
-        .filter(|c| c.by != calibrate::Contaminant::Steal)
-        .collect();
-    assert!(
-        other_load.is_empty(),
-        "the forced calibration met other load, not only steal: {other_load:?}"
-    );
     eprintln!("{}", ticklab_report::calibrate::scenario_file(&cal));
 
     // The file must load back as the same scenario (comments are ignored).
