@@ -6,8 +6,8 @@
 //! machine time. It is `#[ignore]`d (run it with `cargo test --release --test calibrate_live
 //! -- --ignored`) because it needs Linux with a `LOC` row in `/proc/interrupts`, and fails
 //! saying so where that is missing. The ±20 % band is the only assertion on numbers. Steal
-//! time in the calibration is tolerated, other load is retried (the comment at the retry
-//! loop says why).
+//! time in the calibration is tolerated, a refusal for other load is retried (the comment at
+//! the retry loop says why).
 
 use std::time::{Duration, Instant};
 
@@ -48,39 +48,34 @@ fn calibrated_twin_predicts_hogs_on_every_cpu() {
     // apart (docs/host-lab.md, "Contaminated phases"):
     //
     // * other load (a kernel thread, writeback after the builds before this test, a
-    //   package's post-install work) brings interrupts of its own, so an attempt that met it
-    //   is set aside and the calibration retried, up to three attempts, each printed; the
-    //   third such attempt fails the test.
+    //   package's post-install work) brings interrupts of its own, so calibrate refuses it
+    //   and the calibration is retried, up to three attempts, each refusal printed; the
+    //   third fails the test.
     // * steal time is taken by the hypervisor's other guests: no rerun on this guest can
     //   wait it out (CI on a shared host met 5-11 % in single phases of every attempt, three
     //   in a row), and it moves no interrupt count, which is all this test judges. It is
-    //   tolerated and printed.
-    //
-    // So every attempt is forced and then judged by what contaminated it.
+    //   tolerated (`--tolerate-steal`) and printed.
     let mut attempt = 1;
     let cal = loop {
-        let cal = calibrate::calibrate(Duration::from_secs(20), &stop, &sim, &mut progress, true)
-            .expect("calibration");
-        for c in &cal.measurements.contaminated {
-            eprintln!("attempt {attempt}: contaminated: {}: {}", c.phase, c.why);
+        let tolerate = calibrate::Tolerate::Steal;
+        match calibrate::calibrate(
+            Duration::from_secs(20),
+            &stop,
+            &sim,
+            &mut progress,
+            tolerate,
+        ) {
+            Err(e @ calibrate::CalibrateError::Contaminated(_)) if attempt < 3 => {
+                eprintln!("calibration attempt {attempt} refused: {e}");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(5));
+            }
+            other => break other.expect("calibration"),
         }
-        let other_load: Vec<_> = cal
-            .measurements
-            .contaminated
-            .iter()
-            .filter(|c| c.by == calibrate::Contaminant::OtherLoad)
-            .collect();
-        if other_load.is_empty() {
-            break cal;
-        }
-        assert!(
-            attempt < 3,
-            "three calibrations in a row met other load, the last: {other_load:?}"
-        );
-        eprintln!("calibration attempt {attempt} set aside: other load");
-        attempt += 1;
-        std::thread::sleep(Duration::from_secs(5));
     };
+    for c in &cal.measurements.contaminated {
+        eprintln!("fitted although contaminated: {}: {}", c.phase, c.why);
+    }
     eprintln!("{}", ticklab_report::calibrate::scenario_file(&cal));
 
     // The file must load back as the same scenario (comments are ignored).

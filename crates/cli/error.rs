@@ -6,7 +6,7 @@
 //! | 1 | anything else failed (I/O, a tool missing, the host refused something, a full disk) |
 //! | 2 | bad input: a flag, a scenario file, a machine, a workload spec, a command line |
 //! | 3 | `host audit` ran and at least one check failed (the report is on stdout) |
-//! | 4 | the host was too loaded to measure: `host calibrate` refused to fit from a contaminated phase (without `--force`) |
+//! | 4 | the host was too loaded to measure: `host calibrate` refused to fit from a contaminated phase (without `--force`, or `--tolerate-steal` where steal was all) |
 //! | 130 | interrupted by SIGINT or SIGTERM, after a partial report (one line on stderr says so) |
 //! | 141 | stdout was closed by the reader (`ticklab … \| head`): stop quietly, as a tool killed by SIGPIPE does |
 //!
@@ -37,7 +37,8 @@ pub(crate) const EXIT_INPUT: u8 = 2;
 /// (I/O) nor 2 (input).
 pub(crate) const EXIT_AUDIT_FAILED: u8 = 3;
 /// Exit code of a measurement refused because other load contaminated it (`host calibrate`
-/// without `--force`): neither the user's input (2) nor a failure to read or run (1).
+/// without `--force`, or `--tolerate-steal` where steal was all): neither the user's input
+/// (2) nor a failure to read or run (1).
 pub(crate) const EXIT_CONTAMINATED: u8 = 4;
 /// Exit code of a failure that is not the user's input.
 pub(crate) const EXIT_FAILURE: u8 = 1;

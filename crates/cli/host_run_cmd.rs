@@ -117,6 +117,11 @@ pub(crate) struct CalibrateArgs {
     /// explains, steal); without it such a run writes nothing and exits with code 4.
     #[arg(long)]
     pub(crate) force: bool,
+    /// Fit from phases the hypervisor stole from (steal above 5 % of a phase's window) but
+    /// still refuse other load: for a guest on a shared host, whose neighbours decide its
+    /// steal. The interrupt counts stay the host's; the fitted costs include the stolen time.
+    #[arg(long)]
+    pub(crate) tolerate_steal: bool,
     /// Then run the loads the calibration did not (idle as a control, two hogs, frames at
     /// 100 Hz and 2 kHz, a futex ping-pong across CPUs, getpid beside a hog, two hogs on one
     /// CPU), each beside the fitted twin as `host run --twin` does, and print one table of
@@ -303,6 +308,12 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
             crate::host_unseen_cmd::MIN_LOAD.as_secs()
         )));
     }
+    use ticklab_host::calibrate::Tolerate;
+    let tolerate = match (args.force, args.tolerate_steal) {
+        (true, _) => Tolerate::Everything,
+        (false, true) => Tolerate::Steal,
+        (false, false) => Tolerate::Nothing,
+    };
     let stop = Stop::on_signals()?;
     let sim = |s: &ticklab_schema::scenario::Scenario| {
         crate::host_twin_cmd::twin_report(s, None, false)
@@ -312,13 +323,18 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     restore_leftover_params()?;
     // Its phases through the one progress line (a timed log off a terminal).
     let result = crate::progress::steps("calibrate", |progress| {
-        ticklab_host::calibrate::calibrate(budget, &stop, &sim, progress, args.force)
+        ticklab_host::calibrate::calibrate(budget, &stop, &sim, progress, tolerate)
     });
     let calibration = calibrate_outcome(result, &stop)?;
     // What the phase line only flashed: the phases fitted from although contaminated.
+    let flag = if args.force {
+        "--force"
+    } else {
+        "--tolerate-steal"
+    };
     for c in &calibration.measurements.contaminated {
         eprintln!(
-            "calibrate: warning: fitted from the contaminated {} phase (--force): {}",
+            "calibrate: warning: fitted from the contaminated {} phase ({flag}): {}",
             c.phase, c.why
         );
     }

@@ -37,12 +37,13 @@ pub enum CalibrateError {
     #[error("interrupted")]
     Interrupted,
     /// A phase ran on a host busy with other work (or stolen from by the hypervisor), so a
-    /// fit from it would describe the load, not the host: refused unless forced.
+    /// fit from it would describe the load, not the host: refused unless tolerated
+    /// ([`Tolerate`](super::Tolerate)). Every contaminated phase is listed, tolerated or not.
     #[error(
         "refusing to fit from a contaminated measurement ({}); rerun on a quiet host, or pass --force to fit anyway{}",
         .0.iter().map(|c| format!("{}: {}", c.phase, c.why)).collect::<Vec<_>>().join("; "),
         if self.steal_only() {
-            " (steal time only: forced, the interrupt counts are still the host's, the fitted costs include what the hypervisor took)"
+            " (steal time only: --tolerate-steal fits from it and still refuses other load; the interrupt counts stay the host's, the fitted costs include what the hypervisor took)"
         } else {
             ""
         }

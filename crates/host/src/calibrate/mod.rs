@@ -294,19 +294,44 @@ pub fn fit(
     Ok(check(m, fitted, sim, progress))
 }
 
+/// Which contaminated phases [`calibrate`] fits from instead of refusing the measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tolerate {
+    /// None: any contaminated phase refuses the fit (the CLI's default).
+    Nothing,
+    /// Phases the hypervisor stole from ([`Contaminant::Steal`]); other load still refuses
+    /// (`--tolerate-steal`): what a guest on a shared host can get.
+    Steal,
+    /// Every contaminated phase (`--force`).
+    Everything,
+}
+
+impl Tolerate {
+    /// Whether a phase contaminated `by` is fitted from.
+    pub fn tolerates(self, by: Contaminant) -> bool {
+        match self {
+            Tolerate::Nothing => false,
+            Tolerate::Steal => by == Contaminant::Steal,
+            Tolerate::Everything => true,
+        }
+    }
+}
+
 /// The whole pipeline: [`measure`], on a KVM guest `kvm`'s measurement, [`fit_scenario`]
 /// (the guest's host wake-up goes into the scenario before the checks run), [`check`].
+/// A measurement with a contaminated phase that `tolerate` does not cover is refused
+/// ([`CalibrateError::Contaminated`], every contaminated phase listed).
 pub fn calibrate(
     budget: Duration,
     stop: &Stop,
     sim: Simulator<'_>,
     progress: &mut dyn FnMut(&str),
-    force: bool,
+    tolerate: Tolerate,
 ) -> Result<Calibration, CalibrateError> {
     let m = measure(budget, stop, progress)?;
-    // Forced, the contaminated phases stay in `m.contaminated` for the caller to report
+    // Tolerated, the contaminated phases stay in `m.contaminated` for the caller to report
     // after the run (a progress line would only flash them).
-    if !m.contaminated.is_empty() && !force {
+    if m.contaminated.iter().any(|c| !tolerate.tolerates(c.by)) {
         return Err(CalibrateError::Contaminated(m.contaminated));
     }
     let guest = kvm::measure_guest(kvm::CALIBRATE_ROUND_TRIPS, stop, progress)?;
@@ -316,4 +341,25 @@ pub fn calibrate(
         c.notes.push(why);
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerate_covers_what_its_flag_says() {
+        use Contaminant::{OtherLoad, Steal};
+        let table = [
+            (Tolerate::Nothing, Steal, false),
+            (Tolerate::Nothing, OtherLoad, false),
+            (Tolerate::Steal, Steal, true),
+            (Tolerate::Steal, OtherLoad, false),
+            (Tolerate::Everything, Steal, true),
+            (Tolerate::Everything, OtherLoad, true),
+        ];
+        for (tolerate, by, want) in table {
+            assert_eq!(tolerate.tolerates(by), want, "{tolerate:?} {by:?}");
+        }
+    }
 }
