@@ -327,10 +327,9 @@ pub(crate) fn calibrate(args: &CalibrateArgs) -> anyhow::Result<()> {
     });
     let calibration = calibrate_outcome(result, &stop)?;
     // What the phase line only flashed: the phases fitted from although contaminated.
-    let flag = if args.force {
-        "--force"
-    } else {
-        "--tolerate-steal"
+    let flag = match tolerate {
+        Tolerate::Everything => "--force",
+        Tolerate::Steal | Tolerate::Nothing => "--tolerate-steal",
     };
     for c in &calibration.measurements.contaminated {
         eprintln!(
